@@ -1,0 +1,145 @@
+import { z } from "zod";
+import { parseDuration } from "./duration.js";
+
+/** A duration as written in router.yaml ("30s", "1h", 250ms", or seconds), normalised to milliseconds. */
+const duration = z.union([z.string(), z.number()]).transform((v, ctx) => {
+  const ms = parseDuration(v);
+  if (ms === null) {
+    ctx.addIssue({ code: "custom", message: `invalid duration ${JSON.stringify(v)} (use e.g. "250ms", "30s", "5m", "1h")` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const name = z.string().min(1).regex(/^[A-Za-z0-9._:@/-]+$/, "may contain only letters, digits and . _ : @ / -");
+
+const timeoutsSchema = z
+  .object({
+    connect: duration.default(5_000),
+    // Long by default: a local backend may spend a while on prefill before its first token.
+    first_byte: duration.default(300_000),
+    idle: duration.default(120_000),
+  })
+  .strict();
+
+const endpointSchema = z
+  .object({
+    name,
+    url: z.url({ protocol: /^https?$/ }),
+    kind: z.enum(["openai", "chat"]),
+    api_key: z.string().optional(),
+    headers: z.record(z.string(), z.string()).default({}),
+    max_concurrency: z.number().int().positive().default(16),
+    weight: z.number().positive().default(1),
+    timeouts: timeoutsSchema.prefault({}),
+    /** How `developer` messages reach a chat backend whose template may not know the role. */
+    developer_role: z.enum(["system", "developer"]).default("system"),
+  })
+  .strict();
+
+const modelEndpointRef = z.union([
+  name,
+  z.object({ name, upstream_model: z.string().min(1).optional(), weight: z.number().positive().optional() }).strict(),
+]);
+
+const modelSchema = z
+  .object({
+    endpoints: z.array(modelEndpointRef).min(1),
+    upstream_model: z.string().min(1).optional(),
+    cache: z.object({ ttl: duration.default(3_600_000), enabled: z.boolean().default(true) }).strict().optional(),
+    /** What to do with hosted tools (web_search, file_search, ...) on a chat backend. */
+    hosted_tools: z.enum(["drop", "reject"]).default("drop"),
+  })
+  .strict();
+
+const apiKeySchema = z.object({ name, key: z.string().min(1) }).strict();
+
+export const routerConfigSchema = z
+  .object({
+    server: z
+      .object({
+        host: z.string().default("127.0.0.1"),
+        port: z.number().int().min(0).max(65535).default(8080),
+        api_keys: z.array(apiKeySchema).default([]),
+        /** Health and metrics routes answer without a key when true. */
+        public_health: z.boolean().default(true),
+        public_metrics: z.boolean().default(true),
+        max_body_bytes: z.number().int().positive().default(20 * 1024 * 1024),
+        shutdown_timeout: duration.default(30_000),
+      })
+      .strict()
+      .prefault({}),
+    endpoints: z.array(endpointSchema).min(1),
+    models: z.record(z.string().min(1), modelSchema),
+    routing: z
+      .object({
+        /** How long a request may wait for a free slot before 429. */
+        queue_timeout: duration.default(10_000),
+        retry: z
+          .object({ attempts: z.number().int().min(1).max(10).default(3), max_time: duration.default(30_000) })
+          .strict()
+          .prefault({}),
+        health: z
+          .object({
+            failure_threshold: z.number().int().min(1).default(3),
+            cooldown: duration.default(5_000),
+            max_cooldown: duration.default(300_000),
+            probe_interval: duration.optional(),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
+    storage: z
+      .object({
+        redis_url: z.string().default(""),
+        prefix: z.string().default("rr:"),
+        ttl: duration.default(30 * 86_400_000),
+        memory: z
+          .object({
+            max_entries: z.number().int().positive().default(10_000),
+            max_bytes: z.number().int().positive().default(256 * 1024 * 1024),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
+    background: z
+      .object({ concurrency: z.number().int().min(1).default(4) })
+      .strict()
+      .prefault({}),
+    logging: z
+      .object({
+        level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+        /** Include prompt and output text in debug logs. Off by default. */
+        log_content: z.boolean().default(false),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict()
+  .superRefine((cfg, ctx) => {
+    const names = new Set<string>();
+    cfg.endpoints.forEach((ep, i) => {
+      if (names.has(ep.name)) ctx.addIssue({ code: "custom", path: ["endpoints", i, "name"], message: `duplicate endpoint name "${ep.name}"` });
+      names.add(ep.name);
+    });
+    for (const [model, m] of Object.entries(cfg.models)) {
+      m.endpoints.forEach((ref, i) => {
+        const refName = typeof ref === "string" ? ref : ref.name;
+        if (!names.has(refName)) {
+          ctx.addIssue({ code: "custom", path: ["models", model, "endpoints", i], message: `unknown endpoint "${refName}"` });
+        }
+      });
+    }
+    const keys = new Set<string>();
+    cfg.server.api_keys.forEach((k, i) => {
+      if (keys.has(k.key)) ctx.addIssue({ code: "custom", path: ["server", "api_keys", i, "key"], message: "duplicate api key value" });
+      keys.add(k.key);
+    });
+  });
+
+export type RawRouterConfig = z.input<typeof routerConfigSchema>;
+export type ParsedRouterConfig = z.output<typeof routerConfigSchema>;

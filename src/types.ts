@@ -1,0 +1,80 @@
+/**
+ * Wire shapes of the Responses and Chat Completions APIs, kept deliberately
+ * loose: the router forwards unknown fields, and validation of client input
+ * happens in responses/validate.ts. These aliases document intent.
+ */
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+export type JsonObject = { [k: string]: unknown };
+
+/** An input or output item of the Responses API (message, function_call, function_call_output, reasoning, ...). */
+export type Item = JsonObject & { type?: string; id?: string };
+
+/** A validated POST /v1/responses body. Unknown fields are kept (native pass-through forwards them). */
+export interface CreateResponseRequest extends JsonObject {
+  model: string;
+  input?: string | Item[];
+  instructions?: string | null;
+  previous_response_id?: string | null;
+  stream?: boolean;
+  store?: boolean;
+  background?: boolean;
+  tools?: JsonObject[];
+  tool_choice?: unknown;
+  parallel_tool_calls?: boolean;
+  text?: JsonObject;
+  reasoning?: JsonObject | null;
+  max_output_tokens?: number | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  metadata?: Record<string, string> | null;
+  include?: string[];
+  truncation?: string | null;
+  user?: string;
+}
+
+export type ResponseStatus = "queued" | "in_progress" | "completed" | "incomplete" | "failed" | "cancelled";
+
+export interface Usage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+/** The Response object as the router returns it. */
+export interface ResponseObject extends JsonObject {
+  id: string;
+  object: "response";
+  created_at: number;
+  status: ResponseStatus;
+  error: { code: string; message: string } | null;
+  incomplete_details: { reason: string } | null;
+  model: string;
+  output: Item[];
+  usage: Usage | null;
+}
+
+/** One Responses stream event (type + sequence_number + payload). */
+export type StreamEvent = JsonObject & { type: string; sequence_number: number };
+
+/** Chat completions shapes (only what the router reads). */
+export interface ChatMessage extends JsonObject {
+  role: string;
+  content?: unknown;
+  tool_calls?: ChatToolCall[];
+  tool_call_id?: string;
+  reasoning_content?: string;
+}
+export interface ChatToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+export interface ChatUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number } | null;
+  completion_tokens_details?: { reasoning_tokens?: number } | null;
+}
