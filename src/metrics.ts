@@ -1,0 +1,192 @@
+/**
+ * Every Prometheus metric the router exports, named in this one file.
+ *
+ * One Registry per router instance (never prom-client's global default registry):
+ * tests build several routers in one process and each must see only its own numbers.
+ *
+ * Conventions: prefix `responses_router_`, base units (seconds), counters end in
+ * `_total`. Label values come from small fixed sets (route templates, configured
+ * model and endpoint names, enumerations below) - never request ids, users or text.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+export const METRIC_PREFIX = "responses_router_";
+
+export const TOKEN_TYPES = ["input", "output", "cached", "reasoning"] as const;
+export type TokenType = (typeof TOKEN_TYPES)[number];
+
+export const ENDPOINT_STATES = ["healthy", "cooldown", "half_open"] as const;
+export type EndpointState = (typeof ENDPOINT_STATES)[number];
+
+export const RETRY_REASONS = ["connect", "timeout", "status_5xx", "status_429", "other"] as const;
+export type RetryReason = (typeof RETRY_REASONS)[number];
+
+export const CACHE_RESULTS = ["hit", "miss", "error"] as const;
+export type CacheResult = (typeof CACHE_RESULTS)[number];
+
+export const UPSTREAM_OUTCOMES = ["ok", "error"] as const;
+export type UpstreamOutcome = (typeof UPSTREAM_OUTCOMES)[number];
+
+/** Terminal background-job statuses (counted once each) and live ones (gauged). */
+export const BACKGROUND_TERMINAL = ["completed", "failed", "cancelled", "incomplete"] as const;
+export const BACKGROUND_ACTIVE = ["queued", "in_progress"] as const;
+
+export const STREAM_CHUNK_KINDS = ["translated", "native"] as const;
+export const CONFIG_RELOAD_RESULTS = ["ok", "error"] as const;
+
+/** Whole requests and upstream calls: LLM calls run from milliseconds to many minutes. */
+const LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600];
+const TTFT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120];
+/** Router's own cost per request: 50µs .. 100ms. */
+const OVERHEAD_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
+const QUEUE_WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** route: fixed template ("/v1/responses"); status: HTTP status as string; endpoint "" when none. */
+  readonly requests: Counter<"route" | "model" | "endpoint" | "status">;
+  readonly requestDuration: Histogram<"route" | "model" | "endpoint">;
+  readonly timeToFirstToken: Histogram<"model" | "endpoint">;
+  /** outcome: ok | error */
+  readonly upstreamDuration: Histogram<"endpoint" | "outcome">;
+  /** Total request time minus time spent waiting on the upstream. */
+  readonly overhead: Histogram<"route">;
+  /** type: input | output | cached | reasoning */
+  readonly tokens: Counter<"model" | "endpoint" | "type">;
+  readonly inFlight: Gauge<"endpoint">;
+  readonly maxConcurrency: Gauge<"endpoint">;
+  /** 1 when healthy or half-open, 0 in cooldown. Prefer setEndpointState() to keep it in step with endpointState. */
+  readonly endpointUp: Gauge<"endpoint">;
+  /** One series per state; 1 for the current state, 0 for the others. */
+  readonly endpointState: Gauge<"endpoint" | "state">;
+  readonly queueWait: Histogram<"model">;
+  readonly poolRejections: Counter<"model">;
+  /** reason: connect | timeout | status_5xx | status_429 | other */
+  readonly retries: Counter<"model" | "endpoint" | "reason">;
+  readonly failovers: Counter<"model">;
+  /** result: hit | miss | error */
+  readonly cache: Counter<"model" | "result">;
+  /** status: a terminal status (completed | failed | cancelled | incomplete) */
+  readonly backgroundJobs: Counter<"status">;
+  /** status: queued | in_progress */
+  readonly backgroundActive: Gauge<"status">;
+  /** result: ok | error */
+  readonly configReloads: Counter<"result">;
+  readonly configLastReload: Gauge;
+  /** store: responses | cache | jobs | events ...; op: get | put | delete ... */
+  readonly storeErrors: Counter<"store" | "op">;
+  readonly redisUp: Gauge;
+  readonly droppedTools: Counter<"model" | "tool_type">;
+  /** kind: translated | native */
+  readonly streamChunks: Counter<"kind">;
+}
+
+export interface CreateMetricsOptions {
+  /** Node process metrics (CPU, memory, event loop, GC) with the same prefix. Default true. */
+  collectDefault?: boolean;
+}
+
+export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const p = METRIC_PREFIX;
+
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Counter<L>({ name: p + name, help, labelNames, registers });
+  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Gauge<L>({ name: p + name, help, labelNames, registers });
+  const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
+    new Histogram<L>({ name: p + name, help, labelNames, buckets, registers });
+
+  const m: Metrics = {
+    registry,
+    requests: counter("requests_total", "HTTP requests answered, by route template, model, endpoint and status code.", [
+      "route",
+      "model",
+      "endpoint",
+      "status",
+    ]),
+    requestDuration: histogram(
+      "request_duration_seconds",
+      "Time from request received to response finished (last byte of a stream).",
+      ["route", "model", "endpoint"],
+      LATENCY_BUCKETS,
+    ),
+    timeToFirstToken: histogram(
+      "time_to_first_token_seconds",
+      "Time from request received to the first output token sent to the client.",
+      ["model", "endpoint"],
+      TTFT_BUCKETS,
+    ),
+    upstreamDuration: histogram(
+      "upstream_duration_seconds",
+      "Duration of one upstream call attempt, by outcome (ok|error).",
+      ["endpoint", "outcome"],
+      LATENCY_BUCKETS,
+    ),
+    overhead: histogram("overhead_seconds", "Router time per request: total minus time waiting on upstreams.", ["route"], OVERHEAD_BUCKETS),
+    tokens: counter("tokens_total", "Tokens reported by upstream usage, by type (input|output|cached|reasoning).", ["model", "endpoint", "type"]),
+    inFlight: gauge("endpoint_in_flight", "Requests currently holding a slot on the endpoint.", ["endpoint"]),
+    maxConcurrency: gauge("endpoint_max_concurrency", "Configured max_concurrency of the endpoint.", ["endpoint"]),
+    endpointUp: gauge("endpoint_up", "1 when the endpoint takes traffic (healthy or half-open), 0 in cooldown.", ["endpoint"]),
+    endpointState: gauge("endpoint_state", "Endpoint health state: 1 for the current state, 0 for the others.", ["endpoint", "state"]),
+    queueWait: histogram("queue_wait_seconds", "Time a request waited for a free endpoint slot.", ["model"], QUEUE_WAIT_BUCKETS),
+    poolRejections: counter("pool_rejections_total", "Requests rejected (429) because no endpoint slot freed up in time.", ["model"]),
+    retries: counter("upstream_retries_total", "Upstream call attempts retried, by reason.", ["model", "endpoint", "reason"]),
+    failovers: counter("failovers_total", "Requests that moved to another endpoint after a failure.", ["model"]),
+    cache: counter("cache_requests_total", "Response cache lookups, by result (hit|miss|error).", ["model", "result"]),
+    backgroundJobs: counter("background_jobs_total", "Background jobs that reached a terminal status.", ["status"]),
+    backgroundActive: gauge("background_jobs", "Background jobs currently queued or in progress.", ["status"]),
+    configReloads: counter("config_reloads_total", "Config reload attempts, by result (ok|error).", ["result"]),
+    configLastReload: gauge("config_last_reload_timestamp_seconds", "Unix time of the last successful config load.", []),
+    storeErrors: counter("store_errors_total", "Errors from a storage backend, by store and operation.", ["store", "op"]),
+    redisUp: gauge("redis_up", "1 when the Redis connection is ready, 0 otherwise (absent without Redis).", []),
+    droppedTools: counter("dropped_tools_total", "Hosted tools dropped because the chat backend cannot run them.", ["model", "tool_type"]),
+    streamChunks: counter("stream_chunks_total", "Streaming events sent to clients, by kind (translated|native).", ["kind"]),
+  };
+
+  // Series with a fixed label set start at zero so rate()/increase() and alerts see them before the first event.
+  for (const result of CONFIG_RELOAD_RESULTS) m.configReloads.inc({ result }, 0);
+  for (const status of BACKGROUND_TERMINAL) m.backgroundJobs.inc({ status }, 0);
+  for (const status of BACKGROUND_ACTIVE) m.backgroundActive.set({ status }, 0);
+  for (const kind of STREAM_CHUNK_KINDS) m.streamChunks.inc({ kind }, 0);
+
+  if (opts.collectDefault !== false) collectDefaultMetrics({ register: registry, prefix: p });
+  return m;
+}
+
+/** Sets endpoint_up and the endpoint_state series of one endpoint together. */
+export function setEndpointState(m: Metrics, endpoint: string, state: EndpointState): void {
+  m.endpointUp.set({ endpoint }, state === "cooldown" ? 0 : 1);
+  for (const s of ENDPOINT_STATES) m.endpointState.set({ endpoint, state: s }, s === state ? 1 : 0);
+}
+
+/** Drops the per-endpoint gauge series of an endpoint removed by a config reload. */
+export function forgetEndpoint(m: Metrics, endpoint: string): void {
+  m.inFlight.remove({ endpoint });
+  m.maxConcurrency.remove({ endpoint });
+  m.endpointUp.remove({ endpoint });
+  for (const state of ENDPOINT_STATES) m.endpointState.remove({ endpoint, state });
+}
+
+/**
+ * Every name that can appear in a PromQL selector against this registry:
+ * counters and gauges by their name, histograms as `_bucket`, `_sum`, `_count`,
+ * summaries as the name plus `_sum`, `_count`. Sorted. For tests that check
+ * dashboards and alert rules only reference metrics that exist.
+ */
+export function metricNames(metrics: Metrics): string[] {
+  const names = new Set<string>();
+  for (const metric of metrics.registry.getMetricsAsArray()) {
+    // The typings declare an enum, the runtime value is a lowercase string.
+    const type = String(metric.type as unknown);
+    if (type === "histogram") {
+      for (const suffix of ["_bucket", "_sum", "_count"]) names.add(metric.name + suffix);
+    } else if (type === "summary") {
+      for (const suffix of ["", "_sum", "_count"]) names.add(metric.name + suffix);
+    } else {
+      names.add(metric.name);
+    }
+  }
+  return [...names].sort();
+}
