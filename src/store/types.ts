@@ -1,4 +1,4 @@
-import type { Item, ResponseObject } from "../types.js";
+import type { Item, ResponseObject, StreamEvent } from "../types.js";
 
 /**
  * What the router keeps per stored response. `input` is the full context the
@@ -45,4 +45,129 @@ export class StoreUnavailableError extends Error {
     super(detail);
     this.name = "StoreUnavailableError";
   }
+}
+
+// ---------------------------------------------------------------------------
+// Background mode: event log and job queue (adapters: memory and Redis).
+// ---------------------------------------------------------------------------
+
+/**
+ * The recorded stream events of background responses, so that
+ * `GET /v1/responses/{id}?stream=true&starting_after=N` can resume from any instance.
+ * Events are appended in strictly increasing `sequence_number` order.
+ */
+export interface EventLog {
+  /** Records one event. Rejects with EventOrderError when sequence_number does not exceed the last one recorded. */
+  append(responseId: string, event: StreamEvent): Promise<void>;
+  /** Recorded events with sequence_number > afterSeq (use -1 for all), oldest first. */
+  read(responseId: string, afterSeq: number): Promise<StreamEvent[]>;
+  /**
+   * Recorded events after afterSeq, then live ones as they are appended (on any instance),
+   * ending after a terminal event (see isTerminalEvent) or when the signal aborts
+   * (then it simply returns). Rejects with StoreUnavailableError if the store goes away.
+   */
+  follow(responseId: string, afterSeq: number, signal: AbortSignal): AsyncIterable<StreamEvent>;
+  /** Drops a response's events (e.g. when the response is deleted). */
+  delete(responseId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Events after which a response stream ends. OpenAI has no `response.cancelled` event: a
+ * cancelled response ends with a lifecycle event whose `response.status` is "cancelled". */
+const TERMINAL_EVENT_TYPES = new Set(["response.completed", "response.incomplete", "response.failed", "response.cancelled", "error"]);
+const TERMINAL_STATUSES = new Set(["completed", "incomplete", "failed", "cancelled"]);
+
+export function isTerminalEvent(event: StreamEvent): boolean {
+  if (TERMINAL_EVENT_TYPES.has(event.type)) return true;
+  if (!event.type.startsWith("response.")) return false;
+  const response = event.response as { status?: unknown } | undefined;
+  return typeof response === "object" && response !== null && TERMINAL_STATUSES.has(String(response.status)) && event.type !== "response.created";
+}
+
+export class EventOrderError extends Error {
+  constructor(responseId: string, seq: number) {
+    super(`event ${seq} for ${responseId} is not after the last recorded event`);
+    this.name = "EventOrderError";
+  }
+}
+
+export interface BackgroundJob {
+  responseId: string;
+  payload: unknown;
+}
+
+/** What a job handler learns about the run it is given. */
+export interface JobContext extends BackgroundJob {
+  /** 1 on the first run; higher when the job was re-delivered. */
+  attempt: number;
+  /** True when an earlier run of this job started and did not finish (its instance died
+   * or was shut down and handed the job back). The service decides what to do: e.g.
+   * "already streamed events -> mark failed with a clear error, else run again". */
+  redelivered: boolean;
+  /** How many times the job was found stalled (its worker stopped renewing the lock). */
+  stalls: number;
+}
+
+export type JobHandler = (job: JobContext, signal: AbortSignal) => Promise<void>;
+
+export interface JobHooks {
+  /** Called before the handler for a re-delivered job; "skip" completes the job without running it. */
+  onRedelivered?(job: JobContext): Promise<"run" | "skip">;
+  /** The queue gave up on a job without running it to the end (stalled too often). Called once,
+   * on one instance; the service should mark the response failed so it is not left in_progress. */
+  onAbandoned?(responseId: string, reason: string): Promise<void> | void;
+}
+
+/** Why a job's signal aborted: read it from `signal.reason` (a JobAbortedError). */
+export type JobAbortKind =
+  /** cancel(responseId) was called (on any instance): mark the response cancelled. */
+  | "cancelled"
+  /** The instance is shutting down and the job will NOT run again (memory mode): mark it failed. */
+  | "shutdown"
+  /** The instance is shutting down and the job goes back to the queue for another instance
+   * (Redis mode): stop without writing a terminal state. */
+  | "handed_back";
+
+export class JobAbortedError extends Error {
+  readonly kind: JobAbortKind;
+  constructor(kind: JobAbortKind) {
+    super(`background job aborted: ${kind}`);
+    this.name = "JobAbortedError";
+    this.kind = kind;
+  }
+}
+
+/** The JobAbortKind behind an aborted signal, or null. */
+export function jobAbortKind(signal: AbortSignal): JobAbortKind | null {
+  if (!signal.aborted) return null;
+  return signal.reason instanceof JobAbortedError ? signal.reason.kind : "cancelled";
+}
+
+export interface JobQueue {
+  /** Queues a job (keyed by responseId: enqueueing an id that is already queued or running is a no-op). */
+  enqueue(job: BackgroundJob): Promise<void>;
+  /** Starts taking jobs on this instance, at most `concurrency` at a time. Call once. */
+  start(handler: JobHandler, concurrency: number, hooks?: JobHooks): void;
+  /** Aborts the job's signal wherever it runs; a job not started yet will never run. */
+  cancel(responseId: string): Promise<void>;
+  /** Stops taking jobs and waits up to deadlineMs for running ones; then memory mode aborts them
+   * ("shutdown") and Redis mode hands them back to the queue ("handed_back"). */
+  close(deadlineMs?: number): Promise<void>;
+}
+
+/** Connectivity of the backing store (always connected in memory mode). */
+export interface StoreStatus {
+  readonly connected: boolean;
+  /** Returns an unsubscribe function. */
+  onStatusChange(cb: (connected: boolean) => void): () => void;
+}
+
+export interface Stores {
+  kind: "memory" | "redis";
+  responses: ResponseStore;
+  cache: ResponseCache;
+  jobs: JobQueue;
+  events: EventLog;
+  status: StoreStatus;
+  close(): Promise<void>;
 }
