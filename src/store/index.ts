@@ -1,0 +1,95 @@
+import type { Logger } from "pino";
+import { MemoryEventLog } from "./memory-events.js";
+import { MemoryJobQueue } from "./memory-jobs.js";
+import { MemoryResponseCache, MemoryResponseStore } from "./memory.js";
+import { closeClient, createRedisClient } from "./redis-client.js";
+import { RedisEventLog } from "./redis-events.js";
+import { RedisJobQueue } from "./redis-jobs.js";
+import { RedisResponseCache, RedisResponseStore, type CacheErrorHook } from "./redis.js";
+import type { StoreStatus, Stores } from "./types.js";
+
+export type * from "./types.js";
+export { StoreUnavailableError, EventOrderError, JobAbortedError, isTerminalEvent, jobAbortKind } from "./types.js";
+
+export interface StorageConfig {
+  /** Empty: everything lives in this process. Set: Redis, shared by every instance. */
+  redis_url: string;
+  prefix: string;
+  /** Milliseconds a stored response (and its events) lives. */
+  ttl: number;
+  memory: { max_entries: number; max_bytes: number };
+  /** Lease tuning for background jobs in Redis mode (tests shorten these). */
+  jobs?: { lock_duration?: number; stalled_interval?: number; max_stalled_count?: number };
+}
+
+export interface StoreOptions {
+  /** Counts cache errors (they are served as misses). */
+  onCacheError?: CacheErrorHook;
+  /** How long a store call waits for a reconnecting Redis before StoreUnavailableError (default 500 ms). */
+  readyTimeoutMs?: number;
+}
+
+const alwaysConnected: StoreStatus = { connected: true, onStatusChange: () => () => {} };
+
+/**
+ * The one place that chooses memory or Redis. Everything else sees only the interfaces,
+ * so a single instance and a fleet sharing one Redis run the same code.
+ */
+export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOptions = {}): Stores {
+  if (!cfg.redis_url) {
+    const limits = { maxEntries: cfg.memory.max_entries, maxBytes: cfg.memory.max_bytes };
+    const responses = new MemoryResponseStore({ ...limits, ttlMs: cfg.ttl });
+    const cache = new MemoryResponseCache(limits);
+    const events = new MemoryEventLog({ ...limits, ttlMs: cfg.ttl });
+    const jobs = new MemoryJobQueue({ cancelTtlMs: cfg.ttl, logger });
+    return {
+      kind: "memory",
+      responses,
+      cache,
+      events,
+      jobs,
+      status: alwaysConnected,
+      async close() {
+        await jobs.close();
+        await Promise.all([responses.close(), cache.close(), events.close()]);
+      },
+    };
+  }
+
+  const client = createRedisClient(cfg.redis_url, { connectionName: "rr-store" });
+  const common = { prefix: cfg.prefix, readyTimeoutMs: opts.readyTimeoutMs };
+  const responses = new RedisResponseStore(client, { ...common, ttlMs: cfg.ttl });
+  const cache = new RedisResponseCache(client, { prefix: cfg.prefix, onError: opts.onCacheError });
+  const events = new RedisEventLog(client, { ...common, ttlMs: cfg.ttl });
+  const jobs = new RedisJobQueue({
+    url: cfg.redis_url,
+    client,
+    prefix: cfg.prefix,
+    ttlMs: cfg.ttl,
+    lockDurationMs: cfg.jobs?.lock_duration,
+    stalledIntervalMs: cfg.jobs?.stalled_interval,
+    maxStalledCount: cfg.jobs?.max_stalled_count,
+    readyTimeoutMs: opts.readyTimeoutMs,
+    logger,
+  });
+  return {
+    kind: "redis",
+    responses,
+    cache,
+    events,
+    jobs,
+    status: responses,
+    async close() {
+      await jobs.close();
+      await closeClient(client);
+    },
+  };
+}
+
+export { MemoryResponseStore, MemoryResponseCache } from "./memory.js";
+export { MemoryEventLog } from "./memory-events.js";
+export { MemoryJobQueue } from "./memory-jobs.js";
+export { RedisResponseStore, RedisResponseCache } from "./redis.js";
+export { RedisEventLog } from "./redis-events.js";
+export { RedisJobQueue } from "./redis-jobs.js";
+export { createRedisClient, RedisStatus } from "./redis-client.js";
