@@ -1,0 +1,99 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import net from "node:net";
+
+export interface RedisServerHandle {
+  url: string;
+  port: number;
+  /** Stops the server (SIGTERM, then SIGKILL) and waits for it to exit. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port (stopping it first if it runs). */
+  restart(): Promise<void>;
+}
+
+/** A free loopback port: bind port 0, read it, release it. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function requireRedisServer(): void {
+  const found = spawnSync("redis-server", ["--version"], { stdio: "ignore" });
+  if (found.error || found.status !== 0) {
+    throw new Error(
+      "redis-server is not on PATH. The Redis store suites need a real Redis: install it " +
+        "(apt-get install -y redis-server) and re-run. They fail rather than skip so CI cannot pass without them.",
+    );
+  }
+}
+
+/** Answers true once the server replies +PONG. */
+function pingOnce(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host: "127.0.0.1", port });
+    const done = (ok: boolean) => {
+      sock.destroy();
+      resolve(ok);
+    };
+    sock.setTimeout(500, () => done(false));
+    sock.on("error", () => done(false));
+    sock.on("connect", () => sock.write("PING\r\n"));
+    sock.on("data", (buf) => done(buf.toString().startsWith("+PONG")));
+  });
+}
+
+/**
+ * Spawns a real, throw-away redis-server (no persistence) on a free loopback port and
+ * waits until it answers PING. Fails with a clear message when redis-server is missing.
+ */
+export async function startRedis(): Promise<RedisServerHandle> {
+  requireRedisServer();
+  const port = await freePort();
+  let proc: ChildProcess | null = null;
+  let stderr = "";
+
+  const launch = async () => {
+    stderr = "";
+    const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    child.stderr?.on("data", (d) => (stderr += d));
+    proc = child;
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode} on port ${port}: ${stderr}`);
+      if (await pingOnce(port)) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill("SIGKILL");
+    throw new Error(`redis-server did not answer PING on port ${port} within 10 s: ${stderr}`);
+  };
+
+  const stop = async () => {
+    const child = proc;
+    proc = null;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 3_000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  await launch();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop,
+    async restart() {
+      await stop();
+      await launch();
+    },
+  };
+}

@@ -1,0 +1,333 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { EventOrderError, jobAbortKind, type JobContext, type Stores, type StoredResponse } from "../../src/store/index.js";
+import type { ResponseObject, StreamEvent } from "../../src/types.js";
+
+export interface ContractOptions {
+  ttlMs?: number;
+}
+
+/** Builds a fresh, empty set of stores (its own namespace in Redis). */
+export type StoresFactory = (opts?: ContractOptions) => Promise<Stores>;
+
+let counter = 0;
+export const newId = () => `resp_${process.pid}_${Date.now().toString(36)}_${++counter}`;
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function makeResponse(id: string, overrides: Partial<ResponseObject> = {}): ResponseObject {
+  return {
+    id,
+    object: "response",
+    created_at: 1_700_000_000,
+    status: "completed",
+    error: null,
+    incomplete_details: null,
+    model: "test-model",
+    output: [{ id: `msg_${id}`, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "hi", annotations: [] }] }],
+    usage: null,
+    ...overrides,
+  };
+}
+
+export function makeRecord(id: string, text = "hello"): StoredResponse {
+  return { response: makeResponse(id), input: [{ id: `item_${id}`, type: "message", role: "user", content: text }], owner: "team-a" };
+}
+
+export function ev(seq: number, type = "response.output_text.delta", extra: Record<string, unknown> = {}): StreamEvent {
+  return { type, sequence_number: seq, delta: `d${seq}`, ...extra };
+}
+
+export async function collect(iter: AsyncIterable<StreamEvent>): Promise<StreamEvent[]> {
+  const out: StreamEvent[] = [];
+  for await (const e of iter) out.push(e);
+  return out;
+}
+
+/** Polls until check() is truthy or the timeout passes. */
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5_000, what = "condition"): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** Resolves when the signal aborts. */
+export const aborted = (signal: AbortSignal) =>
+  new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+
+/**
+ * The behaviour every store adapter must share. Run by test/store/memory.test.ts and
+ * test/store/redis.test.ts; adapter-specific cases live in those files.
+ */
+export function describeStoreContract(name: string, factory: StoresFactory): void {
+  describe(`store contract: ${name}`, () => {
+    const opened: Stores[] = [];
+    const open = async (opts?: ContractOptions) => {
+      const s = await factory(opts);
+      opened.push(s);
+      return s;
+    };
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((s) => s.close()));
+    });
+
+    describe("responses", () => {
+      it("saves, gets, replaces and deletes", async () => {
+        const { responses } = await open();
+        const id = newId();
+        expect(await responses.get(id)).toBeNull();
+        await responses.save(makeRecord(id, "first"));
+        expect(await responses.get(id)).toEqual(makeRecord(id, "first"));
+        await responses.save(makeRecord(id, "second"));
+        expect((await responses.get(id))?.input[0].content).toBe("second");
+        expect(await responses.delete(id)).toBe(true);
+        expect(await responses.get(id)).toBeNull();
+        expect(await responses.delete(id)).toBe(false);
+        expect(await responses.ping()).toBe(true);
+      });
+
+      it("answers null / false for ids it never saw", async () => {
+        const { responses } = await open();
+        expect(await responses.get("resp_missing")).toBeNull();
+        expect(await responses.delete("resp_missing")).toBe(false);
+      });
+
+      it("forgets records after the TTL", async () => {
+        const { responses } = await open({ ttlMs: 150 });
+        const id = newId();
+        await responses.save(makeRecord(id));
+        expect(await responses.get(id)).not.toBeNull();
+        await sleep(300);
+        expect(await responses.get(id)).toBeNull();
+      });
+
+      it("isolates stored state from the caller's objects", async () => {
+        const { responses } = await open();
+        const id = newId();
+        const rec = makeRecord(id);
+        await responses.save(rec);
+        rec.response.status = "failed";
+        rec.input.push({ type: "message" });
+        const got = (await responses.get(id))!;
+        expect(got).toEqual(makeRecord(id));
+        got.response.output.length = 0;
+        got.owner = "someone-else";
+        expect(await responses.get(id)).toEqual(makeRecord(id));
+      });
+
+      it("keeps large records intact", async () => {
+        const { responses } = await open();
+        const id = newId();
+        const big = "x".repeat(2 * 1024 * 1024) + "é✓🙂";
+        const rec = makeRecord(id, big);
+        rec.input.push(...Array.from({ length: 500 }, (_, i) => ({ id: `item_${i}`, type: "message", role: "user", content: `m${i}` })));
+        await responses.save(rec);
+        expect(await responses.get(id)).toEqual(rec);
+      });
+    });
+
+    describe("cache", () => {
+      it("gets what was set, misses otherwise, expires per entry", async () => {
+        const { cache } = await open();
+        expect(await cache.get("k-missing")).toBeNull();
+        await cache.set("k-short", { response: makeResponse("resp_a") }, 100);
+        await cache.set("k-long", { response: makeResponse("resp_b") }, 10_000);
+        expect((await cache.get("k-short"))?.response.id).toBe("resp_a");
+        await sleep(250);
+        expect(await cache.get("k-short")).toBeNull();
+        expect((await cache.get("k-long"))?.response.id).toBe("resp_b");
+      });
+
+      it("isolates cached values", async () => {
+        const { cache } = await open();
+        const value = { response: makeResponse("resp_c") };
+        await cache.set("k", value, 10_000);
+        value.response.model = "mutated";
+        const got = (await cache.get("k"))!;
+        got.response.output.length = 0;
+        expect(await cache.get("k")).toEqual({ response: makeResponse("resp_c") });
+      });
+    });
+
+    describe("event log", () => {
+      it("appends and reads after a sequence number", async () => {
+        const { events } = await open();
+        const id = newId();
+        for (let i = 0; i < 5; i++) await events.append(id, ev(i));
+        expect((await events.read(id, -1)).map((e) => e.sequence_number)).toEqual([0, 1, 2, 3, 4]);
+        expect(await events.read(id, 2)).toEqual([ev(3), ev(4)]);
+        expect(await events.read(id, 4)).toEqual([]);
+        expect(await events.read("resp_nothing", -1)).toEqual([]);
+        await events.delete(id);
+        expect(await events.read(id, -1)).toEqual([]);
+      });
+
+      it("rejects events that are not after the last one", async () => {
+        const { events } = await open();
+        const id = newId();
+        await events.append(id, ev(0));
+        await events.append(id, ev(1));
+        await expect(events.append(id, ev(1))).rejects.toBeInstanceOf(EventOrderError);
+        await expect(events.append(id, ev(0))).rejects.toBeInstanceOf(EventOrderError);
+        await events.append(id, ev(5));
+        expect((await events.read(id, -1)).map((e) => e.sequence_number)).toEqual([0, 1, 5]);
+      });
+
+      it("follow replays recorded events and stops at the terminal one", async () => {
+        const { events } = await open();
+        const id = newId();
+        await events.append(id, ev(0, "response.created"));
+        await events.append(id, ev(1));
+        await events.append(id, ev(2, "response.completed", { response: { id, status: "completed" } }));
+        const ac = new AbortController();
+        expect((await collect(events.follow(id, -1, ac.signal))).map((e) => e.type)).toEqual(["response.created", "response.output_text.delta", "response.completed"]);
+        expect((await collect(events.follow(id, 1, ac.signal))).map((e) => e.sequence_number)).toEqual([2]);
+      });
+
+      it("a follower that starts before any event sees them live and ends at the terminal event", async () => {
+        const { events } = await open();
+        const id = newId();
+        const ac = new AbortController();
+        const seen = collect(events.follow(id, -1, ac.signal));
+        await sleep(100);
+        await events.append(id, ev(0, "response.created"));
+        for (let i = 1; i <= 20; i++) {
+          await events.append(id, ev(i));
+          if (i % 5 === 0) await sleep(10);
+        }
+        await events.append(id, ev(21, "response.failed", { response: { id, status: "failed" } }));
+        await events.append(id, ev(22)); // after the end: never delivered
+        const got = await seen;
+        expect(got.map((e) => e.sequence_number)).toEqual(Array.from({ length: 22 }, (_, i) => i));
+        expect(got.at(-1)?.type).toBe("response.failed");
+      });
+
+      it("a resumed follower gets recorded then live events without gaps or duplicates", async () => {
+        const { events } = await open();
+        const id = newId();
+        for (let i = 0; i < 4; i++) await events.append(id, ev(i));
+        const ac = new AbortController();
+        const seen = collect(events.follow(id, 1, ac.signal));
+        for (let i = 4; i < 8; i++) await events.append(id, ev(i));
+        await events.append(id, ev(8, "response.completed", { response: { id, status: "completed" } }));
+        expect((await seen).map((e) => e.sequence_number)).toEqual([2, 3, 4, 5, 6, 7, 8]);
+      });
+
+      it("a lifecycle event whose response is cancelled ends the stream", async () => {
+        const { events } = await open();
+        const id = newId();
+        await events.append(id, ev(0, "response.created", { response: { id, status: "queued" } }));
+        await events.append(id, ev(1, "response.in_progress", { response: { id, status: "cancelled" } }));
+        const ac = new AbortController();
+        expect((await collect(events.follow(id, -1, ac.signal))).length).toBe(2);
+      });
+
+      it("follow returns when its signal aborts", async () => {
+        const { events } = await open();
+        const id = newId();
+        await events.append(id, ev(0));
+        const ac = new AbortController();
+        const started = Date.now();
+        const seen = collect(events.follow(id, -1, ac.signal));
+        await sleep(100);
+        ac.abort();
+        expect((await seen).map((e) => e.sequence_number)).toEqual([0]);
+        expect(Date.now() - started).toBeLessThan(1_500);
+      });
+    });
+
+    describe("job queue", () => {
+      it("runs queued jobs with their payload, never more than `concurrency` at once", async () => {
+        const { jobs } = await open();
+        let active = 0;
+        let peak = 0;
+        const done: JobContext[] = [];
+        const ids = Array.from({ length: 6 }, () => newId());
+        for (const id of ids) await jobs.enqueue({ responseId: id, payload: { n: id, nested: [1, 2] } });
+        jobs.start(async (job) => {
+          active++;
+          peak = Math.max(peak, active);
+          await sleep(80);
+          active--;
+          done.push(job);
+        }, 2);
+        await waitFor(() => done.length === 6, 10_000, "all jobs");
+        expect(peak).toBe(2);
+        expect(done.map((j) => j.responseId).sort()).toEqual([...ids].sort());
+        for (const j of done) {
+          expect(j.payload).toEqual({ n: j.responseId, nested: [1, 2] });
+          expect(j).toMatchObject({ attempt: 1, redelivered: false });
+        }
+      });
+
+      it("ignores a second enqueue of a job that is still queued or running", async () => {
+        const { jobs } = await open();
+        const id = newId();
+        let runs = 0;
+        let release!: () => void;
+        const gate = new Promise<void>((r) => (release = r));
+        jobs.start(async () => {
+          runs++;
+          await gate;
+        }, 2);
+        await jobs.enqueue({ responseId: id, payload: null });
+        await waitFor(() => runs === 1, 5_000, "first run");
+        await jobs.enqueue({ responseId: id, payload: null });
+        await sleep(200);
+        release();
+        await sleep(100);
+        expect(runs).toBe(1);
+      });
+
+      it("cancel aborts a running job's signal", async () => {
+        const { jobs } = await open();
+        const id = newId();
+        let signalSeen: AbortSignal | null = null;
+        let finished = false;
+        jobs.start(async (_job, signal) => {
+          signalSeen = signal;
+          await aborted(signal);
+          finished = true;
+        }, 1);
+        await jobs.enqueue({ responseId: id, payload: null });
+        await waitFor(() => signalSeen !== null, 5_000, "job start");
+        await jobs.cancel(id);
+        await waitFor(() => finished, 2_000, "abort");
+        expect(jobAbortKind(signalSeen!)).toBe("cancelled");
+      });
+
+      it("cancel of a queued job means it never runs", async () => {
+        const { jobs } = await open();
+        const [a, b, c] = [newId(), newId(), newId()];
+        const ran: string[] = [];
+        let release!: () => void;
+        const gate = new Promise<void>((r) => (release = r));
+        jobs.start(async (job) => {
+          ran.push(job.responseId);
+          if (job.responseId === a) await gate;
+        }, 1);
+        await jobs.enqueue({ responseId: a, payload: null });
+        await waitFor(() => ran.length === 1, 5_000, "job a");
+        await jobs.enqueue({ responseId: b, payload: null });
+        await jobs.enqueue({ responseId: c, payload: null });
+        await jobs.cancel(b);
+        release();
+        await waitFor(() => ran.includes(c), 5_000, "job c");
+        await sleep(100);
+        expect(ran).toEqual([a, c]);
+      });
+
+      it("a job cancelled before it is enqueued is skipped", async () => {
+        const { jobs } = await open();
+        const [a, b] = [newId(), newId()];
+        const ran: string[] = [];
+        await jobs.cancel(a);
+        jobs.start(async (job) => void ran.push(job.responseId), 1);
+        await jobs.enqueue({ responseId: a, payload: null });
+        await jobs.enqueue({ responseId: b, payload: null });
+        await waitFor(() => ran.includes(b), 5_000, "job b");
+        expect(ran).toEqual([b]);
+      });
+    });
+  });
+}
