@@ -76,6 +76,8 @@ export class UpstreamHttpError extends ApiError {
 /** Normalises anything thrown into an ApiError without leaking stacks or secrets. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  const convertible = err as { toApiError?: () => ApiError } | null;
+  if (convertible && typeof convertible.toApiError === "function") return convertible.toApiError();
   if (err instanceof Error && err.name === "AbortError") {
     return new ApiError(499, "The request was aborted.", { type: "invalid_request_error", code: "request_aborted" });
   }

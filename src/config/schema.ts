@@ -49,6 +49,12 @@ const modelSchema = z
     cache: z.object({ ttl: duration.default(3_600_000), enabled: z.boolean().default(true) }).strict().optional(),
     /** What to do with hosted tools (web_search, file_search, ...) on a chat backend. */
     hosted_tools: z.enum(["drop", "reject"]).default("drop"),
+    /**
+     * On openai endpoints, ask for `reasoning.encrypted_content` so reasoning can be
+     * replayed next turn (upstream keeps nothing: store is false). Unset: on when the
+     * request sets `reasoning` or the model name looks like a reasoning model.
+     */
+    encrypted_reasoning: z.boolean().optional(),
   })
   .strict();
 

@@ -1,0 +1,84 @@
+import type { Transformer } from "node:stream/web";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { ApiError, notFound } from "./errors.js";
+import { authenticate } from "./http/auth.js";
+import type { AppEnv } from "./http/context.js";
+import { errorResponse } from "./http/errors.js";
+import { opsRoutes } from "./http/ops-routes.js";
+import { responsesRoutes } from "./http/responses-routes.js";
+import { ResponsesService } from "./responses/service.js";
+import type { Runtime } from "./runtime.js";
+
+const OPEN_ROUTES = { "/healthz": "health", "/readyz": "health", "/metrics": "metrics" } as const;
+
+/** Builds the HTTP app from a Runtime. No globals: tests build as many as they like. */
+export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesService } {
+  const app = new Hono<AppEnv>();
+  const service = new ResponsesService(rt);
+
+  app.use("*", async (c, next) => {
+    const started = performance.now();
+    const requestId = c.req.header("x-request-id")?.slice(0, 200) || rt.ids("req");
+    c.set("requestId", requestId);
+    const stats = { route: "", model: "", endpoint: "" };
+    c.set("stats", stats);
+    await next();
+    c.res.headers.set("x-request-id", requestId);
+    stats.route = c.req.routePath && !c.req.routePath.includes("*") ? c.req.routePath : "unmatched";
+    const status = c.res.status;
+    const finish = () => {
+      const seconds = (performance.now() - started) / 1000;
+      rt.metrics.requests.inc({ route: stats.route, model: stats.model, endpoint: stats.endpoint, status: String(status) });
+      rt.metrics.requestDuration.observe({ route: stats.route, model: stats.model, endpoint: stats.endpoint }, seconds);
+      if (stats.route in OPEN_ROUTES) return;
+      rt.log.info({ requestId, method: c.req.method, route: stats.route, model: stats.model || undefined, endpoint: stats.endpoint || undefined, status, ms: Math.round(seconds * 1000) }, "request");
+    };
+    if (c.res.headers.get("content-type")?.startsWith("text/event-stream") && c.res.body) {
+      c.res = new Response(c.res.body.pipeThrough(onEnd(finish)), c.res);
+    } else finish();
+  });
+
+  app.use("*", async (c, next) => {
+    const kind = OPEN_ROUTES[c.req.path as keyof typeof OPEN_ROUTES];
+    const open = kind === "health" ? rt.config.server.public_health : kind === "metrics" ? rt.config.server.public_metrics : false;
+    c.set("owner", open ? null : authenticate(rt.config, c.req.header("authorization")));
+    await next();
+  });
+
+  app.use(
+    "/v1/*",
+    bodyLimit({
+      maxSize: rt.config.server.max_body_bytes,
+      onError: () => {
+        throw new ApiError(413, `The request body is larger than the router's limit of ${rt.config.server.max_body_bytes} bytes.`, {
+          type: "invalid_request_error",
+          code: "request_too_large",
+        });
+      },
+    }),
+  );
+
+  responsesRoutes(app, service);
+  opsRoutes(app, rt);
+
+  app.notFound((c) => errorResponse(notFound(`Invalid URL (${c.req.method} ${c.req.path})`, null, "unknown_url")));
+  app.onError((err) => {
+    const known = err instanceof ApiError || typeof (err as { toApiError?: unknown }).toApiError === "function";
+    if (!known) rt.log.error({ err: { name: (err as Error).name, message: (err as Error).message, stack: (err as Error).stack } }, "unhandled error");
+    return errorResponse(err);
+  });
+  return { app, service };
+}
+
+/** A pass-through stream that calls `fn` once when the body ends or is cancelled. */
+function onEnd(fn: () => void): TransformStream<Uint8Array, Uint8Array> {
+  let done = false;
+  const once = () => {
+    if (!done) {
+      done = true;
+      fn();
+    }
+  };
+  return new TransformStream({ flush: once, cancel: once } as Transformer<Uint8Array, Uint8Array>);
+}

@@ -1,0 +1,41 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { RouterConfig } from "../config/load.js";
+import { ApiError } from "../errors.js";
+
+/**
+ * Bearer auth against server.api_keys. Keys are compared as SHA-256 digests
+ * with timingSafeEqual, and every configured key is checked, so neither the
+ * length nor the position of a match leaks through timing.
+ * Returns the key's name (the owner of what it creates), or null when the
+ * router runs without keys.
+ */
+export function authenticate(cfg: RouterConfig, header: string | undefined): string | null {
+  const keys = cfg.server.api_keys;
+  if (keys.length === 0) return null;
+  const token = header?.startsWith("Bearer ") ? header.slice(7).trim() : header?.startsWith("bearer ") ? header.slice(7).trim() : "";
+  if (!token) {
+    throw new ApiError(401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).", {
+      type: "invalid_request_error",
+      code: "missing_api_key",
+    });
+  }
+  const digest = sha(token);
+  let owner: string | null = null;
+  for (const k of keys) if (timingSafeEqual(digest, digestOf(k.key))) owner = k.name;
+  if (owner === null) {
+    throw new ApiError(401, "Incorrect API key provided.", { type: "invalid_request_error", code: "invalid_api_key" });
+  }
+  return owner;
+}
+
+const sha = (s: string) => createHash("sha256").update(s).digest();
+const digests = new Map<string, Buffer>();
+function digestOf(key: string): Buffer {
+  let d = digests.get(key);
+  if (!d) {
+    d = sha(key);
+    if (digests.size > 1000) digests.clear();
+    digests.set(key, d);
+  }
+  return d;
+}

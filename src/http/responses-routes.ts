@@ -1,0 +1,43 @@
+import type { Hono } from "hono";
+import { invalidRequest } from "../errors.js";
+import type { ResponsesService } from "../responses/service.js";
+import type { AppEnv } from "./context.js";
+import { readJsonBody } from "./context.js";
+import { SSE_HEADERS } from "./sse.js";
+
+/** /v1/responses routes: parse, call the service, serialise. Nothing else. */
+export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService): void {
+  app.post("/v1/responses", async (c) => {
+    const body = await readJsonBody(c);
+    const stats = c.get("stats");
+    if (body && typeof body === "object" && typeof (body as { model?: unknown }).model === "string") stats.model = (body as { model: string }).model;
+    const upstream = new AbortController();
+    const client = c.req.raw.signal;
+    const onClientGone = () => upstream.abort(client.reason);
+    client.addEventListener("abort", onClientGone, { once: true });
+    const result = await service.create(body, {
+      owner: c.get("owner"),
+      signal: upstream.signal,
+      abort: () => upstream.abort(new DOMException("client disconnected", "AbortError")),
+    });
+    stats.endpoint = result.endpoint;
+    if (result.kind === "json") {
+      client.removeEventListener("abort", onClientGone);
+      return c.json(result.response);
+    }
+    return new Response(result.body, { status: 200, headers: SSE_HEADERS });
+  });
+
+  app.get("/v1/responses/:id", async (c) => {
+    if (c.req.query("stream") === "true") {
+      throw invalidRequest("Only background responses can be streamed again; this one was not created with background: true.", "stream", "invalid_value");
+    }
+    return c.json(await service.retrieve(c.req.param("id"), c.get("owner")));
+  });
+
+  app.delete("/v1/responses/:id", async (c) => c.json(await service.remove(c.req.param("id"), c.get("owner"))));
+
+  app.get("/v1/responses/:id/input_items", async (c) =>
+    c.json(await service.inputItems(c.req.param("id"), c.get("owner"), { after: c.req.query("after"), limit: c.req.query("limit"), order: c.req.query("order") })),
+  );
+}

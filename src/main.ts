@@ -1,0 +1,115 @@
+#!/usr/bin/env node
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfigFile, type RouterConfig } from "./config/load.js";
+import { watchConfig } from "./config/watch.js";
+import { createLogger } from "./log.js";
+import { startRouter } from "./server.js";
+
+const USAGE = `responses-router [check] [--config FILE] [--port N] [--host H]
+
+  check          validate the config file, print every problem with its path, exit 1 if any
+  --config FILE  router config (default: $ROUTER_CONFIG, ./router.yaml, else ./router.example.yaml)
+  --port N       listen port (default: server.port, or $PORT)
+  --host H       listen address (default: server.host)`;
+
+function configPath(explicit: string | undefined): string {
+  if (explicit) return resolve(explicit);
+  if (process.env.ROUTER_CONFIG) return resolve(process.env.ROUTER_CONFIG);
+  return resolve(existsSync("router.yaml") ? "router.yaml" : "router.example.yaml");
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { config: { type: "string", short: "c" }, port: { type: "string", short: "p" }, host: { type: "string" }, check: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const path = configPath(values.config);
+  if (values.check || positionals[0] === "check") return check(path);
+  if (positionals.length > 0) {
+    console.error(`unknown command: ${positionals.join(" ")}\n\n${USAGE}`);
+    return 2;
+  }
+
+  let config: RouterConfig;
+  try {
+    config = loadConfigFile(path);
+  } catch (err) {
+    console.error(err instanceof ConfigError ? err.message : String(err));
+    return 1;
+  }
+  const log = createLogger(config.logging.level);
+  const portArg = values.port ?? process.env.PORT;
+  const port = portArg !== undefined ? Number(portArg) : undefined;
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
+    console.error(`invalid --port ${portArg}`);
+    return 2;
+  }
+
+  let router;
+  try {
+    router = await startRouter(config, { logger: log, port, host: values.host, checkStore: true });
+  } catch (err) {
+    log.fatal({ err: (err as Error).message }, "router failed to start");
+    return 1;
+  }
+  const { runtime } = router;
+  log.info({ url: router.url, config: path, store: runtime.stores.kind, models: Object.keys(config.models) }, `responses-router listening on ${router.url}`);
+
+  const watcher = watchConfig(path, {
+    onReload(next) {
+      if (next.storage.redis_url !== runtime.config.storage.redis_url) log.warn("storage settings changed: they take effect on restart");
+      runtime.applyConfig(next);
+      runtime.metrics.configReloads.inc({ result: "ok" });
+      runtime.metrics.configLastReload.set(Date.now() / 1000);
+      log.info({ config: path, models: Object.keys(next.models) }, "config reloaded");
+    },
+    onError(err) {
+      runtime.metrics.configReloads.inc({ result: "error" });
+      log.error({ config: path, issues: err.issues }, "config reload rejected; keeping the running config");
+    },
+  });
+
+  return new Promise<number>((done) => {
+    const shutdown = (signal: string) => {
+      log.info({ signal, deadlineMs: runtime.config.server.shutdown_timeout }, "shutting down: draining in-flight requests");
+      watcher.close();
+      router.close().then(
+        () => {
+          log.info("shutdown complete");
+          done(0);
+        },
+        (err) => {
+          log.error({ err: (err as Error).message }, "shutdown failed");
+          done(1);
+        },
+      );
+    };
+    process.once("SIGTERM", () => shutdown("SIGTERM"));
+    process.once("SIGINT", () => shutdown("SIGINT"));
+  });
+}
+
+function check(path: string): number {
+  try {
+    const cfg = loadConfigFile(path);
+    console.log(`${path}: OK (${cfg.endpoints.length} endpoints, ${Object.keys(cfg.models).length} models)`);
+    return 0;
+  } catch (err) {
+    console.error(err instanceof ConfigError ? err.message : String(err));
+    return 1;
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,158 @@
+import type { CreateResponseRequest, Item, JsonObject, ResponseObject } from "../types.js";
+
+/** What the router owns in a native Response: its id and the fields it handles itself. */
+export interface RouterFields {
+  id: string;
+  previousResponseId: string | null;
+  store: boolean;
+  background: boolean;
+  /** Replaces upstream's `model` when the client used an alias; undefined keeps upstream's value. */
+  model?: string;
+  /** The router asked for encrypted reasoning the client did not: hide it from the client. */
+  stripEncryptedReasoning: boolean;
+}
+
+const ENCRYPTED = "reasoning.encrypted_content";
+
+/**
+ * Builds the body sent to an OpenAI-hosted endpoint: the client's body with
+ * unknown fields intact, except what the router owns: `store: false` always,
+ * no `previous_response_id` (the history is replayed as input), no `background`
+ * (the router runs background jobs itself), the upstream model name, and
+ * encrypted reasoning requested when the history must be replayable.
+ */
+export function nativeRequestBody(
+  req: CreateResponseRequest,
+  opts: { upstreamModel: string; history: Item[]; stream: boolean; wantEncryptedReasoning: boolean },
+): JsonObject {
+  const body: JsonObject = { ...req, model: opts.upstreamModel, store: false, stream: opts.stream };
+  delete body.previous_response_id;
+  delete body.background;
+  delete body.router;
+  if (opts.history.length > 0) {
+    const current = typeof req.input === "string" ? [{ type: "message", role: "user", content: req.input }] : (req.input ?? []);
+    body.input = [...replayableItems(opts.history), ...current];
+  }
+  if (opts.wantEncryptedReasoning) {
+    const include = Array.isArray(req.include) ? req.include : [];
+    if (!include.includes(ENCRYPTED)) body.include = [...include, ENCRYPTED];
+  }
+  if (!opts.stream) delete body.stream_options;
+  return body;
+}
+
+/**
+ * History items as OpenAI accepts them with `store: false`: it cannot look up
+ * ids it never stored, so ids are dropped, except on reasoning items that carry
+ * their encrypted content (which OpenAI decrypts); reasoning without it (from a
+ * chat backend, or an old turn) is dropped. Output-only fields are removed.
+ */
+export function replayableItems(items: Item[]): Item[] {
+  const out: Item[] = [];
+  for (const item of items) {
+    if (item.type === "reasoning") {
+      if (typeof item.encrypted_content === "string" && item.encrypted_content) {
+        out.push({ type: "reasoning", id: item.id, summary: item.summary ?? [], encrypted_content: item.encrypted_content });
+      }
+      continue;
+    }
+    const { id: _id, ...rest } = item;
+    if (item.type === "message" && Array.isArray(item.content)) {
+      rest.content = (item.content as JsonObject[]).map((part) => {
+        if (part.type !== "output_text") return part;
+        const { logprobs: _l, ...p } = part;
+        return p;
+      });
+    }
+    out.push(rest as Item);
+  }
+  return out;
+}
+
+/** Puts the router's fields into a Response object from upstream (mutates and returns it). */
+export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObject {
+  obj.id = f.id;
+  obj.previous_response_id = f.previousResponseId;
+  obj.store = f.store;
+  obj.background = f.background;
+  if (f.model !== undefined) obj.model = f.model;
+  if (f.stripEncryptedReasoning && Array.isArray(obj.output)) for (const item of obj.output as Item[]) stripEncrypted(item);
+  return obj as ResponseObject;
+}
+
+function stripEncrypted(item: Item | undefined): void {
+  if (item && item.type === "reasoning" && "encrypted_content" in item) delete item.encrypted_content;
+}
+
+const LIFECYCLE = new Set([
+  "response.created",
+  "response.in_progress",
+  "response.queued",
+  "response.completed",
+  "response.incomplete",
+  "response.failed",
+  "response.cancelled",
+]);
+export const TERMINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed", "response.cancelled"]);
+
+export interface RewrittenFrame {
+  type: string;
+  data: string;
+  /** Parsed payload, only for lifecycle and output_item events (the rest pass as raw text). */
+  parsed?: JsonObject;
+}
+
+/**
+ * Rewrites a native Responses event stream frame by frame. Lifecycle events are
+ * parsed to swap in the router's id and fields; output_item events are parsed
+ * so the router knows the items (partial output, stored reasoning). Every other
+ * event (the many deltas) passes as the upstream's own text: the hot path does
+ * one substring check, no JSON work.
+ */
+export class NativeStreamRewriter {
+  private upstreamId: string | null = null;
+  lastSequence = -1;
+  /** Items finished so far, by output_index. */
+  readonly items: Item[] = [];
+  final: ResponseObject | null = null;
+
+  constructor(private readonly fields: RouterFields) {}
+
+  frame(eventName: string | undefined, data: string): RewrittenFrame {
+    const type = eventName ?? sniffType(data);
+    if (type !== undefined && (LIFECYCLE.has(type) || type.startsWith("response.output_item.") || type === "error")) {
+      const parsed = JSON.parse(data) as JsonObject;
+      this.track(parsed);
+      const t = String(parsed.type ?? type);
+      if (LIFECYCLE.has(t) && parsed.response && typeof parsed.response === "object") {
+        const resp = parsed.response as JsonObject;
+        if (typeof resp.id === "string" && this.upstreamId === null) this.upstreamId = resp.id;
+        applyRouterFields(resp, this.fields);
+        if (TERMINAL_EVENTS.has(t)) this.final = resp as ResponseObject;
+      } else if (this.fields.stripEncryptedReasoning && parsed.item) stripEncrypted(parsed.item as Item);
+      if (t === "response.output_item.done" && typeof parsed.output_index === "number") this.items[parsed.output_index] = parsed.item as Item;
+      return { type: t, data: JSON.stringify(parsed), parsed };
+    }
+    this.trackRaw(data);
+    if (this.upstreamId !== null && data.includes(this.upstreamId)) data = data.split(this.upstreamId).join(this.fields.id);
+    return { type: type ?? "message", data };
+  }
+
+  private track(parsed: JsonObject): void {
+    if (typeof parsed.sequence_number === "number") this.lastSequence = parsed.sequence_number;
+  }
+
+  /** Reads sequence_number from a raw frame without parsing all of it (it is near the end). */
+  private trackRaw(data: string): void {
+    const at = data.lastIndexOf('"sequence_number":');
+    if (at !== -1) {
+      const n = Number.parseInt(data.slice(at + 18), 10);
+      if (Number.isFinite(n)) this.lastSequence = n;
+    }
+  }
+}
+
+function sniffType(data: string): string | undefined {
+  const m = /"type"\s*:\s*"([^"]+)"/.exec(data.length > 200 ? data.slice(0, 200) : data);
+  return m?.[1];
+}

@@ -1,0 +1,221 @@
+import { applyRouterFields, NativeStreamRewriter, nativeRequestBody, TERMINAL_EVENTS } from "../native/rewrite.js";
+import type { Endpoint, Lease } from "../routing/pool.js";
+import type { Runtime } from "../runtime.js";
+import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, responseSkeleton } from "../translate/index.js";
+import type { ToolNameMap } from "../translate/index.js";
+import type { ResponseObject, StreamEvent } from "../types.js";
+import { callWithFailover } from "../upstream/failover.js";
+import { UpstreamFailure } from "../upstream/errors.js";
+import type { UpstreamReply } from "../upstream/client.js";
+import { readSseFrames } from "../upstream/sse.js";
+import type { Plan } from "./plan.js";
+
+/** Where stream events go: the client's SSE body, a background event log, or nowhere. */
+export interface EventSink {
+  send(type: string, data: string): void;
+  /** Called after each upstream chunk: a chance to write batched events at once. */
+  flush?(): void;
+}
+
+export interface RunOutcome {
+  response: ResponseObject;
+  /** The terminal event, held back so the caller can store the response before the client sees it. */
+  terminal: { type: string; data: string } | null;
+  endpoint: string;
+  upstreamMs: number;
+}
+
+/** An upstream that answered 2xx; `pump` reads its body to the end and frees the slot. */
+export interface Connection {
+  endpoint: Endpoint;
+  pump(sink: EventSink | null): Promise<RunOutcome>;
+}
+
+const REASONING_MODEL = /^(o\d|gpt-5|codex|computer-use)/i;
+
+/**
+ * Picks an endpoint (with failover) and sends the request in the form its kind
+ * speaks. Resolves once an upstream answered 2xx headers: errors before that
+ * reach the caller as exceptions (an HTTP error for the client), errors after
+ * it become a `response.failed` inside the stream.
+ */
+export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress"): Promise<Connection> {
+  const started = performance.now();
+  let toolNames: ToolNameMap | undefined;
+  let droppedTools: string[] = [];
+  const attempt = await callWithFailover(
+    {
+      pool: rt.pool,
+      client: (n) => rt.client(n),
+      model: plan.model,
+      targets: plan.targets,
+      routing: plan.cfg.routing,
+      signal,
+      onRetry: (failure, endpoint) => {
+        rt.metrics.retries.inc({ model: plan.model, endpoint, reason: failure.reason });
+        rt.log.warn({ model: plan.model, endpoint, reason: failure.reason, err: failure.message }, "upstream attempt failed; trying another endpoint");
+      },
+    },
+    (client, lease) => {
+      if (lease.endpoint.config.kind === "chat") {
+        const t = responsesToChatRequest(plan.req, [...plan.history, ...plan.input], {
+          upstreamModel: lease.target.upstreamModel,
+          stream,
+          developerRole: lease.endpoint.config.developer_role,
+          hostedTools: plan.modelCfg.hosted_tools,
+        });
+        toolNames = t.toolNames;
+        droppedTools = t.droppedTools;
+        return client.post("/chat/completions", JSON.stringify(t.body), signal);
+      }
+      const body = nativeRequestBody(plan.req, {
+        upstreamModel: lease.target.upstreamModel,
+        history: plan.history,
+        stream,
+        wantEncryptedReasoning: wantsEncryptedReasoning(plan),
+      });
+      return client.post("/responses", JSON.stringify(body), signal);
+    },
+  );
+  if (attempt.failedOver > 0) rt.metrics.failovers.inc({ model: plan.model });
+  for (const tool of droppedTools) rt.metrics.droppedTools.inc({ model: plan.model, tool_type: tool });
+  rt.metrics.queueWait.observe({ model: plan.model }, attempt.lease.waitedMs / 1000);
+
+  const { lease, reply } = attempt;
+  const skeleton = () =>
+    responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: initialStatus, previousResponseId: plan.previousResponseId });
+  return {
+    endpoint: lease.endpoint,
+    pump: async (sink) => {
+      try {
+        const native = lease.endpoint.config.kind === "openai";
+        const result = native
+          ? await pumpNative(rt, plan, reply, sink, signal, lease)
+          : await pumpChat(rt, plan, reply, sink, signal, lease, skeleton(), toolNames);
+        return { ...result, endpoint: lease.endpoint.name, upstreamMs: performance.now() - started };
+      } finally {
+        lease.release();
+      }
+    },
+  };
+}
+
+function wantsEncryptedReasoning(plan: Plan): boolean {
+  if (plan.modelCfg.encrypted_reasoning !== undefined) return plan.modelCfg.encrypted_reasoning;
+  return (plan.req.reasoning != null && typeof plan.req.reasoning === "object") || REASONING_MODEL.test(plan.req.model);
+}
+
+type Pumped = Pick<RunOutcome, "response" | "terminal">;
+
+async function pumpChat(
+  rt: Runtime,
+  plan: Plan,
+  reply: UpstreamReply,
+  sink: EventSink | null,
+  signal: AbortSignal,
+  lease: Lease,
+  skeleton: ResponseObject,
+  toolNames: ToolNameMap | undefined,
+): Promise<Pumped> {
+  if (!sink) {
+    const json = (await readJson(reply, lease)) as Parameters<typeof chatCompletionToResponse>[0];
+    return { response: chatCompletionToResponse(json, skeleton, rt.ids, toolNames), terminal: null };
+  }
+  const tr = new ChatStreamTranslator(skeleton, rt.ids, toolNames);
+  sendAll(sink, tr.start());
+  let tail: StreamEvent[];
+  try {
+    for await (const frame of readSseFrames(reply.body)) {
+      if (frame.data === "[DONE]") break;
+      const chunk = JSON.parse(frame.data) as Record<string, unknown>;
+      if (chunk.error) throw new UpstreamFailure(lease.endpoint.name, "status", errorMessage(chunk.error), 500);
+      sendAll(sink, tr.push(chunk as Parameters<ChatStreamTranslator["push"]>[0]));
+      rt.metrics.streamChunks.inc({ kind: "translated" });
+    }
+    tail = tr.finish();
+  } catch (err) {
+    if (signal.aborted) throw err;
+    lease.endpoint.health.recordFailure(`stream broke: ${(err as Error).message}`);
+    tail = tr.fail(midStreamError(err));
+  }
+  const terminal = tail.pop()!;
+  sendAll(sink, tail);
+  return { response: tr.response, terminal: { type: terminal.type, data: JSON.stringify(terminal) } };
+}
+
+async function pumpNative(rt: Runtime, plan: Plan, reply: UpstreamReply, sink: EventSink | null, signal: AbortSignal, lease: Lease): Promise<Pumped> {
+  const fields = {
+    id: plan.id,
+    previousResponseId: plan.previousResponseId,
+    store: plan.store,
+    background: plan.background,
+    model: lease.target.upstreamModel === plan.model ? undefined : plan.model,
+    stripEncryptedReasoning: wantsEncryptedReasoning(plan) && !(plan.req.include ?? []).includes("reasoning.encrypted_content"),
+  };
+  if (!sink) {
+    const json = (await readJson(reply, lease)) as Record<string, unknown>;
+    return { response: applyRouterFields(json, fields), terminal: null };
+  }
+  const rw = new NativeStreamRewriter(fields);
+  let terminal: { type: string; data: string } | null = null;
+  let snapshot: ResponseObject | null = null;
+  try {
+    for await (const frame of readSseFrames(reply.body)) {
+      if (frame.data === "[DONE]") break;
+      const out = rw.frame(frame.event, frame.data);
+      rt.metrics.streamChunks.inc({ kind: "native" });
+      if (out.type === "response.created" && out.parsed) snapshot = out.parsed.response as ResponseObject;
+      if (TERMINAL_EVENTS.has(out.type)) {
+        terminal = { type: out.type, data: out.data };
+        break;
+      }
+      sink.send(out.type, out.data);
+      sink.flush?.();
+    }
+  } catch (err) {
+    if (signal.aborted) throw err;
+    lease.endpoint.health.recordFailure(`stream broke: ${(err as Error).message}`);
+  }
+  if (terminal && rw.final) return { response: rw.final, terminal };
+  // The upstream died (or closed) without a terminal event: end the stream as failed, keeping partial output.
+  const base = snapshot ?? responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "in_progress", previousResponseId: plan.previousResponseId });
+  const response: ResponseObject = {
+    ...base,
+    status: "failed",
+    error: { code: "server_error", message: "The upstream stream ended before the response was complete." },
+    output: rw.items.filter(Boolean),
+  };
+  const event = { type: "response.failed", sequence_number: rw.lastSequence + 1, response };
+  return { response, terminal: { type: event.type, data: JSON.stringify(event) } };
+}
+
+function sendAll(sink: EventSink, events: StreamEvent[]): void {
+  for (const ev of events) sink.send(ev.type, JSON.stringify(ev));
+  sink.flush?.();
+}
+
+async function readJson(reply: UpstreamReply, lease: Lease): Promise<unknown> {
+  const text = await reply.body.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    lease.endpoint.health.recordFailure("invalid JSON body");
+    throw new UpstreamFailure(lease.endpoint.name, "protocol", "the body was not JSON");
+  }
+}
+
+function errorMessage(e: unknown): string {
+  if (typeof e === "string") return e;
+  if (e && typeof e === "object" && typeof (e as { message?: unknown }).message === "string") return (e as { message: string }).message;
+  return "upstream error";
+}
+
+function midStreamError(err: unknown): { code: string; message: string } {
+  if (err instanceof UpstreamFailure) {
+    return { code: err.kind === "timeout" ? "timeout" : "server_error", message: `The upstream failed mid-stream: ${err.message}` };
+  }
+  const e = err as Error & { code?: string };
+  if (e?.code === "UND_ERR_BODY_TIMEOUT" || e?.name === "BodyTimeoutError") return { code: "timeout", message: "The upstream stopped sending data (idle timeout)." };
+  if (e instanceof SyntaxError) return { code: "server_error", message: "The upstream sent a malformed stream chunk." };
+  return { code: "server_error", message: "The upstream connection was lost mid-stream." };
+}

@@ -1,0 +1,108 @@
+import type { ModelTarget, RouterConfig } from "../config/load.js";
+import { ApiError, invalidRequest, notFound, responseNotFound } from "../errors.js";
+import type { IdGenerator, IdPrefix } from "../ids.js";
+import type { ResponseStore, StoredResponse } from "../store/types.js";
+import { normalizeInput } from "../translate/index.js";
+import type { CreateResponseRequest, Item } from "../types.js";
+import { readStore } from "./store-access.js";
+
+type ModelConfig = RouterConfig["models"][string];
+
+/** Everything decided about a create request before any upstream is called. */
+export interface Plan {
+  req: CreateResponseRequest;
+  cfg: RouterConfig;
+  model: string;
+  modelCfg: ModelConfig;
+  targets: ModelTarget[];
+  /** This turn's input items, each with an id. */
+  input: Item[];
+  /** Stored history this turn builds on (previous input + output), oldest first. */
+  history: Item[];
+  owner: string | null;
+  id: string;
+  createdAt: number;
+  previousResponseId: string | null;
+  store: boolean;
+  background: boolean;
+  stream: boolean;
+  /** Serve from / fill the response cache. */
+  useCache: boolean;
+}
+
+export function modelNotFound(model: string): ApiError {
+  return notFound(`The model \`${model}\` does not exist or you do not have access to it.`, "model", "model_not_found");
+}
+
+/** Resolves model, history and ids for a validated request. */
+export async function buildPlan(
+  body: CreateResponseRequest,
+  deps: { cfg: RouterConfig; responses: ResponseStore; ids: IdGenerator; now(): number },
+  owner: string | null,
+): Promise<Plan> {
+  const { cfg } = deps;
+  const { router: ext, ...req } = body as CreateResponseRequest & { router?: { cache?: boolean } };
+  const modelCfg = cfg.models[req.model];
+  const targets = cfg.targets.get(req.model);
+  if (!modelCfg || !targets) throw modelNotFound(req.model);
+
+  let history: Item[] = [];
+  const previousResponseId = req.previous_response_id ?? null;
+  if (previousResponseId) {
+    const prev = await loadOwned(deps.responses, previousResponseId, owner, "previous_response_id");
+    if (prev.response.status === "queued" || prev.response.status === "in_progress") {
+      throw invalidRequest(`Previous response '${previousResponseId}' is still ${prev.response.status}; wait for it to finish.`, "previous_response_id", "previous_response_not_ready");
+    }
+    history = [...prev.input, ...prev.response.output];
+  }
+  const input = resolveReferences(withIds(normalizeInput(req.input), deps.ids), history);
+
+  const cacheByModel = modelCfg.cache?.enabled === true;
+  return {
+    req: req as CreateResponseRequest,
+    cfg,
+    model: req.model,
+    modelCfg,
+    targets,
+    input,
+    history,
+    owner,
+    id: deps.ids("resp"),
+    createdAt: Math.floor(deps.now() / 1000),
+    previousResponseId,
+    store: req.store !== false,
+    background: req.background === true,
+    stream: req.stream === true,
+    useCache: ext?.cache ?? cacheByModel,
+  };
+}
+
+/** A stored response, or 404 when it is unknown or belongs to another API key. */
+export async function loadOwned(store: ResponseStore, id: string, owner: string | null, param: string | null = null): Promise<StoredResponse> {
+  const rec = await readStore(() => store.get(id));
+  // Another key's response is indistinguishable from a missing one.
+  if (!rec || (rec.owner !== null && rec.owner !== owner)) throw responseNotFound(id, param);
+  return rec;
+}
+
+const PREFIX: Record<string, IdPrefix> = { message: "msg", function_call: "fc", function_call_output: "fco", reasoning: "rs" };
+
+/** Gives every item an id (input_items lists them by id), copying only the items that need one. */
+export function withIds(items: Item[], ids: IdGenerator): Item[] {
+  return items.map((it) => {
+    if (typeof it.id === "string" && it.id) return it;
+    const { id: _missing, ...rest } = it;
+    return { id: ids(PREFIX[it.type ?? "message"] ?? "item"), ...rest };
+  });
+}
+
+/** Replaces `item_reference` items by the referenced item from the history. */
+function resolveReferences(items: Item[], history: Item[]): Item[] {
+  if (!items.some((i) => i.type === "item_reference")) return items;
+  return items.map((it, i) => {
+    if (it.type !== "item_reference") return it;
+    const found = history.find((h) => h.id === it.id);
+    if (!found) throw invalidRequest(`Item with id '${String(it.id)}' not found in the conversation history.`, `input[${i}].id`, "item_not_found");
+    return found;
+  });
+}

@@ -1,0 +1,180 @@
+import { ApiError, invalidRequest } from "../errors.js";
+import type { Runtime } from "../runtime.js";
+import type { StoredResponse } from "../store/types.js";
+import { responseSkeleton, responseToEvents } from "../translate/index.js";
+import type { Item, JsonObject, ResponseObject } from "../types.js";
+import { sseBody } from "../http/sse.js";
+import { cacheKey } from "./cache-key.js";
+import { connect, type EventSink, type RunOutcome } from "./execute.js";
+import { buildPlan, loadOwned, type Plan } from "./plan.js";
+import { readStore } from "./store-access.js";
+import { validateCreateRequest } from "./validate.js";
+
+export interface RequestContext {
+  owner: string | null;
+  signal: AbortSignal;
+  /** Aborts the upstream call (a stream's client went away). */
+  abort(): void;
+}
+
+export type CreateResult = { kind: "json"; response: ResponseObject; endpoint: string } | { kind: "stream"; body: ReadableStream<Uint8Array>; endpoint: string };
+
+/**
+ * The Responses service: create / retrieve / delete / input items. Handlers
+ * stay thin: they parse, call one method here, and serialise.
+ */
+export class ResponsesService {
+  constructor(private readonly rt: Runtime) {}
+
+  async create(body: unknown, ctx: RequestContext): Promise<CreateResult> {
+    const req = validateCreateRequest(body);
+    const plan = await buildPlan(req, { cfg: this.rt.config, responses: this.rt.stores.responses, ids: this.rt.ids, now: Date.now }, ctx.owner);
+    if (plan.background) throw invalidRequest("Background mode is not enabled on this router.", "background", "unsupported_parameter");
+
+    const key = plan.useCache ? cacheKey(plan.req, plan.model, [...plan.history, ...plan.input]) : null;
+    if (key) {
+      const hit = await this.cacheLookup(plan, key);
+      if (hit) return this.serveCached(plan, hit);
+    }
+
+    const conn = await connect(this.rt, plan, ctx.signal, plan.stream);
+    const endpoint = conn.endpoint.name;
+    if (!plan.stream) {
+      const out = await conn.pump(null);
+      await this.finish(plan, out, key);
+      return { kind: "json", response: out.response, endpoint };
+    }
+    const stream = sseBody(async (sink) => {
+      const out = await conn.pump(sink);
+      const terminal = await this.finishStreamed(plan, out, key);
+      sink.send(terminal.type, terminal.data);
+    }, ctx.abort);
+    return { kind: "stream", body: stream, endpoint };
+  }
+
+  async retrieve(id: string, owner: string | null): Promise<ResponseObject> {
+    return (await loadOwned(this.rt.stores.responses, id, owner)).response;
+  }
+
+  async remove(id: string, owner: string | null): Promise<JsonObject> {
+    await loadOwned(this.rt.stores.responses, id, owner);
+    await readStore(() => this.rt.stores.responses.delete(id));
+    return { id, object: "response", deleted: true };
+  }
+
+  async inputItems(id: string, owner: string | null, query: { after?: string; limit?: string; order?: string }): Promise<JsonObject> {
+    const rec = await loadOwned(this.rt.stores.responses, id, owner);
+    return listPage(rec.input, query);
+  }
+
+  /** Stores (when asked) and accounts for a finished response. Store failures surface as 503. */
+  private async finish(plan: Plan, out: RunOutcome, key: string | null): Promise<void> {
+    this.account(plan, out);
+    if (plan.store) await this.save(plan, out.response);
+    if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response);
+  }
+
+  /**
+   * Stream variant: the response is stored BEFORE the terminal event goes out,
+   * so a client that reads `response.completed` can chain from it at once. If
+   * storing fails the stream ends in `response.failed` rather than a silent loss.
+   */
+  private async finishStreamed(plan: Plan, out: RunOutcome, key: string | null): Promise<{ type: string; data: string }> {
+    try {
+      await this.finish(plan, out, key);
+      return out.terminal!;
+    } catch (err) {
+      const message = err instanceof ApiError ? err.message : "The response could not be stored.";
+      this.rt.log.error({ model: plan.model, err: message }, "storing a streamed response failed");
+      const seq = (JSON.parse(out.terminal!.data) as { sequence_number: number }).sequence_number;
+      const response = { ...out.response, status: "failed", error: { code: "server_error", message } };
+      return { type: "response.failed", data: JSON.stringify({ type: "response.failed", response, sequence_number: seq }) };
+    }
+  }
+
+  private async save(plan: Plan, response: ResponseObject): Promise<void> {
+    const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner };
+    try {
+      await readStore(() => this.rt.stores.responses.save(record));
+    } catch (err) {
+      this.rt.metrics.storeErrors.inc({ store: "responses", op: "save" });
+      throw err;
+    }
+  }
+
+  private account(plan: Plan, out: RunOutcome): void {
+    const u = out.response.usage;
+    if (!u) return;
+    const labels = { model: plan.model, endpoint: out.endpoint };
+    const m = this.rt.metrics.tokens;
+    m.inc({ ...labels, type: "input" }, u.input_tokens ?? 0);
+    m.inc({ ...labels, type: "output" }, u.output_tokens ?? 0);
+    m.inc({ ...labels, type: "cached" }, u.input_tokens_details?.cached_tokens ?? 0);
+    m.inc({ ...labels, type: "reasoning" }, u.output_tokens_details?.reasoning_tokens ?? 0);
+  }
+
+  private async cacheLookup(plan: Plan, key: string): Promise<ResponseObject | null> {
+    try {
+      const hit = await this.rt.stores.cache.get(key);
+      this.rt.metrics.cache.inc({ model: plan.model, result: hit ? "hit" : "miss" });
+      return hit?.response ?? null;
+    } catch {
+      this.rt.metrics.cache.inc({ model: plan.model, result: "error" });
+      return null;
+    }
+  }
+
+  private async cacheSet(plan: Plan, key: string, response: ResponseObject): Promise<void> {
+    try {
+      await this.rt.stores.cache.set(key, { response }, plan.modelCfg.cache?.ttl ?? 3_600_000);
+    } catch {
+      this.rt.metrics.cache.inc({ model: plan.model, result: "error" });
+    }
+  }
+
+  /** A cache hit becomes a new response (new ids) and is stored like any other. */
+  private async serveCached(plan: Plan, cached: ResponseObject): Promise<CreateResult> {
+    const response: ResponseObject = {
+      ...responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: cached.status, previousResponseId: plan.previousResponseId }),
+      output: cached.output.map((item) => ({ ...item, id: this.rt.ids(idPrefix(item)) })),
+      usage: cached.usage,
+      incomplete_details: cached.incomplete_details,
+    };
+    if (plan.store) await this.save(plan, response);
+    if (!plan.stream) return { kind: "json", response, endpoint: "cache" };
+    const events = responseToEvents(response);
+    const body = sseBody(async (sink: EventSink) => {
+      for (const ev of events) sink.send(ev.type, JSON.stringify(ev));
+    }, () => {});
+    return { kind: "stream", body, endpoint: "cache" };
+  }
+}
+
+function idPrefix(item: Item): "msg" | "fc" | "rs" | "item" {
+  return item.type === "message" ? "msg" : item.type === "function_call" ? "fc" : item.type === "reasoning" ? "rs" : "item";
+}
+
+/** One page of input items, as GET /v1/responses/{id}/input_items returns it. */
+export function listPage(items: Item[], query: { after?: string; limit?: string; order?: string }): JsonObject {
+  const order = query.order ?? "desc";
+  if (order !== "asc" && order !== "desc") throw invalidRequest(`Invalid value: '${order}'. Supported values are: 'asc' and 'desc'.`, "order", "invalid_value");
+  const limit = query.limit === undefined ? 20 : Number(query.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+    throw invalidRequest(`Invalid 'limit': expected an integer between 1 and 100, but got '${query.limit}'.`, "limit", "invalid_value");
+  }
+  const ordered = order === "asc" ? items : [...items].reverse();
+  let start = 0;
+  if (query.after) {
+    const at = ordered.findIndex((i) => i.id === query.after);
+    if (at === -1) throw invalidRequest(`No input item with id '${query.after}' in this response.`, "after", "invalid_value");
+    start = at + 1;
+  }
+  const data = ordered.slice(start, start + limit);
+  return {
+    object: "list",
+    data,
+    first_id: data[0]?.id ?? null,
+    last_id: data[data.length - 1]?.id ?? null,
+    has_more: start + limit < ordered.length,
+  };
+}

@@ -1,0 +1,228 @@
+import { ApiError } from "../errors.js";
+import type { ModelTarget, RouterConfig } from "../config/load.js";
+import { EndpointHealth, type HealthState } from "./health.js";
+
+type EndpointConfig = RouterConfig["endpoints"][number];
+
+/** Live state of one endpoint. Survives config reloads while its name stays. */
+export class Endpoint {
+  inFlight = 0;
+  readonly health: EndpointHealth;
+
+  constructor(
+    public config: EndpointConfig,
+    health: RouterConfig["routing"]["health"],
+    onHealthChange: (ep: Endpoint, state: HealthState, reason: string) => void,
+  ) {
+    this.health = new EndpointHealth(health, (state, reason) => onHealthChange(this, state, reason));
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  hasRoom(): boolean {
+    return this.inFlight < this.config.max_concurrency;
+  }
+}
+
+/** A held slot on an endpoint; release exactly once, however the request ends. */
+export interface Lease {
+  endpoint: Endpoint;
+  target: ModelTarget;
+  /** ms spent waiting for a slot. */
+  waitedMs: number;
+  release(): void;
+}
+
+export interface PoolEvents {
+  onHealthChange?(endpoint: Endpoint, state: HealthState, reason: string): void;
+  onInFlightChange?(endpoint: Endpoint): void;
+}
+
+interface Waiter {
+  targets: ModelTarget[];
+  exclude: ReadonlySet<string>;
+  resolve(lease: Lease): void;
+  startedAt: number;
+}
+
+/**
+ * Chooses an endpoint per request: among the model's endpoints that are healthy
+ * (or half-open and free for a trial) and under max_concurrency, the one with the
+ * fewest requests in flight; ties go to the higher weight, then round-robin.
+ * When every eligible endpoint is full, the request waits in FIFO order up to
+ * routing.queue_timeout, then gets 429 with Retry-After.
+ */
+export class EndpointPool {
+  private endpoints = new Map<string, Endpoint>();
+  private waiters: Waiter[] = [];
+  private rotation = 0;
+
+  constructor(
+    config: RouterConfig,
+    private readonly events: PoolEvents = {},
+  ) {
+    this.applyConfig(config);
+  }
+
+  /** Adopts a new config: endpoints keep their in-flight counts and health by name. */
+  applyConfig(config: RouterConfig): void {
+    const next = new Map<string, Endpoint>();
+    for (const cfg of config.endpoints) {
+      const existing = this.endpoints.get(cfg.name);
+      if (existing) {
+        existing.config = cfg;
+        existing.health.updateSettings(config.routing.health);
+        next.set(cfg.name, existing);
+      } else {
+        next.set(cfg.name, new Endpoint(cfg, config.routing.health, (ep, s, r) => this.events.onHealthChange?.(ep, s, r)));
+      }
+    }
+    this.endpoints = next;
+    this.wakeWaiters(); // limits may have grown
+  }
+
+  get(name: string): Endpoint | undefined {
+    return this.endpoints.get(name);
+  }
+
+  all(): IterableIterator<Endpoint> {
+    return this.endpoints.values();
+  }
+
+  /**
+   * Takes a slot for one of `targets`, skipping endpoints named in `exclude`
+   * (already tried by this request). Rejects with 429 after `queueTimeoutMs`,
+   * with 503 when no endpoint is healthy, or with the signal's reason on abort.
+   */
+  acquire(model: string, targets: ModelTarget[], opts: { exclude?: ReadonlySet<string>; queueTimeoutMs: number; signal?: AbortSignal }): Promise<Lease> {
+    const exclude = opts.exclude ?? EMPTY;
+    const startedAt = performance.now();
+    const lease = this.tryAcquire(targets, exclude, startedAt);
+    if (lease) return Promise.resolve(lease);
+
+    const unavailable = this.unavailableReason(targets, exclude);
+    if (unavailable) return Promise.reject(unavailable);
+
+    return new Promise<Lease>((resolve, reject) => {
+      const waiter: Waiter = {
+        targets,
+        exclude,
+        startedAt,
+        resolve: (l) => {
+          cleanup();
+          resolve(l);
+        },
+      };
+      const fail = (err: unknown) => {
+        this.waiters.splice(this.waiters.indexOf(waiter) >>> 0, 1);
+        cleanup();
+        reject(err);
+      };
+      const timer = setTimeout(() => {
+        const retryAfter = Math.max(1, Math.ceil(opts.queueTimeoutMs / 1000));
+        fail(
+          new ApiError(429, `All endpoints serving model '${model}' are at their concurrency limit; retry shortly.`, {
+            type: "rate_limit_error",
+            code: "rate_limit_exceeded",
+            headers: { "retry-after": String(retryAfter) },
+          }),
+        );
+      }, opts.queueTimeoutMs);
+      const onAbort = () => fail(opts.signal?.reason ?? new DOMException("aborted", "AbortError"));
+      const cleanup = () => {
+        clearTimeout(timer);
+        opts.signal?.removeEventListener("abort", onAbort);
+      };
+      if (opts.signal?.aborted) return onAbort();
+      opts.signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  private tryAcquire(targets: ModelTarget[], exclude: ReadonlySet<string>, startedAt: number): Lease | null {
+    // Pass 1: the best (fewest in flight, then highest weight) and how many tie with it.
+    let bestInFlight = Infinity;
+    let bestWeight = -Infinity;
+    let ties = 0;
+    for (const t of targets) {
+      const ep = this.eligible(t, exclude);
+      if (!ep) continue;
+      if (ep.inFlight < bestInFlight || (ep.inFlight === bestInFlight && t.weight > bestWeight)) {
+        bestInFlight = ep.inFlight;
+        bestWeight = t.weight;
+        ties = 1;
+      } else if (ep.inFlight === bestInFlight && t.weight === bestWeight) ties++;
+    }
+    if (ties === 0) return null;
+    // Pass 2: rotate among exact ties so equal endpoints share the load.
+    let pick = ties > 1 ? this.rotation++ % ties : 0;
+    for (const t of targets) {
+      const ep = this.eligible(t, exclude);
+      if (!ep || ep.inFlight !== bestInFlight || t.weight !== bestWeight) continue;
+      if (pick-- > 0) continue;
+      ep.health.admits(true); // claims the half-open trial when there is one
+      return this.lease(ep, t, startedAt);
+    }
+    return null;
+  }
+
+  private eligible(t: ModelTarget, exclude: ReadonlySet<string>): Endpoint | undefined {
+    if (exclude.has(t.endpoint)) return undefined;
+    const ep = this.endpoints.get(t.endpoint);
+    return ep && ep.hasRoom() && ep.health.admits(false) ? ep : undefined;
+  }
+
+  private lease(ep: Endpoint, target: ModelTarget, startedAt: number): Lease {
+    ep.inFlight++;
+    this.events.onInFlightChange?.(ep);
+    let released = false;
+    return {
+      endpoint: ep,
+      target,
+      waitedMs: performance.now() - startedAt,
+      release: () => {
+        if (released) return;
+        released = true;
+        ep.inFlight--;
+        ep.health.releaseTrial();
+        this.events.onInFlightChange?.(ep);
+        this.wakeWaiters();
+      },
+    };
+  }
+
+  /** Non-null when waiting cannot help: nothing configured, all tried, or all cooling down. */
+  private unavailableReason(targets: ModelTarget[], exclude: ReadonlySet<string>): ApiError | null {
+    let minRetry = Infinity;
+    let anyAdmitting = false;
+    for (const t of targets) {
+      if (exclude.has(t.endpoint)) continue;
+      const ep = this.endpoints.get(t.endpoint);
+      if (!ep) continue;
+      if (ep.health.state() === "cooldown") minRetry = Math.min(minRetry, ep.health.retryAfterMs());
+      else anyAdmitting = true;
+    }
+    if (anyAdmitting) return null;
+    const retryAfter = Number.isFinite(minRetry) ? String(Math.max(1, Math.ceil(minRetry / 1000))) : "1";
+    return new ApiError(503, "No healthy endpoint is available for this model right now.", {
+      type: "server_error",
+      code: "no_healthy_endpoint",
+      headers: { "retry-after": retryAfter },
+    });
+  }
+
+  private wakeWaiters(): void {
+    for (let i = 0; i < this.waiters.length; ) {
+      const w = this.waiters[i]!;
+      const lease = this.tryAcquire(w.targets, w.exclude, w.startedAt);
+      if (lease) {
+        this.waiters.splice(i, 1);
+        w.resolve(lease);
+      } else i++;
+    }
+  }
+}
+
+const EMPTY: ReadonlySet<string> = new Set();

@@ -1,0 +1,78 @@
+import type { RouterConfig } from "./config/load.js";
+import { randomId, type IdGenerator } from "./ids.js";
+import type { Logger } from "./log.js";
+import type { Metrics } from "./metrics.js";
+import { EndpointPool } from "./routing/pool.js";
+import type { Stores } from "./store/index.js";
+import { UpstreamClient } from "./upstream/client.js";
+
+/**
+ * Everything a request needs, built once per router instance (no globals, so
+ * tests run several routers in one process). Config reloads swap `config`
+ * atomically: a request reads it once at its start and keeps that snapshot.
+ */
+export class Runtime {
+  readonly pool: EndpointPool;
+  private clients = new Map<string, UpstreamClient>();
+  private current: RouterConfig;
+
+  constructor(
+    config: RouterConfig,
+    readonly stores: Stores,
+    readonly metrics: Metrics,
+    readonly log: Logger,
+    readonly ids: IdGenerator = randomId,
+  ) {
+    this.current = config;
+    this.pool = new EndpointPool(config, {
+      onHealthChange: (ep, state, reason) => {
+        this.log.warn({ endpoint: ep.name, state, reason }, `endpoint ${ep.name} is now ${state}`);
+        this.metrics.endpointUp.set({ endpoint: ep.name }, state === "cooldown" ? 0 : 1);
+        for (const s of ["healthy", "cooldown", "half_open"] as const) this.metrics.endpointState.set({ endpoint: ep.name, state: s }, s === state ? 1 : 0);
+      },
+      onInFlightChange: (ep) => this.metrics.inFlight.set({ endpoint: ep.name }, ep.inFlight),
+    });
+    this.syncClients(config);
+  }
+
+  get config(): RouterConfig {
+    return this.current;
+  }
+
+  /** Adopts a validated config. In-flight requests keep the snapshot they started with. */
+  applyConfig(config: RouterConfig): void {
+    this.current = config;
+    this.pool.applyConfig(config);
+    this.syncClients(config);
+  }
+
+  client(endpoint: string): UpstreamClient {
+    const c = this.clients.get(endpoint);
+    if (!c) throw new Error(`no client for endpoint ${endpoint}`);
+    return c;
+  }
+
+  private syncClients(config: RouterConfig): void {
+    const next = new Map<string, UpstreamClient>();
+    for (const ep of config.endpoints) {
+      const existing = this.clients.get(ep.name);
+      if (existing && existing.sameTransport(ep)) next.set(ep.name, existing);
+      else next.set(ep.name, new UpstreamClient(ep));
+      this.metrics.maxConcurrency.set({ endpoint: ep.name }, ep.max_concurrency);
+      if (!existing) {
+        this.metrics.endpointUp.set({ endpoint: ep.name }, 1);
+        this.metrics.endpointState.set({ endpoint: ep.name, state: "healthy" }, 1);
+        this.metrics.inFlight.set({ endpoint: ep.name }, 0);
+      }
+    }
+    for (const [name, old] of this.clients) {
+      // Replaced or removed: close() lets requests already on it finish.
+      if (next.get(name) !== old) void old.close().catch(() => {});
+    }
+    this.clients = next;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.clients.values()].map((c) => c.close()));
+  }
+}

@@ -1,0 +1,78 @@
+import { serve, type ServerType } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import { buildApp } from "./app.js";
+import type { RouterConfig } from "./config/load.js";
+import { createLogger, type Logger } from "./log.js";
+import { createMetrics, type Metrics } from "./metrics.js";
+import { Runtime } from "./runtime.js";
+import { createStores, type StoreOptions } from "./store/index.js";
+import type { Stores } from "./store/types.js";
+
+export interface StartOptions {
+  host?: string;
+  port?: number;
+  logger?: Logger;
+  metrics?: Metrics;
+  stores?: Stores;
+  storeOptions?: StoreOptions;
+  /** Verify the store answers before listening (main does; a Redis that is down is fatal). */
+  checkStore?: boolean;
+}
+
+export interface RunningRouter {
+  url: string;
+  port: number;
+  runtime: Runtime;
+  server: ServerType;
+  /** Stops accepting, lets in-flight requests finish up to `deadlineMs`, then closes everything. */
+  close(deadlineMs?: number): Promise<void>;
+}
+
+/** Builds and starts a router on host:port. Used by the CLI and by the tests alike. */
+export async function startRouter(config: RouterConfig, opts: StartOptions = {}): Promise<RunningRouter> {
+  const log = opts.logger ?? createLogger(config.logging.level);
+  const metrics = opts.metrics ?? createMetrics();
+  const stores =
+    opts.stores ??
+    createStores(config.storage, log, {
+      onCacheError: () => metrics.storeErrors.inc({ store: "cache", op: "cache" }),
+      ...opts.storeOptions,
+    });
+  metrics.redisUp.set(stores.kind === "redis" && stores.status.connected ? 1 : 0);
+  stores.status.onStatusChange((up) => {
+    if (stores.kind === "redis") metrics.redisUp.set(up ? 1 : 0);
+    log[up ? "info" : "error"]({ store: stores.kind }, up ? "store connected" : "store connection lost");
+  });
+  if (opts.checkStore && !(await stores.responses.ping().catch(() => false))) {
+    await stores.close().catch(() => {});
+    throw new Error(`the ${stores.kind} store at ${redact(config.storage.redis_url)} is unreachable`);
+  }
+  const runtime = new Runtime(config, stores, metrics, log);
+  const { app } = buildApp(runtime);
+  const host = opts.host ?? config.server.host;
+  const server = await new Promise<ServerType>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: host, port: opts.port ?? config.server.port }, () => resolve(s));
+    s.once("error", reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+
+  let closing: Promise<void> | null = null;
+  const close = (deadlineMs = config.server.shutdown_timeout) =>
+    (closing ??= (async () => {
+      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Idle keep-alive sockets would hold close() open: drop them; busy ones finish their request.
+      (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      const timer = setTimeout(() => (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.(), deadlineMs);
+      await drained;
+      clearTimeout(timer);
+      await stores.close().catch(() => {});
+      await runtime.close();
+    })());
+  return { url, port, runtime, server, close };
+}
+
+/** A Redis URL without its password, for messages. */
+export function redact(url: string): string {
+  return url.replace(/\/\/([^@/]*):([^@/]*)@/, "//$1:***@");
+}

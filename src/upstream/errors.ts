@@ -1,0 +1,112 @@
+import { ApiError, type OpenAIErrorBody } from "../errors.js";
+
+export type FailureKind = "connect" | "timeout" | "status" | "protocol";
+
+/**
+ * Something went wrong talking to one endpoint. Carries enough to decide on a
+ * retry (kind, status, Retry-After) and to build the client-facing error.
+ */
+export class UpstreamFailure extends Error {
+  constructor(
+    readonly endpoint: string,
+    readonly kind: FailureKind,
+    message: string,
+    readonly status?: number,
+    readonly body?: OpenAIErrorBody["error"],
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = "UpstreamFailure";
+  }
+
+  /** Connection errors, timeouts, 5xx and 429 are worth another endpoint. */
+  get retryable(): boolean {
+    if (this.kind === "connect" || this.kind === "timeout") return true;
+    if (this.kind === "status") return this.status === 429 || (this.status ?? 0) >= 500;
+    return false;
+  }
+
+  /** Metric label for why a retry happened. */
+  get reason(): "connect" | "timeout" | "status_5xx" | "status_429" | "other" {
+    if (this.kind === "connect" || this.kind === "timeout") return this.kind;
+    if (this.status === 429) return "status_429";
+    if ((this.status ?? 0) >= 500) return "status_5xx";
+    return "other";
+  }
+
+  /** The error the client sees. Upstream 4xx/429 keep their status and body; the rest become 502/503/504. */
+  toApiError(): ApiError {
+    const headers: Record<string, string> = {};
+    if (this.retryAfterMs !== undefined) headers["retry-after"] = String(Math.max(1, Math.ceil(this.retryAfterMs / 1000)));
+    if (this.kind === "connect") {
+      return new ApiError(502, `Could not reach an upstream for this model (${this.message}).`, { type: "server_error", code: "upstream_unreachable" });
+    }
+    if (this.kind === "timeout") {
+      return new ApiError(504, `The upstream did not answer in time (${this.message}).`, { type: "server_error", code: "upstream_timeout" });
+    }
+    if (this.kind === "protocol") {
+      return new ApiError(502, `The upstream sent an invalid response (${this.message}).`, { type: "server_error", code: "bad_upstream_response" });
+    }
+    const status = this.status ?? 502;
+    if (status === 401 || status === 403) {
+      // The router's credentials were refused; the client's own key is fine, so never answer 401 to it.
+      return new ApiError(502, "The upstream endpoint refused the router's credentials.", { type: "server_error", code: "upstream_auth_failed" });
+    }
+    if (status >= 500) {
+      const mapped = status === 503 || status === 504 ? status : 502;
+      return new ApiError(mapped, `The upstream failed: ${this.body?.message ?? `HTTP ${status}`}`, {
+        type: "server_error",
+        code: this.body?.code ?? "upstream_error",
+        headers,
+      });
+    }
+    return new ApiError(status, this.body?.message ?? `The upstream answered HTTP ${status}.`, {
+      type: this.body?.type ?? (status === 429 ? "rate_limit_error" : "invalid_request_error"),
+      param: this.body?.param ?? null,
+      code: this.body?.code ?? null,
+      headers,
+    });
+  }
+}
+
+/** Reads an upstream error body into the OpenAI error shape, whatever the backend sent. */
+export function parseUpstreamErrorBody(text: string, status: number, secret?: string): OpenAIErrorBody["error"] {
+  let message = text.slice(0, 2000) || `HTTP ${status}`;
+  let type: string = status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error";
+  let param: string | null = null;
+  let code: string | null = null;
+  try {
+    const j = JSON.parse(text) as { error?: unknown; message?: unknown; detail?: unknown };
+    const e = j.error;
+    if (e && typeof e === "object") {
+      const o = e as Record<string, unknown>;
+      if (typeof o.message === "string") message = o.message;
+      if (typeof o.type === "string") type = o.type;
+      if (typeof o.param === "string") param = o.param;
+      if (typeof o.code === "string" || typeof o.code === "number") code = String(o.code);
+    } else if (typeof e === "string") message = e;
+    else if (typeof j.message === "string") message = j.message;
+    else if (typeof j.detail === "string") message = j.detail;
+  } catch {
+    // not JSON: keep the (truncated) text
+  }
+  return { message: scrubSecret(message, secret), type, param, code };
+}
+
+/** Removes an upstream key (and its long prefixes, as echoed by "Incorrect API key: sk-abc...") from text. */
+export function scrubSecret(text: string, secret?: string): string {
+  if (!secret || secret.length < 8) return text;
+  let out = text.split(secret).join("[redacted]");
+  const head = secret.slice(0, 8);
+  if (out.includes(head)) out = out.split(head).join("[redacted]");
+  return out;
+}
+
+export function parseRetryAfter(value: string | string[] | undefined): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (!v) return undefined;
+  const secs = Number(v);
+  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
+  const date = Date.parse(v);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}

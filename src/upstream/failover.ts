@@ -1,0 +1,98 @@
+import pRetry, { AbortError } from "p-retry";
+import type { ModelTarget, RouterConfig } from "../config/load.js";
+import type { EndpointPool, Lease } from "../routing/pool.js";
+import type { UpstreamClient, UpstreamReply } from "./client.js";
+import { UpstreamFailure } from "./errors.js";
+
+export interface FailoverContext {
+  pool: EndpointPool;
+  client(endpoint: string): UpstreamClient;
+  model: string;
+  targets: ModelTarget[];
+  routing: RouterConfig["routing"];
+  signal: AbortSignal;
+  /** Called for every failed attempt that will be retried elsewhere. */
+  onRetry?(failure: UpstreamFailure, endpoint: string): void;
+}
+
+export interface Attempt {
+  reply: UpstreamReply;
+  /** The slot the successful attempt holds; the caller releases it when the body is done. */
+  lease: Lease;
+  /** Endpoints tried before the one that answered. */
+  failedOver: number;
+}
+
+/**
+ * Sends one upstream call, retrying connection errors, timeouts, 5xx and 429 on
+ * ANOTHER endpoint of the model's pool (bounded attempts and total time). Only
+ * the part before the first response byte is retried; once a 2xx arrives the
+ * caller owns the stream. Non-retryable answers (4xx) end the loop at once.
+ */
+export async function callWithFailover(
+  ctx: FailoverContext,
+  call: (client: UpstreamClient, lease: Lease) => Promise<UpstreamReply>,
+): Promise<Attempt> {
+  const tried = new Set<string>();
+  const distinct = new Set(ctx.targets.map((t) => t.endpoint)).size;
+  let last: UpstreamFailure | undefined;
+  const { retry, queue_timeout } = ctx.routing;
+
+  return pRetry(
+    async () => {
+      // Once every endpoint was tried, later attempts may go back to any of them.
+      const exclude = tried.size >= distinct ? undefined : tried;
+      let lease: Lease;
+      try {
+        lease = await ctx.pool.acquire(ctx.model, ctx.targets, { exclude, queueTimeoutMs: queue_timeout, signal: ctx.signal });
+      } catch (err) {
+        // No slot: a previous upstream error says more than "no healthy endpoint".
+        throw new AbortError((last && tried.size > 0 ? last : err) as Error);
+      }
+      const name = lease.endpoint.name;
+      try {
+        const reply = await call(ctx.client(name), lease);
+        lease.endpoint.health.recordSuccess();
+        return { reply, lease, failedOver: tried.size };
+      } catch (err) {
+        lease.release();
+        if (!(err instanceof UpstreamFailure)) throw new AbortError(err as Error);
+        tried.add(name);
+        if (!err.retryable) {
+          lease.endpoint.health.recordSuccess(); // it answered: alive, just said no
+          throw new AbortError(err);
+        }
+        lease.endpoint.health.recordFailure(`${err.kind}: ${err.message}`);
+        last = err;
+        throw err;
+      }
+    },
+    {
+      retries: retry.attempts - 1,
+      maxRetryTime: retry.max_time,
+      minTimeout: 0,
+      maxTimeout: 0,
+      randomize: false,
+      signal: ctx.signal,
+      onFailedAttempt: async ({ error, retriesLeft }) => {
+        if (!(error instanceof UpstreamFailure) || retriesLeft <= 0) return;
+        ctx.onRetry?.(error, error.endpoint);
+        // Going back to an endpoint that said 429: honour its Retry-After if it is short.
+        const sameAgain = tried.size >= distinct;
+        if (sameAgain && error.retryAfterMs && error.retryAfterMs <= 5_000) await sleep(error.retryAfterMs, ctx.signal);
+      },
+    },
+  );
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,0 +1,50 @@
+/** One server-sent event frame. `raw` is the frame text without its trailing blank line. */
+export interface SseFrame {
+  event: string | undefined;
+  data: string;
+}
+
+/**
+ * Splits a byte stream into SSE frames. Tolerates CRLF line ends, comments
+ * (": keep-alive"), multi-line data and frames split across chunks.
+ */
+export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseFrame> {
+  const decoder = new TextDecoder();
+  let buf = "";
+  for await (const chunk of body) {
+    buf += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+    if (buf.includes("\r")) buf = buf.replace(/\r\n?/g, "\n");
+    let end: number;
+    while ((end = buf.indexOf("\n\n")) !== -1) {
+      const frame = parseFrame(buf.slice(0, end));
+      buf = buf.slice(end + 2);
+      if (frame) yield frame;
+    }
+  }
+  buf += decoder.decode();
+  const last = parseFrame(buf.replace(/\r\n?/g, "\n").trim());
+  if (last) yield last;
+}
+
+function parseFrame(text: string): SseFrame | null {
+  if (text.length === 0) return null;
+  // Fast path: the overwhelmingly common single "data: ..." line.
+  if (text.startsWith("data: ") && text.indexOf("\n") === -1) return { event: undefined, data: text.slice(6) };
+  let event: string | undefined;
+  let data: string | undefined;
+  for (const line of text.split("\n")) {
+    if (line.length === 0 || line[0] === ":") continue;
+    const colon = line.indexOf(":");
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? "" : line.slice(colon + 1);
+    if (value[0] === " ") value = value.slice(1);
+    if (field === "event") event = value;
+    else if (field === "data") data = data === undefined ? value : `${data}\n${value}`;
+  }
+  return data === undefined ? null : { event, data };
+}
+
+/** Serialises one Responses stream event the way OpenAI does: `event:` line then `data:` line. */
+export function sseEvent(type: string, payload: unknown): string {
+  return `event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`;
+}
