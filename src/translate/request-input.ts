@@ -23,8 +23,11 @@ import { chatNameFor } from "./tool-names.js";
 export interface InputOptions {
   developerRole: "system" | "developer";
   toolNames?: ToolNameMap;
-  /** Added to item indexes in error params (items of earlier turns precede the client's input). */
-  inputOffset?: number;
+  /**
+   * How many leading items came from earlier turns (previous_response_id). Error params
+   * then count the client's own input from 0, and name `previous_response_id` for the rest.
+   */
+  historyItems?: number;
 }
 
 const ROLES = new Set(["user", "assistant", "system", "developer"]);
@@ -123,10 +126,10 @@ class MessageBuilder {
 
 export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMessage[] {
   const out = new MessageBuilder();
-  const offset = opts.inputOffset ?? 0;
+  const history = opts.historyItems ?? 0;
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
-    const at = `input[${i + offset}]`;
+    const at = i < history ? "previous_response_id" : `input[${i - history}]`;
     const type = item.type ?? (typeof item.role === "string" ? "message" : undefined);
     switch (type) {
       case "message":
@@ -147,7 +150,7 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
           at,
         );
       case undefined:
-        throw invalidRequest(`Input item ${i + offset} has no 'type' (and is not a {role, content} message).`, `${at}.type`);
+        throw invalidRequest(`Input item ${i - history} has no 'type' (and is not a {role, content} message).`, `${at}.type`);
       default:
         if (HOSTED_HISTORY_ITEMS.has(type)) break;
         throw invalidRequest(`Input items of type '${type}' are not supported for this model.`, `${at}.type`);

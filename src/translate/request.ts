@@ -20,8 +20,8 @@ export interface ChatRequestOptions {
   developerRole: "system" | "developer";
   /** Tools other than function/namespace: drop them (listed in droppedTools) or answer 400. */
   hostedTools: "drop" | "reject";
-  /** Items of earlier turns before the client's own input: keeps `input[i]` params exact. */
-  inputOffset?: number;
+  /** How many leading `items` are history from previous_response_id: keeps `input[i]` params exact. */
+  historyItems?: number;
 }
 
 export interface ChatRequestResult {
@@ -40,7 +40,7 @@ export function responsesToChatRequest(req: CreateResponseRequest, items: Item[]
 
   const messages: ChatMessage[] = [];
   if (typeof req.instructions === "string" && req.instructions) messages.push({ role: "system", content: req.instructions });
-  for (const m of itemsToChatMessages(items, { developerRole: opts.developerRole, toolNames, inputOffset: opts.inputOffset })) {
+  for (const m of itemsToChatMessages(items, { developerRole: opts.developerRole, toolNames, historyItems: opts.historyItems })) {
     messages.push(m);
   }
 
