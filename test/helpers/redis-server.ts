@@ -8,6 +8,10 @@ export interface RedisServerHandle {
   stop(): Promise<void>;
   /** Starts it again on the same port (stopping it first if it runs). */
   restart(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open but nothing answers. */
+  pause(): void;
+  /** Thaws a paused server (SIGCONT). */
+  resume(): void;
 }
 
 /** A free loopback port: bind port 0, read it, release it. */
@@ -80,6 +84,7 @@ export async function startRedis(): Promise<RedisServerHandle> {
     proc = null;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.kill("SIGCONT");
     child.kill("SIGTERM");
     const timer = setTimeout(() => child.kill("SIGKILL"), 3_000);
     await exited;
@@ -95,5 +100,7 @@ export async function startRedis(): Promise<RedisServerHandle> {
       await stop();
       await launch();
     },
+    pause: () => void (proc as ChildProcess | null)?.kill("SIGSTOP"),
+    resume: () => void (proc as ChildProcess | null)?.kill("SIGCONT"),
   };
 }

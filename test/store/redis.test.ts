@@ -218,6 +218,25 @@ describe("redis store specifics", () => {
     expect(ran).toEqual([]);
   });
 
+  it("a hung Redis (no replies) makes store calls time out with StoreUnavailableError", async () => {
+    const own = await startRedis();
+    try {
+      const s = open(uniquePrefix(), own.url);
+      const id = newId();
+      await s.responses.save(makeRecord(id));
+      own.pause();
+      const t = Date.now();
+      await expect(s.responses.get(id)).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(Date.now() - t).toBeLessThan(2_000);
+      expect(await s.cache.get("k")).toBeNull();
+      own.resume();
+      await waitFor(async () => (await s.responses.get(id).catch(() => null)) !== null, 5_000, "recovery");
+    } finally {
+      own.resume();
+      await own.stop();
+    }
+  });
+
   it("a dead Redis makes store calls fail fast and the cache miss; it recovers after a restart", async () => {
     const own = await startRedis();
     try {
