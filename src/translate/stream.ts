@@ -24,17 +24,10 @@ import type { IdGenerator } from "../ids.js";
 import type { ChatUsage, Item, ResponseObject, StreamEvent } from "../types.js";
 import type { ChatChunkLike, ChatTokenLogprob, ChatToolCallDelta, ToolNameMap } from "./chat-types.js";
 import { chatUsageToResponses, functionCallItem, mapLogprobs, terminalFromFinishReason } from "./response.js";
+import type { CallState, MessageState, Part, ReasoningState, Status, StreamTranslatorOptions } from "./stream-state.js";
+import { isCompleteJson } from "./stream-state.js";
 
-type Status = "completed" | "incomplete";
-type Part = { type: "output_text"; text: string; annotations: unknown[]; logprobs: unknown[] } | { type: "refusal"; refusal: string };
-interface MessageState { index: number; item: Item & { id: string; content: Part[] }; part: Part | null }
-interface ReasoningState { index: number; item: Item & { id: string }; part: { type: "reasoning_text"; text: string } }
-interface CallState { index: number; item: (Item & { id: string; arguments: string; name: string }) | null; callId: string | null; chatName: string; pending: string; closed: boolean }
-
-export interface StreamTranslatorOptions {
-  /** First sequence_number (e.g. when resuming a recorded stream). Default 0. */
-  startSequence?: number;
-}
+export type { StreamTranslatorOptions } from "./stream-state.js";
 
 export class ChatStreamTranslator {
   private seq: number;
@@ -90,8 +83,8 @@ export class ChatStreamTranslator {
       if (d) {
         const reasoning = d.reasoning_content || d.reasoning;
         if (typeof reasoning === "string" && reasoning) this.reasoningDelta(reasoning, out);
-        if (typeof d.content === "string" && d.content) this.textDelta(d.content, choice.logprobs?.content, out);
-        if (typeof d.refusal === "string" && d.refusal) this.refusalDelta(d.refusal, out);
+        if (typeof d.content === "string" && d.content) this.messageDelta("output_text", d.content, choice.logprobs?.content, out);
+        if (typeof d.refusal === "string" && d.refusal) this.messageDelta("refusal", d.refusal, null, out);
         const calls = d.tool_calls;
         if (calls) for (let t = 0; t < calls.length; t++) this.toolDelta(calls[t]!, out);
       }
@@ -161,38 +154,20 @@ export class ChatStreamTranslator {
 
   // ---- message (text / refusal) -------------------------------------------------
 
-  private textDelta(delta: string, logprobs: ChatTokenLogprob[] | null | undefined, out: StreamEvent[]): void {
+  /** A text (`output_text`) or refusal fragment: into the open message's part of that kind. */
+  private messageDelta(kind: Part["type"], delta: string, logprobs: ChatTokenLogprob[] | null | undefined, out: StreamEvent[]): void {
     const m = this.message ?? this.openMessage(out);
-    let part = m.part;
-    if (part === null || part.type !== "output_text") part = this.openPart(m, "output_text", out);
-    const p = part as Extract<Part, { type: "output_text" }>;
-    p.text += delta;
+    const part = m.part !== null && m.part.type === kind ? m.part : this.openPart(m, kind, out);
+    const at = { item_id: m.item.id, output_index: m.index, content_index: m.item.content.length - 1 };
+    if (part.type === "refusal") {
+      part.refusal += delta;
+      out.push({ type: "response.refusal.delta", ...at, delta, sequence_number: this.seq++ });
+      return;
+    }
+    part.text += delta;
     const lp = mapLogprobs(logprobs);
-    for (let i = 0; i < lp.length; i++) p.logprobs.push(lp[i]);
-    out.push({
-      type: "response.output_text.delta",
-      item_id: m.item.id,
-      output_index: m.index,
-      content_index: m.item.content.length - 1,
-      delta,
-      logprobs: lp,
-      sequence_number: this.seq++,
-    });
-  }
-
-  private refusalDelta(delta: string, out: StreamEvent[]): void {
-    const m = this.message ?? this.openMessage(out);
-    let part = m.part;
-    if (part === null || part.type !== "refusal") part = this.openPart(m, "refusal", out);
-    (part as Extract<Part, { type: "refusal" }>).refusal += delta;
-    out.push({
-      type: "response.refusal.delta",
-      item_id: m.item.id,
-      output_index: m.index,
-      content_index: m.item.content.length - 1,
-      delta,
-      sequence_number: this.seq++,
-    });
+    for (let i = 0; i < lp.length; i++) part.logprobs.push(lp[i]);
+    out.push({ type: "response.output_text.delta", ...at, delta, logprobs: lp, sequence_number: this.seq++ });
   }
 
   private openMessage(out: StreamEvent[]): MessageState {
@@ -202,12 +177,8 @@ export class ChatStreamTranslator {
     const index = this.output.length;
     const item = { id, type: "message", status: "in_progress", role: "assistant", content: [] as Part[] };
     this.output.push(item);
-    out.push({
-      type: "response.output_item.added",
-      output_index: index,
-      item: { id, type: "message", status: "in_progress", role: "assistant", content: [] },
-      sequence_number: this.seq++,
-    });
+    const added = { id, type: "message", status: "in_progress", role: "assistant", content: [] };
+    out.push({ type: "response.output_item.added", output_index: index, item: added, sequence_number: this.seq++ });
     return (this.message = { index, item, part: null });
   }
 
@@ -217,14 +188,8 @@ export class ChatStreamTranslator {
     const added = type === "output_text" ? { type, text: "", annotations: [], logprobs: [] } : { type, refusal: "" };
     m.item.content.push(part);
     m.part = part;
-    out.push({
-      type: "response.content_part.added",
-      item_id: m.item.id,
-      output_index: m.index,
-      content_index: m.item.content.length - 1,
-      part: added,
-      sequence_number: this.seq++,
-    });
+    const at = { item_id: m.item.id, output_index: m.index, content_index: m.item.content.length - 1 };
+    out.push({ type: "response.content_part.added", ...at, part: added, sequence_number: this.seq++ });
     return part;
   }
 
@@ -264,14 +229,8 @@ export class ChatStreamTranslator {
       this.output.push(item);
       r = this.reasoning = { index, item, part };
       out.push({ type: "response.output_item.added", output_index: index, item: { id, type: "reasoning", summary: [] }, sequence_number: this.seq++ });
-      out.push({
-        type: "response.content_part.added",
-        item_id: id,
-        output_index: index,
-        content_index: 0,
-        part: { type: "reasoning_text", text: "" },
-        sequence_number: this.seq++,
-      });
+      const at = { item_id: id, output_index: index, content_index: 0 };
+      out.push({ type: "response.content_part.added", ...at, part: { type: "reasoning_text", text: "" }, sequence_number: this.seq++ });
     }
     r.part.text += delta;
     out.push({ type: "response.reasoning_text.delta", item_id: r.item.id, output_index: r.index, content_index: 0, delta, sequence_number: this.seq++ });
@@ -359,26 +318,10 @@ export class ChatStreamTranslator {
       const item = call.item!;
       call.closed = true;
       item.status = status;
-      out.push({
-        type: "response.function_call_arguments.done",
-        item_id: item.id,
-        output_index: call.index,
-        name: item.name,
-        arguments: item.arguments,
-        sequence_number: this.seq++,
-      });
+      const at = { item_id: item.id, output_index: call.index };
+      out.push({ type: "response.function_call_arguments.done", ...at, name: item.name, arguments: item.arguments, sequence_number: this.seq++ });
       out.push({ type: "response.output_item.done", output_index: call.index, item, sequence_number: this.seq++ });
     }
     open.length = kept;
-  }
-}
-
-function isCompleteJson(text: string): boolean {
-  if (!text) return false;
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
   }
 }
