@@ -205,6 +205,16 @@ describe("ChatStreamTranslator: tool calls", () => {
     expect(sdk.final.output.map((i) => (i as { arguments: string }).arguments)).toEqual(['{"p":1}', '{"q":2}']);
   });
 
+  it("text after tool calls closes them and opens a new message item", async () => {
+    const { events, terminal } = run([
+      tool({ index: 0, id: "c1", function: { name: "a", arguments: '{"x":' } }),
+      text("then text"),
+      { choices: [{ index: 0, delta: { reasoning_content: "late thought" } }] },
+    ]);
+    expect(outputOf(terminal).map((i) => `${i.type}:${i.status ?? "-"}`)).toEqual(["function_call:completed", "message:completed", "reasoning:-"]);
+    await runThroughOpenAISdk(events);
+  });
+
   it("gives duplicate backend call ids fresh call_ids", () => {
     const { terminal } = run([
       tool({ index: 0, id: "same", function: { name: "a", arguments: "{}" } }),
