@@ -76,12 +76,15 @@ export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObj
   obj.store = f.store;
   obj.background = f.background;
   if (f.model !== undefined) obj.model = f.model;
-  if (f.stripEncryptedReasoning && Array.isArray(obj.output)) for (const item of obj.output as Item[]) stripEncrypted(item);
   return obj as ResponseObject;
 }
 
-function stripEncrypted(item: Item | undefined): void {
-  if (item && item.type === "reasoning" && "encrypted_content" in item) delete item.encrypted_content;
+/** JSON.stringify replacer hiding encrypted reasoning the client did not ask for (the stored copy keeps it). */
+export const hideEncrypted = (key: string, value: unknown): unknown => (key === "encrypted_content" ? undefined : value);
+
+/** A copy of a response as the client should see it. */
+export function clientView(response: ResponseObject, hide: boolean): ResponseObject {
+  return hide ? (JSON.parse(JSON.stringify(response, hideEncrypted)) as ResponseObject) : response;
 }
 
 const LIFECYCLE = new Set([
@@ -129,9 +132,9 @@ export class NativeStreamRewriter {
         if (typeof resp.id === "string" && this.upstreamId === null) this.upstreamId = resp.id;
         applyRouterFields(resp, this.fields);
         if (TERMINAL_EVENTS.has(t)) this.final = resp as ResponseObject;
-      } else if (this.fields.stripEncryptedReasoning && parsed.item) stripEncrypted(parsed.item as Item);
+      }
       if (t === "response.output_item.done" && typeof parsed.output_index === "number") this.items[parsed.output_index] = parsed.item as Item;
-      return { type: t, data: JSON.stringify(parsed), parsed };
+      return { type: t, data: JSON.stringify(parsed, this.fields.stripEncryptedReasoning ? hideEncrypted : undefined), parsed };
     }
     this.trackRaw(data);
     if (this.upstreamId !== null && data.includes(this.upstreamId)) data = data.split(this.upstreamId).join(this.fields.id);

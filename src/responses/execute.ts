@@ -1,4 +1,4 @@
-import { applyRouterFields, NativeStreamRewriter, nativeRequestBody, TERMINAL_EVENTS } from "../native/rewrite.js";
+import { applyRouterFields, hideEncrypted, NativeStreamRewriter, nativeRequestBody, TERMINAL_EVENTS } from "../native/rewrite.js";
 import type { Endpoint, Lease } from "../routing/pool.js";
 import type { Runtime } from "../runtime.js";
 import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, responseSkeleton } from "../translate/index.js";
@@ -18,7 +18,10 @@ export interface EventSink {
 }
 
 export interface RunOutcome {
+  /** The full response, as stored. */
   response: ResponseObject;
+  /** Hide encrypted reasoning the router asked for on the client's behalf. */
+  hideEncrypted: boolean;
   /** The terminal event, held back so the caller can store the response before the client sees it. */
   terminal: { type: string; data: string } | null;
   endpoint: string;
@@ -92,12 +95,16 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
         const result = native
           ? await pumpNative(rt, plan, reply, sink, signal, lease)
           : await pumpChat(rt, plan, reply, sink, signal, lease, skeleton(), toolNames);
-        return { ...result, endpoint: lease.endpoint.name, upstreamMs: performance.now() - started };
+        return { ...result, hideEncrypted: native && hidesEncryptedReasoning(plan), endpoint: lease.endpoint.name, upstreamMs: performance.now() - started };
       } finally {
         lease.release();
       }
     },
   };
+}
+
+export function hidesEncryptedReasoning(plan: Plan): boolean {
+  return wantsEncryptedReasoning(plan) && !(plan.req.include ?? []).includes("reasoning.encrypted_content");
 }
 
 function wantsEncryptedReasoning(plan: Plan): boolean {
@@ -150,7 +157,7 @@ async function pumpNative(rt: Runtime, plan: Plan, reply: UpstreamReply, sink: E
     store: plan.store,
     background: plan.background,
     model: lease.target.upstreamModel === plan.model ? undefined : plan.model,
-    stripEncryptedReasoning: wantsEncryptedReasoning(plan) && !(plan.req.include ?? []).includes("reasoning.encrypted_content"),
+    stripEncryptedReasoning: hidesEncryptedReasoning(plan),
   };
   if (!sink) {
     const json = (await readJson(reply, lease)) as Record<string, unknown>;
@@ -186,7 +193,7 @@ async function pumpNative(rt: Runtime, plan: Plan, reply: UpstreamReply, sink: E
     output: rw.items.filter(Boolean),
   };
   const event = { type: "response.failed", sequence_number: rw.lastSequence + 1, response };
-  return { response, terminal: { type: event.type, data: JSON.stringify(event) } };
+  return { response, terminal: { type: event.type, data: JSON.stringify(event, fields.stripEncryptedReasoning ? hideEncrypted : undefined) } };
 }
 
 function sendAll(sink: EventSink, events: StreamEvent[]): void {

@@ -4,6 +4,7 @@ import type { StoredResponse } from "../store/types.js";
 import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import type { Item, JsonObject, ResponseObject } from "../types.js";
 import { sseBody } from "../http/sse.js";
+import { clientView, hideEncrypted } from "../native/rewrite.js";
 import { cacheKey } from "./cache-key.js";
 import { connect, type EventSink, type RunOutcome } from "./execute.js";
 import { buildPlan, loadOwned, type Plan } from "./plan.js";
@@ -42,7 +43,7 @@ export class ResponsesService {
     if (!plan.stream) {
       const out = await conn.pump(null);
       await this.finish(plan, out, key);
-      return { kind: "json", response: out.response, endpoint };
+      return { kind: "json", response: clientView(out.response, out.hideEncrypted), endpoint };
     }
     const stream = sseBody(async (sink) => {
       const out = await conn.pump(sink);
@@ -88,7 +89,8 @@ export class ResponsesService {
       this.rt.log.error({ model: plan.model, err: message }, "storing a streamed response failed");
       const seq = (JSON.parse(out.terminal!.data) as { sequence_number: number }).sequence_number;
       const response = { ...out.response, status: "failed", error: { code: "server_error", message } };
-      return { type: "response.failed", data: JSON.stringify({ type: "response.failed", response, sequence_number: seq }) };
+      const event = { type: "response.failed", response, sequence_number: seq };
+      return { type: "response.failed", data: JSON.stringify(event, out.hideEncrypted ? hideEncrypted : undefined) };
     }
   }
 
