@@ -66,6 +66,7 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
           stream,
           developerRole: lease.endpoint.config.developer_role,
           hostedTools: plan.modelCfg.hosted_tools,
+          historyItems: plan.history.length,
         });
         toolNames = t.toolNames;
         droppedTools = t.droppedTools;
