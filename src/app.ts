@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { ApiError, notFound } from "./errors.js";
 import { authenticate } from "./http/auth.js";
-import type { AppEnv } from "./http/context.js";
+import type { AppEnv, RequestStats } from "./http/context.js";
 import { errorResponse } from "./http/errors.js";
 import { opsRoutes } from "./http/ops-routes.js";
 import { responsesRoutes } from "./http/responses-routes.js";
@@ -21,7 +21,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     const started = performance.now();
     const requestId = c.req.header("x-request-id")?.slice(0, 200) || rt.ids("req");
     c.set("requestId", requestId);
-    const stats = { route: "", model: "", endpoint: "" };
+    const stats: RequestStats = { route: "", model: "", endpoint: "" };
     c.set("stats", stats);
     await next();
     c.res.headers.set("x-request-id", requestId);
@@ -31,6 +31,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
       const seconds = (performance.now() - started) / 1000;
       rt.metrics.requests.inc({ route: stats.route, model: stats.model, endpoint: stats.endpoint, status: String(status) });
       rt.metrics.requestDuration.observe({ route: stats.route, model: stats.model, endpoint: stats.endpoint }, seconds);
+      if (stats.upstreamMs !== undefined) rt.metrics.overhead.observe({ route: stats.route }, Math.max(0, seconds - stats.upstreamMs / 1000));
       if (stats.route in OPEN_ROUTES) return;
       rt.log.info({ requestId, method: c.req.method, route: stats.route, model: stats.model || undefined, endpoint: stats.endpoint || undefined, status, ms: Math.round(seconds * 1000) }, "request");
     };

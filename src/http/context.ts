@@ -6,6 +6,8 @@ export interface RequestStats {
   route: string;
   model: string;
   endpoint: string;
+  /** Time spent on the upstream call, when there was one (overhead = total - this). */
+  upstreamMs?: number;
 }
 
 export type AppEnv = {

@@ -19,6 +19,7 @@ export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService): v
       owner: c.get("owner"),
       signal: upstream.signal,
       abort: () => upstream.abort(new DOMException("client disconnected", "AbortError")),
+      stats,
     });
     stats.endpoint = result.endpoint;
     if (result.kind === "json") {

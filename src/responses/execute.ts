@@ -91,14 +91,19 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
   return {
     endpoint: lease.endpoint,
     pump: async (sink) => {
+      const endpoint = lease.endpoint.name;
+      let outcome: "ok" | "error" = "error";
+      const firstByte = () => rt.metrics.timeToFirstToken.observe({ model: plan.model, endpoint }, (performance.now() - started) / 1000);
       try {
         const native = lease.endpoint.config.kind === "openai";
         const result = native
-          ? await pumpNative(rt, plan, reply, sink, signal, lease)
-          : await pumpChat(rt, plan, reply, sink, signal, lease, skeleton(), toolNames);
-        return { ...result, hideEncrypted: native && hidesEncryptedReasoning(plan), endpoint: lease.endpoint.name, upstreamMs: performance.now() - started };
+          ? await pumpNative(rt, plan, reply, sink, signal, lease, firstByte)
+          : await pumpChat(rt, plan, reply, sink, signal, lease, skeleton(), toolNames, firstByte);
+        outcome = result.response.status === "failed" ? "error" : "ok";
+        return { ...result, hideEncrypted: native && hidesEncryptedReasoning(plan), endpoint, upstreamMs: performance.now() - started };
       } finally {
         lease.release();
+        rt.metrics.upstreamDuration.observe({ endpoint, outcome }, (performance.now() - started) / 1000);
       }
     },
   };
@@ -124,6 +129,7 @@ async function pumpChat(
   lease: Lease,
   skeleton: ResponseObject,
   toolNames: ToolNameMap | undefined,
+  onFirstChunk: () => void,
 ): Promise<Pumped> {
   if (!sink) {
     const json = (await readJson(reply, lease)) as Parameters<typeof chatCompletionToResponse>[0];
@@ -132,8 +138,13 @@ async function pumpChat(
   const tr = new ChatStreamTranslator(skeleton, rt.ids, toolNames);
   sendAll(sink, tr.start());
   let tail: StreamEvent[];
+  let first = true;
   try {
     for await (const frame of readSseFrames(reply.body)) {
+      if (first) {
+        first = false;
+        onFirstChunk();
+      }
       if (frame.data === "[DONE]") break;
       const chunk = JSON.parse(frame.data) as Record<string, unknown>;
       if (chunk.error) throw new UpstreamFailure(lease.endpoint.name, "status", errorMessage(chunk.error), 500);
@@ -151,7 +162,15 @@ async function pumpChat(
   return { response: tr.response, terminal: { type: terminal.type, data: JSON.stringify(terminal) } };
 }
 
-async function pumpNative(rt: Runtime, plan: Plan, reply: UpstreamReply, sink: EventSink | null, signal: AbortSignal, lease: Lease): Promise<Pumped> {
+async function pumpNative(
+  rt: Runtime,
+  plan: Plan,
+  reply: UpstreamReply,
+  sink: EventSink | null,
+  signal: AbortSignal,
+  lease: Lease,
+  onFirstDelta: () => void,
+): Promise<Pumped> {
   const fields = {
     id: plan.id,
     previousResponseId: plan.previousResponseId,
@@ -167,10 +186,15 @@ async function pumpNative(rt: Runtime, plan: Plan, reply: UpstreamReply, sink: E
   const rw = new NativeStreamRewriter(fields);
   let terminal: { type: string; data: string } | null = null;
   let snapshot: ResponseObject | null = null;
+  let first = true;
   try {
     for await (const frame of readSseFrames(reply.body)) {
       if (frame.data === "[DONE]") break;
       const out = rw.frame(frame.event, frame.data);
+      if (first && out.type.endsWith(".delta")) {
+        first = false;
+        onFirstDelta();
+      }
       rt.metrics.streamChunks.inc({ kind: "native" });
       if (out.type === "response.created" && out.parsed) snapshot = out.parsed.response as ResponseObject;
       if (TERMINAL_EVENTS.has(out.type)) {

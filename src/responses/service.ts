@@ -16,6 +16,8 @@ export interface RequestContext {
   signal: AbortSignal;
   /** Aborts the upstream call (a stream's client went away). */
   abort(): void;
+  /** Filled in for metrics: time spent on the upstream call. */
+  stats?: { upstreamMs?: number };
 }
 
 export type CreateResult = { kind: "json"; response: ResponseObject; endpoint: string } | { kind: "stream"; body: ReadableStream<Uint8Array>; endpoint: string };
@@ -42,11 +44,13 @@ export class ResponsesService {
     const endpoint = conn.endpoint.name;
     if (!plan.stream) {
       const out = await conn.pump(null);
+      if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
       await this.finish(plan, out, key);
       return { kind: "json", response: clientView(out.response, out.hideEncrypted), endpoint };
     }
     const stream = sseBody(async (sink) => {
       const out = await conn.pump(sink);
+      if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
       const terminal = await this.finishStreamed(plan, out, key);
       sink.send(terminal.type, terminal.data);
     }, ctx.abort);
