@@ -68,7 +68,7 @@ export function buildConfig(raw: unknown, source = "<inline>", env: NodeJS.Proce
   const issues: ConfigIssue[] = [];
   const interpolated = interpolateEnv(raw, env, [], issues);
   const parsed = routerConfigSchema.safeParse(interpolated);
-  if (!parsed.success) issues.push(...zodIssues(parsed.error));
+  if (!parsed.success) issues.push(...zodIssues(parsed.error), ...crossReferenceIssues(interpolated));
   if (issues.length > 0 || !parsed.success) throw new ConfigError(source, issues);
   const cfg = parsed.data;
   const weights = new Map(cfg.endpoints.map((e) => [e.name, e.weight]));
@@ -87,6 +87,25 @@ export function buildConfig(raw: unknown, source = "<inline>", env: NodeJS.Proce
     );
   }
   return { ...cfg, targets, source };
+}
+
+/**
+ * Model -> endpoint references, checked on the raw tree so they are reported
+ * together with shape errors (zod runs its own refinement only on a valid shape).
+ */
+function crossReferenceIssues(raw: unknown): ConfigIssue[] {
+  const r = raw as { endpoints?: unknown; models?: unknown };
+  if (!Array.isArray(r?.endpoints) || !r.models || typeof r.models !== "object") return [];
+  const names = new Set(r.endpoints.map((e) => (e as { name?: unknown })?.name).filter((n) => typeof n === "string"));
+  const issues: ConfigIssue[] = [];
+  for (const [model, m] of Object.entries(r.models as Record<string, { endpoints?: unknown }>)) {
+    if (!Array.isArray(m?.endpoints)) continue;
+    m.endpoints.forEach((ref, i) => {
+      const name = typeof ref === "string" ? ref : (ref as { name?: unknown })?.name;
+      if (typeof name === "string" && !names.has(name)) issues.push({ path: `models.${model}.endpoints.${i}`, message: `unknown endpoint "${name}"` });
+    });
+  }
+  return issues;
 }
 
 export function parseConfigText(text: string, source: string, env: NodeJS.ProcessEnv = process.env): RouterConfig {

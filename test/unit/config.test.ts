@@ -1,0 +1,102 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { routerJsonSchema } from "../../src/config/json-schema.js";
+import { ConfigError, interpolateEnv, loadConfigFile, parseConfigText } from "../../src/config/load.js";
+
+const minimal = `
+endpoints:
+  - { name: a, url: "http://127.0.0.1:9/v1", kind: chat }
+models:
+  m: { endpoints: [a] }
+`;
+
+function issuesOf(text: string, env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    parseConfigText(text, "t.yaml", env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.issues.map((i) => `${i.path}: ${i.message}`);
+    throw err;
+  }
+  return [];
+}
+
+describe("config loading", () => {
+  it("applies defaults and derives model targets", () => {
+    const cfg = parseConfigText(`${minimal}\n  n: { endpoints: [{ name: a, upstream_model: x, weight: 3 }], upstream_model: y }`, "t", {});
+    expect(cfg.server.port).toBe(8080);
+    expect(cfg.endpoints[0]!.timeouts).toEqual({ connect: 5000, first_byte: 300000, idle: 120000 });
+    expect(cfg.targets.get("m")).toEqual([{ endpoint: "a", upstreamModel: "m", weight: 1 }]);
+    expect(cfg.targets.get("n")).toEqual([{ endpoint: "a", upstreamModel: "x", weight: 3 }]);
+    expect(cfg.storage.redis_url).toBe("");
+  });
+
+  it("interpolates ${VAR} and ${VAR:-default} in values only, and reports unset variables by path", () => {
+    expect(interpolateEnv({ a: "${X}", b: ["${Y:-dflt}"], "${X}": 1 }, { X: "x" })).toEqual({ a: "x", b: ["dflt"], "${X}": 1 });
+    const cfg = parseConfigText(minimal.replace("chat }", 'chat, api_key: "${KEY}" }'), "t", { KEY: "s3cr:et #x" });
+    expect(cfg.endpoints[0]!.api_key).toBe("s3cr:et #x");
+    expect(issuesOf(minimal.replace("chat }", 'chat, api_key: "${MISSING_KEY}" }'))).toEqual([
+      "endpoints.0.api_key: environment variable MISSING_KEY is not set (write ${MISSING_KEY:-default} for a default)",
+    ]);
+  });
+
+  it("reports every problem with its path at once", () => {
+    const issues = issuesOf(`
+server: { port: "x" }
+endpoints:
+  - { name: a, url: "ftp://x", kind: foo, extra: 1 }
+models:
+  m: { endpoints: [b] }
+storage: { ttl: "3 weeks" }
+`);
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^server\.port: /),
+        expect.stringMatching(/^endpoints\.0\.url: /),
+        expect.stringMatching(/^endpoints\.0\.kind: /),
+        expect.stringMatching(/^endpoints\.0: .*extra/),
+        expect.stringMatching(/^storage\.ttl: invalid duration/),
+        'models.m.endpoints.0: unknown endpoint "b"',
+      ]),
+    );
+  });
+
+  it("rejects duplicate endpoint names and YAML syntax errors", () => {
+    expect(issuesOf(`${minimal}\n  - x`).length).toBeGreaterThan(0);
+    expect(issuesOf(minimal.replace("models:", '  - { name: a, url: "http://127.0.0.1:8/v1", kind: chat }\nmodels:'))).toEqual(['endpoints.1.name: duplicate endpoint name "a"']);
+    expect(issuesOf("endpoints: [")[0]).toMatch(/YAML syntax/);
+  });
+
+  it("ships a JSON Schema that matches the zod schema", () => {
+    const committed = JSON.parse(readFileSync(new URL("../../config/router.schema.json", import.meta.url), "utf8"));
+    expect(committed).toEqual(routerJsonSchema());
+  });
+
+  it("validates router.example.yaml", () => {
+    expect(() => loadConfigFile("router.example.yaml", {})).not.toThrow();
+  });
+});
+
+describe("CLI check", () => {
+  const dir = mkdtempSync(join(tmpdir(), "rr-cli-"));
+  const run = (...args: string[]) => spawnSync(process.execPath, ["--import", "tsx", "src/main.ts", ...args], { encoding: "utf8", timeout: 30_000 });
+
+  it("exits 0 on a valid file", () => {
+    const file = join(dir, "ok.yaml");
+    writeFileSync(file, minimal);
+    const r = run("check", "--config", file);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("OK");
+  });
+
+  it("prints every problem with its path and exits 1", () => {
+    const file = join(dir, "bad.yaml");
+    writeFileSync(file, "endpoints: [{ name: a, url: nope, kind: chat }]\nmodels: { m: { endpoints: [zz] } }\n");
+    const r = run("check", "--config", file);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("endpoints.0.url");
+    expect(r.stderr).toContain('models.m.endpoints.0: unknown endpoint "zz"');
+  });
+});
