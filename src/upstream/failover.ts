@@ -37,8 +37,11 @@ export async function callWithFailover(
   const distinct = new Set(ctx.targets.map((t) => t.endpoint)).size;
   let last: UpstreamFailure | undefined;
   const { retry, queue_timeout } = ctx.routing;
+  const started = performance.now();
+  // p-retry drops a result whose signal aborted just as it arrived: keep it to release its slot.
+  let won: Attempt | undefined;
 
-  return pRetry(
+  const attempts = pRetry(
     async () => {
       // Once every endpoint was tried, later attempts may go back to any of them.
       const exclude = tried.size >= distinct ? undefined : tried;
@@ -53,7 +56,8 @@ export async function callWithFailover(
       try {
         const reply = await call(ctx.client(name), lease);
         lease.endpoint.health.recordSuccess();
-        return { reply, lease, failedOver: tried.size };
+        won = { reply, lease, failedOver: tried.size };
+        return won;
       } catch (err) {
         lease.release();
         if (!(err instanceof UpstreamFailure)) throw new AbortError(err as Error);
@@ -76,13 +80,28 @@ export async function callWithFailover(
       signal: ctx.signal,
       onFailedAttempt: async ({ error, retriesLeft }) => {
         if (!(error instanceof UpstreamFailure) || retriesLeft <= 0) return;
+        // Every endpoint was tried, so the next attempt may go back to one that asked
+        // us to wait (429/503 Retry-After): wait when that fits the retry budget, else
+        // stop here and hand the client the upstream's answer with its Retry-After.
+        if (tried.size >= distinct && error.retryAfterMs) {
+          if (error.retryAfterMs > retry.max_time - (performance.now() - started)) throw error;
+          ctx.onRetry?.(error, error.endpoint);
+          await sleep(error.retryAfterMs, ctx.signal);
+          return;
+        }
         ctx.onRetry?.(error, error.endpoint);
-        // Going back to an endpoint that said 429: honour its Retry-After if it is short.
-        const sameAgain = tried.size >= distinct;
-        if (sameAgain && error.retryAfterMs && error.retryAfterMs <= 5_000) await sleep(error.retryAfterMs, ctx.signal);
       },
     },
   );
+  try {
+    return await attempts;
+  } catch (err) {
+    if (won) {
+      won.lease.release();
+      won.reply.body.destroy();
+    }
+    throw err;
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
