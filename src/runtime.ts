@@ -31,6 +31,7 @@ export class Runtime {
         for (const s of ["healthy", "cooldown", "half_open"] as const) this.metrics.endpointState.set({ endpoint: ep.name, state: s }, s === state ? 1 : 0);
       },
       onInFlightChange: (ep) => this.metrics.inFlight.set({ endpoint: ep.name }, ep.inFlight),
+      onQueueTimeout: (model) => this.metrics.poolRejections.inc({ model }),
     });
     this.syncClients(config);
   }

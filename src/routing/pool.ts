@@ -38,6 +38,8 @@ export interface Lease {
 export interface PoolEvents {
   onHealthChange?(endpoint: Endpoint, state: HealthState, reason: string): void;
   onInFlightChange?(endpoint: Endpoint): void;
+  /** A request waited queue_timeout for a slot and got 429. */
+  onQueueTimeout?(model: string): void;
 }
 
 interface Waiter {
@@ -91,6 +93,11 @@ export class EndpointPool {
     return this.endpoints.values();
   }
 
+  /** Requests waiting for a free slot right now. */
+  get queued(): number {
+    return this.waiters.length;
+  }
+
   /**
    * Takes a slot for one of `targets`, skipping endpoints named in `exclude`
    * (already tried by this request). Rejects with 429 after `queueTimeoutMs`,
@@ -121,6 +128,7 @@ export class EndpointPool {
         reject(err);
       };
       const timer = setTimeout(() => {
+        this.events.onQueueTimeout?.(model);
         const retryAfter = Math.max(1, Math.ceil(opts.queueTimeoutMs / 1000));
         fail(
           new ApiError(429, `All endpoints serving model '${model}' are at their concurrency limit; retry shortly.`, {
