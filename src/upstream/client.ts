@@ -76,6 +76,8 @@ export class UpstreamClient {
         signal,
       });
     } catch (err) {
+      // Our own abort (the client went away, whatever reason it carries) says nothing about the upstream.
+      if (signal?.aborted) throw err;
       throw this.classify(err);
     }
     if (res.statusCode >= 200 && res.statusCode < 300) return { status: res.statusCode, headers: res.headers, body: res.body };
