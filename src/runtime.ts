@@ -3,6 +3,7 @@ import { randomId, type IdGenerator } from "./ids.js";
 import type { Logger } from "./log.js";
 import type { Metrics } from "./metrics.js";
 import { EndpointPool } from "./routing/pool.js";
+import { HealthProber } from "./routing/probe.js";
 import type { Stores } from "./store/index.js";
 import { UpstreamClient } from "./upstream/client.js";
 
@@ -15,6 +16,7 @@ export class Runtime {
   readonly pool: EndpointPool;
   private clients = new Map<string, UpstreamClient>();
   private current: RouterConfig;
+  private prober: HealthProber | null = null;
 
   constructor(
     config: RouterConfig,
@@ -26,7 +28,7 @@ export class Runtime {
     this.current = config;
     this.pool = new EndpointPool(config, {
       onHealthChange: (ep, state, reason) => {
-        this.log.warn({ endpoint: ep.name, state, reason }, `endpoint ${ep.name} is now ${state}`);
+        this.log[state === "cooldown" ? "warn" : "info"]({ endpoint: ep.name, state, reason }, `endpoint ${ep.name} is now ${state}`);
         this.metrics.endpointUp.set({ endpoint: ep.name }, state === "cooldown" ? 0 : 1);
         for (const s of ["healthy", "cooldown", "half_open"] as const) this.metrics.endpointState.set({ endpoint: ep.name, state: s }, s === state ? 1 : 0);
       },
@@ -34,6 +36,7 @@ export class Runtime {
       onQueueTimeout: (model) => this.metrics.poolRejections.inc({ model }),
     });
     this.syncClients(config);
+    this.syncProber(config);
   }
 
   get config(): RouterConfig {
@@ -45,6 +48,24 @@ export class Runtime {
     this.current = config;
     this.pool.applyConfig(config);
     this.syncClients(config);
+    this.syncProber(config);
+  }
+
+  /** Starts, restarts or stops active health probes to match routing.health.probe_interval. */
+  private syncProber(config: RouterConfig): void {
+    const every = config.routing.health.probe_interval;
+    if (this.prober?.intervalMs === every) return;
+    this.prober?.stop();
+    this.prober = every
+      ? new HealthProber(
+          {
+            endpoints: () => this.pool.all(),
+            client: (name) => this.clients.get(name),
+            onProbe: (ep, ok, detail) => this.log.debug({ endpoint: ep.name, ok, detail }, "health probe"),
+          },
+          every,
+        ).start()
+      : null;
   }
 
   client(endpoint: string): UpstreamClient {
@@ -74,6 +95,8 @@ export class Runtime {
   }
 
   async close(): Promise<void> {
+    this.prober?.stop();
+    this.pool.close();
     await Promise.allSettled([...this.clients.values()].map((c) => c.close()));
   }
 }

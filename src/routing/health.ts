@@ -2,7 +2,9 @@
  * Passive health per endpoint, as a small circuit breaker:
  * healthy --(N consecutive failures)--> cooldown --(time passes)--> half_open
  * half_open --(trial succeeds)--> healthy; --(trial fails)--> cooldown (longer).
- * The cooldown doubles on each consecutive trip, up to a cap.
+ * The cooldown doubles on each consecutive trip, up to a cap. Every transition,
+ * including the timed cooldown -> half_open one, is reported through onChange.
+ * Optional active probes feed recordProbe(): a success ends a cooldown early.
  */
 export type HealthState = "healthy" | "cooldown" | "half_open";
 
@@ -17,6 +19,7 @@ export class EndpointHealth {
   private trips = 0;
   private cooldownUntil = 0;
   private trialInFlight = false;
+  private halfOpenTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private settings: HealthSettings,
@@ -50,27 +53,58 @@ export class EndpointHealth {
     return true;
   }
 
-  recordSuccess(): void {
+  recordSuccess(reason = "trial request succeeded"): void {
     this.trialInFlight = false;
     this.consecutiveFailures = 0;
-    if (this.cooldownUntil !== 0) {
-      this.cooldownUntil = 0;
-      this.trips = 0;
-      this.onChange("healthy", "trial request succeeded");
-    }
+    if (this.cooldownUntil !== 0) this.recover(reason);
   }
 
   recordFailure(reason: string): void {
     const wasTrial = this.trialInFlight;
     this.trialInFlight = false;
     this.consecutiveFailures++;
-    if (wasTrial || this.consecutiveFailures >= this.settings.failure_threshold) {
-      this.trips++;
-      const ms = Math.min(this.settings.max_cooldown, this.settings.cooldown * 2 ** (this.trips - 1));
-      this.cooldownUntil = this.now() + ms;
-      this.consecutiveFailures = 0;
-      this.onChange("cooldown", `${reason}; cooling down for ${ms} ms`);
-    }
+    if (wasTrial || this.consecutiveFailures >= this.settings.failure_threshold) this.trip(reason);
+  }
+
+  /**
+   * An active probe's verdict. Success ends a cooldown at once (but does not clear
+   * request failures counted while healthy: /models may answer while inference
+   * fails). Failure counts like a request failure when healthy, fails the trial
+   * when half-open, and changes nothing while already cooling down.
+   */
+  recordProbe(ok: boolean, reason: string): void {
+    const s = this.state();
+    if (ok) {
+      if (s !== "healthy") this.recover(reason);
+    } else if (s === "half_open") this.trip(reason);
+    else if (s === "healthy") this.recordFailure(reason);
+  }
+
+  /** Stops the timer that announces the end of a cooldown. */
+  close(): void {
+    clearTimeout(this.halfOpenTimer);
+  }
+
+  private trip(reason: string): void {
+    this.trialInFlight = false;
+    this.trips++;
+    const ms = Math.min(this.settings.max_cooldown, this.settings.cooldown * 2 ** (this.trips - 1));
+    this.cooldownUntil = this.now() + ms;
+    this.consecutiveFailures = 0;
+    clearTimeout(this.halfOpenTimer);
+    this.halfOpenTimer = setTimeout(() => {
+      if (this.state() === "half_open") this.onChange("half_open", "cooldown over; the next request is a trial");
+    }, ms);
+    this.halfOpenTimer.unref();
+    this.onChange("cooldown", `${reason}; cooling down for ${ms} ms`);
+  }
+
+  private recover(reason: string): void {
+    clearTimeout(this.halfOpenTimer);
+    this.cooldownUntil = 0;
+    this.trips = 0;
+    this.consecutiveFailures = 0;
+    this.onChange("healthy", reason);
   }
 
   /** A trial that ended without a verdict (e.g. client aborted) frees the half-open slot. */

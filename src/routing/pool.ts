@@ -78,9 +78,10 @@ export class EndpointPool {
         existing.health.updateSettings(config.routing.health);
         next.set(cfg.name, existing);
       } else {
-        next.set(cfg.name, new Endpoint(cfg, config.routing.health, (ep, s, r) => this.events.onHealthChange?.(ep, s, r)));
+        next.set(cfg.name, new Endpoint(cfg, config.routing.health, (ep, s, r) => this.healthChanged(ep, s, r)));
       }
     }
+    for (const [name, ep] of this.endpoints) if (!next.has(name)) ep.health.close();
     this.endpoints = next;
     this.wakeWaiters(); // limits may have grown
   }
@@ -91,6 +92,16 @@ export class EndpointPool {
 
   all(): IterableIterator<Endpoint> {
     return this.endpoints.values();
+  }
+
+  /** Stops health timers (the router is shutting down). */
+  close(): void {
+    for (const ep of this.endpoints.values()) ep.health.close();
+  }
+
+  private healthChanged(ep: Endpoint, state: HealthState, reason: string): void {
+    this.events.onHealthChange?.(ep, state, reason);
+    if (state !== "cooldown") this.wakeWaiters(); // capacity came back
   }
 
   /** Requests waiting for a free slot right now. */
@@ -170,8 +181,9 @@ export class EndpointPool {
       const ep = this.eligible(t, exclude);
       if (!ep || ep.inFlight !== bestInFlight || t.weight !== bestWeight) continue;
       if (pick-- > 0) continue;
+      const trial = ep.health.state() === "half_open";
       ep.health.admits(true); // claims the half-open trial when there is one
-      return this.lease(ep, t, startedAt);
+      return this.lease(ep, t, startedAt, trial);
     }
     return null;
   }
@@ -182,7 +194,7 @@ export class EndpointPool {
     return ep && ep.hasRoom() && ep.health.admits(false) ? ep : undefined;
   }
 
-  private lease(ep: Endpoint, target: ModelTarget, startedAt: number): Lease {
+  private lease(ep: Endpoint, target: ModelTarget, startedAt: number, trial: boolean): Lease {
     ep.inFlight++;
     this.events.onInFlightChange?.(ep);
     let released = false;
@@ -194,7 +206,7 @@ export class EndpointPool {
         if (released) return;
         released = true;
         ep.inFlight--;
-        ep.health.releaseTrial();
+        if (trial) ep.health.releaseTrial(); // only the trial's own lease frees the half-open slot
         this.events.onInFlightChange?.(ep);
         this.wakeWaiters();
       },
