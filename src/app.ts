@@ -5,6 +5,7 @@ import { ApiError, notFound } from "./errors.js";
 import { authenticate } from "./http/auth.js";
 import type { AppEnv, RequestStats } from "./http/context.js";
 import { errorResponse } from "./http/errors.js";
+import { chatRoutes } from "./http/chat-routes.js";
 import { opsRoutes } from "./http/ops-routes.js";
 import { responsesRoutes } from "./http/responses-routes.js";
 import { ResponsesService } from "./responses/service.js";
@@ -61,6 +62,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   );
 
   responsesRoutes(app, service);
+  chatRoutes(app, rt);
   opsRoutes(app, rt);
 
   app.notFound((c) => errorResponse(notFound(`Invalid URL (${c.req.method} ${c.req.path})`, null, "unknown_url")));

@@ -176,8 +176,8 @@ export function chatChunk(delta: Record<string, unknown>, finish: string | null 
   return { data: { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] } };
 }
 
-export function usageChunk(prompt: number, completion: number, extra: Record<string, unknown> = {}) {
-  return { data: { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "mock", choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, ...extra } } };
+export function usageChunk(prompt: number, completion: number, extra: Record<string, unknown> = {}, model = "mock") {
+  return { data: { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model, choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, ...extra } } };
 }
 
 export function chatTextChunks(parts: string[], model = "mock", finish = "stop") {
@@ -185,7 +185,7 @@ export function chatTextChunks(parts: string[], model = "mock", finish = "stop")
     chatChunk({ role: "assistant", content: "" }, null, model),
     ...parts.map((p) => chatChunk({ content: p }, null, model)),
     chatChunk({}, finish, model),
-    usageChunk(5, parts.length),
+    usageChunk(5, parts.length, {}, model),
   ];
 }
 

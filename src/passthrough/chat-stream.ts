@@ -1,0 +1,105 @@
+import type { SseFrame } from "../upstream/sse.js";
+import type { ChatChunkAccumulator } from "./chat-cache.js";
+
+const encoder = new TextEncoder();
+const USAGE = /"usage"\s*:\s*\{/;
+
+export interface PassthroughStreamHooks {
+  /** Maps the upstream model name back to the client's, per chunk (null: leave it). */
+  rename: ((json: string) => string) | null;
+  /** Folds every chunk into a completion (only when the answer may be cached). */
+  accumulator: ChatChunkAccumulator | null;
+  onFirstFrame(): void;
+  onUsage(usage: unknown): void;
+  /**
+   * Called exactly once: `ok` when the upstream stream ended by itself, else with
+   * the reason (upstream death, or the client going away: `cancelled`).
+   */
+  onEnd(outcome: { ok: true; everyChunkRead: boolean } | { ok: false; cancelled: boolean; error: unknown }): void;
+  /** Aborts the upstream call (the client went away). */
+  abort(): void;
+}
+
+/**
+ * The client's body for a streamed chat completion: the backend's SSE frames one
+ * by one as they arrive, each `data` payload untouched but for the model name.
+ * Reading is pulled by the client, so a slow client slows the upstream read
+ * instead of buffering it. If the upstream dies mid-stream the client gets one
+ * OpenAI-style error chunk (`data: {"error":{...}}`) and the stream closes;
+ * if the client goes away the upstream call is aborted.
+ */
+export function passthroughSseBody(frames: AsyncIterable<SseFrame>, hooks: PassthroughStreamHooks): ReadableStream<Uint8Array> {
+  const it = frames[Symbol.asyncIterator]();
+  let ended = false;
+  let first = true;
+  let usable = hooks.accumulator !== null;
+  const end = (outcome: Parameters<PassthroughStreamHooks["onEnd"]>[0]) => {
+    if (ended) return;
+    ended = true;
+    hooks.onEnd(outcome);
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let step: IteratorResult<SseFrame>;
+        try {
+          step = await it.next();
+        } catch (error) {
+          if (ended) return; // cancelled: the abort broke the read
+          controller.enqueue(encoder.encode(errorFrame(error)));
+          controller.close();
+          end({ ok: false, cancelled: false, error });
+          return;
+        }
+        if (ended) return;
+        if (step.done) {
+          controller.close();
+          end({ ok: true, everyChunkRead: usable });
+          return;
+        }
+        const frame = step.value;
+        if (first) {
+          first = false;
+          hooks.onFirstFrame();
+        }
+        if (frame.data !== "[DONE]" && (usable || USAGE.test(frame.data))) {
+          try {
+            const chunk = JSON.parse(frame.data) as Record<string, unknown>;
+            if (chunk.usage && typeof chunk.usage === "object") hooks.onUsage(chunk.usage);
+            if (usable) hooks.accumulator!.push(chunk);
+          } catch {
+            usable = false; // not JSON: still forwarded, never cached
+          }
+        }
+        const data = hooks.rename ? hooks.rename(frame.data) : frame.data;
+        controller.enqueue(encoder.encode(`${frame.event ? `event: ${frame.event}\n` : ""}data: ${data}\n\n`));
+      },
+      cancel(reason) {
+        end({ ok: false, cancelled: true, error: reason });
+        hooks.abort();
+        void it.return?.(undefined)?.catch(() => {});
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/** The chunk that ends a stream whose upstream died, in OpenAI's in-band error shape. */
+export function errorFrame(error: unknown): string {
+  const e = error as Error & { code?: string; name?: string };
+  const timeout = e?.code === "UND_ERR_BODY_TIMEOUT" || e?.name === "BodyTimeoutError";
+  const message = timeout ? "The upstream stopped sending data (idle timeout)." : "The upstream connection was lost mid-stream.";
+  const body = { error: { message, type: "server_error", param: null, code: timeout ? "upstream_timeout" : "upstream_stream_error" } };
+  return `data: ${JSON.stringify(body)}\n\n`;
+}
+
+/** Chunks (a cache replay) as an SSE body ending in `data: [DONE]`. */
+export function chunksSseBody(chunks: Record<string, unknown>[]): ReadableStream<Uint8Array> {
+  const text = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n";
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(text));
+      controller.close();
+    },
+  });
+}

@@ -1,0 +1,100 @@
+import type { ModelTarget, RouterConfig } from "../config/load.js";
+import { modelNotFound } from "../responses/plan.js";
+import type { Lease } from "../routing/pool.js";
+import type { Runtime } from "../runtime.js";
+import type { UpstreamReply } from "../upstream/client.js";
+import { callWithFailover } from "../upstream/failover.js";
+
+/** One pass-through call: a body in the OpenAI wire shape, sent as is but for `model`. */
+export interface PassthroughRequest {
+  /** The model the client asked for (the router's name). */
+  model: string;
+  /** The client's body without the router's own `router` extension. */
+  body: Record<string, unknown>;
+}
+
+export interface Forwarded {
+  reply: UpstreamReply;
+  lease: Lease;
+  /** The model name the chosen endpoint was sent (upstream_model). */
+  upstreamModel: string;
+  started: number;
+}
+
+/** The model's pool, or 404 model_not_found. */
+export function targetsFor(cfg: RouterConfig, model: string): { modelCfg: RouterConfig["models"][string]; targets: ModelTarget[] } {
+  const modelCfg = cfg.models[model];
+  const targets = cfg.targets.get(model);
+  if (!modelCfg || !targets) throw modelNotFound(model);
+  return { modelCfg, targets };
+}
+
+/**
+ * POSTs `path` (/chat/completions, /embeddings) to the least busy endpoint of the
+ * model's pool, whatever its kind: both kinds speak these routes. Failover and
+ * slot accounting are the Responses path's (callWithFailover); only `model` is
+ * rewritten, to the endpoint's upstream_model. Resolves on 2xx headers; the
+ * caller owns the lease and releases it when the body is done.
+ */
+export async function forward(rt: Runtime, req: PassthroughRequest, targets: ModelTarget[], path: string, signal: AbortSignal): Promise<Forwarded> {
+  const started = performance.now();
+  const cfg = rt.config;
+  let upstreamModel = req.model;
+  const attempt = await callWithFailover(
+    {
+      pool: rt.pool,
+      client: (n) => rt.client(n),
+      model: req.model,
+      targets,
+      routing: cfg.routing,
+      signal,
+      onRetry: (failure, endpoint) => {
+        rt.metrics.retries.inc({ model: req.model, endpoint, reason: failure.reason });
+        rt.log.warn({ model: req.model, endpoint, path, reason: failure.reason, err: failure.message }, "upstream attempt failed; trying another endpoint");
+      },
+    },
+    (client, lease) => {
+      upstreamModel = lease.target.upstreamModel;
+      return client.post(path, JSON.stringify({ ...req.body, model: upstreamModel }), signal);
+    },
+  );
+  if (attempt.failedOver > 0) rt.metrics.failovers.inc({ model: req.model });
+  rt.metrics.queueWait.observe({ model: req.model }, attempt.lease.waitedMs / 1000);
+  return { reply: attempt.reply, lease: attempt.lease, upstreamModel, started };
+}
+
+/**
+ * Rewrites the upstream's `"model":"<upstream_model>"` back to the client's model
+ * name in one serialised JSON object, without parsing it. Inside JSON strings every
+ * quote is escaped, so the unescaped pattern can only be the object's own key.
+ * Returns null when no rewrite is needed.
+ */
+export function modelRenamer(upstreamModel: string, model: string): ((json: string) => string) | null {
+  if (upstreamModel === model) return null;
+  const pattern = new RegExp(`"model"\\s*:\\s*${escapeRegExp(JSON.stringify(upstreamModel))}`);
+  const replacement = `"model":${JSON.stringify(model)}`;
+  return (json) => json.replace(pattern, () => replacement);
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
+
+/** Counts a backend's reported usage (chat or embeddings naming) under the router's token metric. */
+export function countTokens(rt: Runtime, model: string, endpoint: string, usage: unknown): void {
+  if (!usage || typeof usage !== "object") return;
+  const u = usage as {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    prompt_tokens_details?: { cached_tokens?: number } | null;
+    completion_tokens_details?: { reasoning_tokens?: number } | null;
+  };
+  const labels = { model, endpoint };
+  const add = (type: "input" | "output" | "cached" | "reasoning", n: unknown) => {
+    if (typeof n === "number" && Number.isFinite(n) && n > 0) rt.metrics.tokens.inc({ ...labels, type }, n);
+  };
+  add("input", u.prompt_tokens);
+  add("output", u.completion_tokens);
+  add("cached", u.prompt_tokens_details?.cached_tokens);
+  add("reasoning", u.completion_tokens_details?.reasoning_tokens);
+}

@@ -1,0 +1,132 @@
+import type { Runtime } from "../runtime.js";
+import { UpstreamFailure } from "../upstream/errors.js";
+import { readSseFrames } from "../upstream/sse.js";
+import { cacheable, ChatChunkAccumulator, chatCache, chatCacheKey, completionToChunks, type ChatCompletion } from "./chat-cache.js";
+import { chunksSseBody, passthroughSseBody } from "./chat-stream.js";
+import { countTokens, forward, modelRenamer, targetsFor, type Forwarded } from "./forward.js";
+import { checkChatRequest, checkEmbeddingsRequest, type CheckedRequest } from "./validate.js";
+
+export interface PassthroughContext {
+  signal: AbortSignal;
+  /** Aborts the upstream call (a stream's client went away). */
+  abort(): void;
+}
+
+export type PassthroughResult =
+  | { kind: "json"; body: string; endpoint: string }
+  | { kind: "stream"; body: ReadableStream<Uint8Array>; endpoint: string };
+
+/**
+ * OpenAI's other inference routes, passed through to any endpoint of the model's
+ * pool: POST /v1/chat/completions and /v1/embeddings. Same routing, failover, slot
+ * accounting and metrics as /v1/responses; the body goes upstream untouched but
+ * for `model`, and the answer comes back untouched but for the model name.
+ */
+export class PassthroughService {
+  constructor(private readonly rt: Runtime) {}
+
+  async chatCompletions(raw: unknown, ctx: PassthroughContext): Promise<PassthroughResult> {
+    const req = checkChatRequest(raw);
+    const { modelCfg, targets } = targetsFor(this.rt.config, req.model);
+    const useCache = req.cache ?? modelCfg.cache?.enabled === true;
+    const key = useCache ? chatCacheKey(req.model, req.body) : null;
+    const ttl = modelCfg.cache?.ttl ?? 3_600_000;
+    if (key) {
+      const hit = await this.cacheLookup(req.model, key);
+      if (hit) return this.serveCached(req, hit);
+    }
+    const fwd = await forward(this.rt, req, targets, "/chat/completions", ctx.signal);
+    const store = key ? (c: ChatCompletion) => this.cacheSet(req.model, key, c, ttl) : null;
+    if (!req.stream) return this.json(req, fwd, store);
+    return this.stream(req, fwd, ctx, store);
+  }
+
+  async embeddings(raw: unknown, ctx: PassthroughContext): Promise<PassthroughResult> {
+    const req = checkEmbeddingsRequest(raw);
+    const { targets } = targetsFor(this.rt.config, req.model);
+    return this.json(req, await forward(this.rt, req, targets, "/embeddings", ctx.signal), null);
+  }
+
+  /** Reads a JSON answer whole, counts its usage, maps the model name back. */
+  private async json(req: CheckedRequest, fwd: Forwarded, store: ((c: ChatCompletion) => Promise<void>) | null): Promise<PassthroughResult> {
+    const { lease, reply } = fwd;
+    const endpoint = lease.endpoint.name;
+    let outcome: "ok" | "error" = "error";
+    try {
+      let text: string;
+      try {
+        text = await reply.body.text();
+      } catch (err) {
+        throw this.rt.client(endpoint).classify(err);
+      }
+      let parsed: Record<string, unknown>;
+      try {
+        parsed = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        lease.endpoint.health.recordFailure("invalid JSON body");
+        throw new UpstreamFailure(endpoint, "protocol", "the body was not JSON");
+      }
+      outcome = "ok";
+      countTokens(this.rt, req.model, endpoint, parsed.usage);
+      const rename = modelRenamer(fwd.upstreamModel, req.model);
+      if (store && Array.isArray(parsed.choices) && cacheable(parsed as ChatCompletion)) await store(parsed as ChatCompletion);
+      return { kind: "json", body: rename ? rename(text) : text, endpoint };
+    } finally {
+      lease.release();
+      this.rt.metrics.upstreamDuration.observe({ endpoint, outcome }, (performance.now() - fwd.started) / 1000);
+    }
+  }
+
+  private stream(req: CheckedRequest, fwd: Forwarded, ctx: PassthroughContext, store: ((c: ChatCompletion) => Promise<void>) | null): PassthroughResult {
+    const { lease, reply } = fwd;
+    const endpoint = lease.endpoint.name;
+    const accumulator = store ? new ChatChunkAccumulator() : null;
+    const body = passthroughSseBody(readSseFrames(reply.body), {
+      rename: modelRenamer(fwd.upstreamModel, req.model),
+      accumulator,
+      abort: ctx.abort,
+      onFirstFrame: () => this.rt.metrics.timeToFirstToken.observe({ model: req.model, endpoint }, (performance.now() - fwd.started) / 1000),
+      onUsage: (usage) => countTokens(this.rt, req.model, endpoint, usage),
+      onEnd: (outcome) => {
+        lease.release();
+        this.rt.metrics.upstreamDuration.observe({ endpoint, outcome: outcome.ok ? "ok" : "error" }, (performance.now() - fwd.started) / 1000);
+        if (!outcome.ok && !outcome.cancelled) {
+          lease.endpoint.health.recordFailure(`stream broke: ${(outcome.error as Error)?.message ?? outcome.error}`);
+          this.rt.log.warn({ model: req.model, endpoint, err: (outcome.error as Error)?.message }, "chat completion stream broke mid-way");
+        }
+        if (outcome.ok && outcome.everyChunkRead && accumulator && store) {
+          const completion = accumulator.result();
+          if (cacheable(completion)) void store(completion);
+        }
+      },
+    });
+    return { kind: "stream", body, endpoint };
+  }
+
+  private async cacheLookup(model: string, key: string): Promise<ChatCompletion | null> {
+    try {
+      const hit = await chatCache(this.rt.stores.cache).get(key);
+      this.rt.metrics.cache.inc({ model, result: hit ? "hit" : "miss" });
+      return hit;
+    } catch {
+      this.rt.metrics.cache.inc({ model, result: "error" });
+      return null;
+    }
+  }
+
+  private async cacheSet(model: string, key: string, completion: ChatCompletion, ttlMs: number): Promise<void> {
+    try {
+      await chatCache(this.rt.stores.cache).set(key, completion, ttlMs);
+    } catch {
+      this.rt.metrics.cache.inc({ model, result: "error" });
+    }
+  }
+
+  /** A hit is a new completion (new id and time) that never touches a backend. */
+  private serveCached(req: CheckedRequest, cached: ChatCompletion): PassthroughResult {
+    const completion: ChatCompletion = { ...cached, id: `chatcmpl-${this.rt.ids("item").slice(5)}`, created: Math.floor(Date.now() / 1000), model: req.model };
+    if (!req.stream) return { kind: "json", body: JSON.stringify(completion), endpoint: "cache" };
+    const includeUsage = (req.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+    return { kind: "stream", body: chunksSseBody(completionToChunks(completion, includeUsage)), endpoint: "cache" };
+  }
+}
