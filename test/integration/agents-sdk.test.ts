@@ -1,0 +1,110 @@
+import { Agent, OpenAIResponsesModel, run, setTracingDisabled, tool } from "@openai/agents";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { chatChunk, chatCompletion, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
+import { startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
+
+/**
+ * The OpenAI Agents SDK as a real client: an Agent with a function tool runs a
+ * two-step tool loop (model calls the tool -> tool result -> final answer) through
+ * the router's /v1/responses, streamed and not, on both backend kinds.
+ */
+let chat: MockUpstream;
+let oai: MockUpstream;
+let router: TestRouter;
+
+/** The chat backend: a tool call while no tool result is in the conversation, then an answer quoting it. */
+function chatBackend(req: RecordedRequest): Reply {
+  const messages = req.body.messages as { role: string; content: unknown }[];
+  const result = messages.find((m) => m.role === "tool");
+  if (!result) {
+    if (req.body.stream) return { kind: "sse", frames: [chatChunk({ role: "assistant", content: null }), ...chatToolCallChunks([{ id: "call_7", name: "get_weather", args: ['{"city":', '"Oslo"}'] }])] };
+    const call = { id: "call_7", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } };
+    return { kind: "json", body: chatCompletion(null, req.body.model, { tool_calls: [call] }) };
+  }
+  const text = `Oslo: ${String(result.content)}`;
+  if (req.body.stream) return { kind: "sse", frames: [...chatTextChunks([text.slice(0, 6), text.slice(6)], req.body.model), "data: [DONE]\n\n"] };
+  return { kind: "json", body: chatCompletion(text, req.body.model) };
+}
+
+/** The OpenAI backend: a function_call item, then (given its output) a message. */
+function responsesBackend(req: RecordedRequest): Reply {
+  const input = req.body.input as { type?: string; output?: unknown }[];
+  const result = input.find((i) => i.type === "function_call_output");
+  const resp = result
+    ? nativeResponse(`Oslo: ${String(result.output)}`, req.body.model, "resp_up2")
+    : { ...nativeResponse("", req.body.model, "resp_up1"), output: [{ id: "fc_up1", type: "function_call", status: "completed", call_id: "call_9", name: "get_weather", arguments: '{"city":"Oslo"}' }] };
+  return req.body.stream ? { kind: "sse", frames: nativeEvents(resp as ReturnType<typeof nativeResponse>) } : { kind: "json", body: resp };
+}
+
+beforeAll(async () => {
+  setTracingDisabled(true);
+  chat = await startMockUpstream();
+  oai = await startMockUpstream();
+  chat.setDefault("/chat/completions", chatBackend);
+  oai.setDefault("/responses", responsesBackend);
+  router = await startTestRouter(twoKindConfig(chat.url, oai.url));
+});
+afterAll(async () => {
+  await router.close(1000);
+  await chat.close();
+  await oai.close();
+});
+beforeEach(() => {
+  chat.requests.length = 0;
+  oai.requests.length = 0;
+});
+
+function weatherAgent(model: string, calls: string[]) {
+  const getWeather = tool({
+    name: "get_weather",
+    description: "Current weather for a city",
+    parameters: z.object({ city: z.string() }),
+    execute: async ({ city }) => {
+      calls.push(city);
+      return "light snow, -3C";
+    },
+  });
+  return new Agent({ name: "Weather", instructions: "Answer with the weather.", model: new OpenAIResponsesModel(router.client, model), tools: [getWeather] });
+}
+
+describe.each([
+  { kind: "chat", model: "local" },
+  { kind: "openai", model: "gpt-4.1" },
+])("Agents SDK tool loop on a $kind backend", ({ kind, model }) => {
+  const upstreamCalls = () => (kind === "chat" ? chat : oai).requests;
+
+  it("finishes the loop without streaming", async () => {
+    const calls: string[] = [];
+    const result = await run(weatherAgent(model, calls), "Weather in Oslo?");
+    expect(calls).toEqual(["Oslo"]);
+    expect(result.finalOutput).toBe("Oslo: light snow, -3C");
+    expect(upstreamCalls()).toHaveLength(2);
+    expect(result.newItems.map((i) => i.type)).toEqual(["tool_call_item", "tool_call_output_item", "message_output_item"]);
+    expect(result.lastResponseId).toMatch(/^resp_/);
+  });
+
+  it("finishes the loop streaming, with text deltas on the way", async () => {
+    const calls: string[] = [];
+    const result = await run(weatherAgent(model, calls), "Weather in Oslo?", { stream: true });
+    let deltas = "";
+    for await (const ev of result) {
+      if (ev.type === "raw_model_stream_event" && ev.data.type === "output_text_delta") deltas += ev.data.delta;
+    }
+    await result.completed;
+    expect(result.error).toBeNull();
+    expect(calls).toEqual(["Oslo"]);
+    expect(result.finalOutput).toBe("Oslo: light snow, -3C");
+    expect(deltas).toBe("Oslo: light snow, -3C");
+    const sent = upstreamCalls();
+    expect(sent).toHaveLength(2);
+    expect(sent.every((r) => r.body.stream === true)).toBe(true);
+    if (kind === "chat") {
+      // The tool result came back to the chat backend as a tool message for the right call.
+      expect(sent[1]!.body.messages.find((m: { role: string }) => m.role === "tool")).toEqual({ role: "tool", tool_call_id: "call_7", content: "light snow, -3C" });
+    } else {
+      expect(sent[1]!.body.input.find((i: { type?: string }) => i.type === "function_call_output")).toMatchObject({ call_id: "call_9", output: "light snow, -3C" });
+      expect(sent.every((r) => r.body.store === false)).toBe(true);
+    }
+  });
+});
