@@ -17,6 +17,7 @@ export class MemoryJobQueue implements JobQueue {
   /** responseId -> expiry of its cancel mark, so a cancelled job queued later is skipped too. */
   private readonly cancelled = new Map<string, number>();
   private handler: JobHandler | null = null;
+  private hooks: JobHooks = {};
   private concurrency = 1;
   private closing = false;
   private closed: Promise<void> | null = null;
@@ -30,9 +31,10 @@ export class MemoryJobQueue implements JobQueue {
     this.pump();
   }
 
-  start(handler: JobHandler, concurrency: number, _hooks: JobHooks = {}): void {
+  start(handler: JobHandler, concurrency: number, hooks: JobHooks = {}): void {
     if (this.handler) throw new Error("job queue already started");
     this.handler = handler;
+    this.hooks = hooks;
     this.concurrency = Math.max(1, Math.floor(concurrency));
     this.pump();
   }
@@ -45,6 +47,10 @@ export class MemoryJobQueue implements JobQueue {
     this.running.get(responseId)?.controller.abort(new JobAbortedError("cancelled"));
   }
 
+  async waitingCount(): Promise<number> {
+    return this.queued.length;
+  }
+
   close(deadlineMs = 10_000): Promise<void> {
     this.closed ??= this.shutdown(deadlineMs);
     return this.closed;
@@ -53,8 +59,14 @@ export class MemoryJobQueue implements JobQueue {
   private async shutdown(deadlineMs: number): Promise<void> {
     this.closing = true;
     if (this.queued.length > 0) {
-      this.opts.logger?.warn({ dropped: this.queued.map((q) => q.responseId) }, "job queue closing: dropping queued background jobs");
-      this.queued.length = 0;
+      const dropped = this.queued.splice(0).map((q) => q.responseId);
+      this.opts.logger?.warn({ dropped }, "job queue closing: dropping queued background jobs");
+      // They will never run: let the service mark them failed rather than leave them queued.
+      for (const id of dropped) {
+        await Promise.resolve(this.hooks.onAbandoned?.(id, "the router instance shut down before the job started")).catch((err: unknown) =>
+          this.opts.logger?.error({ err, responseId: id }, "cannot report a dropped background job"),
+        );
+      }
     }
     const all = () => Promise.all([...this.running.values()].map((r) => r.done));
     if (await settlesWithin(all(), deadlineMs)) return;

@@ -135,6 +135,10 @@ export class RedisJobQueue implements JobQueue {
     await redisCall(client, "jobs.cancel", () => client.multi().set(this.cancelKey(responseId), "1", "PX", ttlMs).publish(this.channel, responseId).exec(), this.opts.readyTimeoutMs);
   }
 
+  async waitingCount(): Promise<number> {
+    return redisCall(this.opts.client, "jobs.waiting", () => this.queue.getJobCountByTypes("waiting", "paused", "delayed", "prioritized"), this.opts.readyTimeoutMs);
+  }
+
   close(deadlineMs = 10_000): Promise<void> {
     this.closed ??= this.shutdown(deadlineMs);
     return this.closed;

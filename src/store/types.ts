@@ -113,8 +113,9 @@ export type JobHandler = (job: JobContext, signal: AbortSignal) => Promise<void>
 export interface JobHooks {
   /** Called before the handler for a re-delivered job; "skip" completes the job without running it. */
   onRedelivered?(job: JobContext): Promise<"run" | "skip">;
-  /** The queue gave up on a job without running it to the end (stalled too often). Called once,
-   * on one instance; the service should mark the response failed so it is not left in_progress. */
+  /** The queue gave up on a job without running it to the end (stalled too often, or dropped
+   * while queued because a memory-mode instance shut down). Called once, on one instance; the
+   * service should mark the response failed so it is not left queued or in_progress. */
   onAbandoned?(responseId: string, reason: string): Promise<void> | void;
 }
 
@@ -150,6 +151,8 @@ export interface JobQueue {
   start(handler: JobHandler, concurrency: number, hooks?: JobHooks): void;
   /** Aborts the job's signal wherever it runs; a job not started yet will never run. */
   cancel(responseId: string): Promise<void>;
+  /** Jobs waiting to start (memory: on this instance; Redis: in the shared queue, the same on every instance). */
+  waitingCount(): Promise<number>;
   /** Stops taking jobs and waits up to deadlineMs for running ones; then memory mode aborts them
    * ("shutdown") and Redis mode hands them back to the queue ("handed_back"). */
   close(deadlineMs?: number): Promise<void>;

@@ -273,6 +273,27 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
         expect(ran).toEqual([a, c]);
       });
 
+      it("waitingCount counts jobs not started yet", async () => {
+        const { jobs } = await open();
+        const [a, b, c] = [newId(), newId(), newId()];
+        expect(await jobs.waitingCount()).toBe(0);
+        const ran: string[] = [];
+        let release!: () => void;
+        const gate = new Promise<void>((r) => (release = r));
+        jobs.start(async (job) => {
+          ran.push(job.responseId);
+          await gate;
+        }, 1);
+        await jobs.enqueue({ responseId: a, payload: null });
+        await waitFor(() => ran.length === 1, 5_000, "job a");
+        await jobs.enqueue({ responseId: b, payload: null });
+        await jobs.enqueue({ responseId: c, payload: null });
+        expect(await jobs.waitingCount()).toBe(2);
+        release();
+        await waitFor(() => ran.length === 3, 5_000, "jobs b and c");
+        expect(await jobs.waitingCount()).toBe(0);
+      });
+
       it("a job cancelled before it is enqueued is skipped", async () => {
         const { jobs } = await open();
         const [a, b] = [newId(), newId()];

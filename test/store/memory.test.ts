@@ -73,16 +73,21 @@ describe("memory store specifics", () => {
     expect(await small.get("d")).not.toBeNull();
   });
 
-  it("close() waits for running jobs, then aborts them as 'shutdown' and drops queued ones", async () => {
+  it("close() waits for running jobs, then aborts them as 'shutdown' and drops queued ones (reported as abandoned)", async () => {
     const stores = createStores(config());
     const [a, b] = [newId(), newId()];
     const ran: string[] = [];
+    const abandoned: string[] = [];
     let kind: string | null = null;
-    stores.jobs.start(async (job, signal) => {
-      ran.push(job.responseId);
-      await aborted(signal);
-      kind = jobAbortKind(signal);
-    }, 1);
+    stores.jobs.start(
+      async (job, signal) => {
+        ran.push(job.responseId);
+        await aborted(signal);
+        kind = jobAbortKind(signal);
+      },
+      1,
+      { onAbandoned: (id) => void abandoned.push(id) },
+    );
     await stores.jobs.enqueue({ responseId: a, payload: null });
     await stores.jobs.enqueue({ responseId: b, payload: null });
     await waitFor(() => ran.length === 1);
@@ -91,6 +96,7 @@ describe("memory store specifics", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(190);
     expect(kind).toBe("shutdown");
     expect(ran).toEqual([a]);
+    expect(abandoned).toEqual([b]);
     await expect(stores.jobs.enqueue({ responseId: newId(), payload: null })).rejects.toThrow(/shutting down/);
     await stores.close();
   });
