@@ -113,7 +113,25 @@ export const routerConfigSchema = z
       .strict()
       .prefault({}),
     background: z
-      .object({ concurrency: z.number().int().min(1).default(4) })
+      .object({
+        /** Background jobs one instance runs at a time. */
+        concurrency: z.number().int().min(1).default(4),
+        /**
+         * Redis mode: a running job holds a lease its instance renews; when the instance dies the
+         * lease expires and another instance resolves the job (fails it if it had streamed, else
+         * runs it). Shorter leases notice a dead instance sooner at the cost of more Redis traffic.
+         */
+        lease: z
+          .object({
+            lock_duration: duration.default(30_000),
+            stalled_interval: duration.default(15_000),
+            max_stalled_count: z.number().int().min(0).default(1),
+          })
+          .strict()
+          .prefault({}),
+        /** How long POST /cancel waits for the instance running the job to record the cancellation (with partial output) before recording it itself. */
+        cancel_wait: duration.default(3_000),
+      })
       .strict()
       .prefault({}),
     logging: z
