@@ -5,7 +5,7 @@ import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest,
 import type { ToolNameMap } from "../translate/index.js";
 import type { ResponseObject, StreamEvent } from "../types.js";
 import { callWithFailover } from "../upstream/failover.js";
-import { UpstreamFailure } from "../upstream/errors.js";
+import { UpstreamFailure, scrubSecret } from "../upstream/errors.js";
 import type { UpstreamReply } from "../upstream/client.js";
 import { readSseFrames } from "../upstream/sse.js";
 import type { Plan } from "./plan.js";
@@ -28,10 +28,19 @@ export interface RunOutcome {
   upstreamMs: number;
 }
 
+export interface PumpOptions {
+  /**
+   * When the signal aborts mid-stream, resolve with what was produced so far (open items
+   * closed as incomplete, `response.status: "cancelled"`, `terminal: null`) instead of
+   * rejecting. Background jobs use it to keep partial output on cancel and shutdown.
+   */
+  keepPartialOnAbort?: boolean;
+}
+
 /** An upstream that answered 2xx; `pump` reads its body to the end and frees the slot. */
 export interface Connection {
   endpoint: Endpoint;
-  pump(sink: EventSink | null): Promise<RunOutcome>;
+  pump(sink: EventSink | null, opts?: PumpOptions): Promise<RunOutcome>;
 }
 
 const REASONING_MODEL = /^(o\d|gpt-5|codex|computer-use)/i;
@@ -90,15 +99,15 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
     responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: initialStatus, previousResponseId: plan.previousResponseId });
   return {
     endpoint: lease.endpoint,
-    pump: async (sink) => {
+    pump: async (sink, opts = {}) => {
       const endpoint = lease.endpoint.name;
       let outcome: "ok" | "error" = "error";
       const firstByte = () => rt.metrics.timeToFirstToken.observe({ model: plan.model, endpoint }, (performance.now() - started) / 1000);
       try {
         const native = lease.endpoint.config.kind === "openai";
         const result = native
-          ? await pumpNative(rt, plan, reply, sink, signal, lease, firstByte)
-          : await pumpChat(rt, plan, reply, sink, signal, lease, skeleton(), toolNames, firstByte);
+          ? await pumpNative(rt, plan, reply, sink, signal, lease, firstByte, opts)
+          : await pumpChat(rt, plan, reply, sink, signal, lease, skeleton(), toolNames, firstByte, opts);
         outcome = result.response.status === "failed" ? "error" : "ok";
         return { ...result, hideEncrypted: native && hidesEncryptedReasoning(plan), endpoint, upstreamMs: performance.now() - started };
       } finally {
@@ -107,6 +116,18 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
       }
     },
   };
+}
+
+/** Counts the tokens an upstream reported for a finished run. */
+export function recordTokenUsage(rt: Runtime, model: string, out: Pick<RunOutcome, "response" | "endpoint">): void {
+  const u = out.response.usage;
+  if (!u) return;
+  const labels = { model, endpoint: out.endpoint };
+  const m = rt.metrics.tokens;
+  m.inc({ ...labels, type: "input" }, u.input_tokens ?? 0);
+  m.inc({ ...labels, type: "output" }, u.output_tokens ?? 0);
+  m.inc({ ...labels, type: "cached" }, u.input_tokens_details?.cached_tokens ?? 0);
+  m.inc({ ...labels, type: "reasoning" }, u.output_tokens_details?.reasoning_tokens ?? 0);
 }
 
 export function hidesEncryptedReasoning(plan: Plan): boolean {
@@ -130,6 +151,7 @@ async function pumpChat(
   skeleton: ResponseObject,
   toolNames: ToolNameMap | undefined,
   onFirstChunk: () => void,
+  opts: PumpOptions,
 ): Promise<Pumped> {
   if (!sink) {
     const json = (await readJson(reply, lease)) as Parameters<typeof chatCompletionToResponse>[0];
@@ -147,13 +169,17 @@ async function pumpChat(
       }
       if (frame.data === "[DONE]") break;
       const chunk = JSON.parse(frame.data) as Record<string, unknown>;
-      if (chunk.error) throw new UpstreamFailure(lease.endpoint.name, "status", errorMessage(chunk.error), 500);
+      if (chunk.error) throw new UpstreamFailure(lease.endpoint.name, "status", scrubSecret(errorMessage(chunk.error), lease.endpoint.config.api_key), 500);
       sendAll(sink, tr.push(chunk as Parameters<ChatStreamTranslator["push"]>[0]));
       rt.metrics.streamChunks.inc({ kind: "translated" });
     }
     tail = tr.finish();
   } catch (err) {
-    if (signal.aborted) throw err;
+    if (signal.aborted) {
+      if (!opts.keepPartialOnAbort) throw err;
+      sendAll(sink, tr.cancel());
+      return { response: tr.response, terminal: null };
+    }
     lease.endpoint.health.recordFailure(`stream broke: ${(err as Error).message}`);
     tail = tr.fail(midStreamError(err));
   }
@@ -170,6 +196,7 @@ async function pumpNative(
   signal: AbortSignal,
   lease: Lease,
   onFirstDelta: () => void,
+  opts: PumpOptions,
 ): Promise<Pumped> {
   const fields = {
     id: plan.id,
@@ -187,6 +214,7 @@ async function pumpNative(
   let terminal: { type: string; data: string } | null = null;
   let snapshot: ResponseObject | null = null;
   let first = true;
+  let broke: unknown;
   try {
     for await (const frame of readSseFrames(reply.body)) {
       if (frame.data === "[DONE]") break;
@@ -205,19 +233,22 @@ async function pumpNative(
       sink.flush?.();
     }
   } catch (err) {
-    if (signal.aborted) throw err;
-    lease.endpoint.health.recordFailure(`stream broke: ${(err as Error).message}`);
+    broke = err;
+    if (!signal.aborted) lease.endpoint.health.recordFailure(`stream broke: ${(err as Error).message}`);
+    else if (!opts.keepPartialOnAbort) throw err;
   }
   if (terminal && rw.final) return { response: rw.final, terminal };
-  // The upstream died (or closed) without a terminal event: end the stream as failed, keeping partial output.
   const base = snapshot ?? responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "in_progress", previousResponseId: plan.previousResponseId });
+  // Stopped on purpose: keep the items that finished; the caller decides the terminal state.
+  if (signal.aborted && opts.keepPartialOnAbort) return { response: { ...base, status: "cancelled", output: rw.items.filter(Boolean) }, terminal: null };
+  // The upstream died (or closed) without a terminal event: end the stream as failed, keeping partial output.
   const response: ResponseObject = {
     ...base,
     status: "failed",
-    error: { code: "server_error", message: "The upstream stream ended before the response was complete." },
+    error: broke === undefined ? { code: "server_error", message: "The upstream stream ended before the response was complete." } : midStreamError(broke),
     output: rw.items.filter(Boolean),
   };
-  const event = { type: "response.failed", sequence_number: rw.lastSequence + 1, response };
+  const event = { type: "response.failed", response, sequence_number: rw.lastSequence + 1 };
   return { response, terminal: { type: event.type, data: JSON.stringify(event, fields.stripEncryptedReasoning ? hideEncrypted : undefined) } };
 }
 
