@@ -136,7 +136,11 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     failovers: counter("failovers_total", "Requests that moved to another endpoint after a failure.", ["model"]),
     cache: counter("cache_requests_total", "Response cache lookups, by result (hit|miss|error).", ["model", "result"]),
     backgroundJobs: counter("background_jobs_total", "Background jobs that reached a terminal status.", ["status"]),
-    backgroundActive: gauge("background_jobs", "Background jobs currently queued or in progress.", ["status"]),
+    backgroundActive: gauge(
+      "background_jobs",
+      "Background jobs waiting (status=queued: the shared queue's count in Redis mode, the same on every instance) or running on this instance (status=in_progress).",
+      ["status"],
+    ),
     configReloads: counter("config_reloads_total", "Config reload attempts, by result (ok|error).", ["result"]),
     configLastReload: gauge("config_last_reload_timestamp_seconds", "Unix time of the last successful config load.", []),
     storeErrors: counter("store_errors_total", "Errors from a storage backend, by store and operation.", ["store", "op"]),

@@ -34,7 +34,7 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
   const metrics = opts.metrics ?? createMetrics();
   const stores =
     opts.stores ??
-    createStores(config.storage, log, {
+    createStores({ ...config.storage, jobs: config.background.lease }, log, {
       onCacheError: () => metrics.storeErrors.inc({ store: "cache", op: "cache" }),
       ...opts.storeOptions,
     });
@@ -48,7 +48,8 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
     throw new Error(`the ${stores.kind} store at ${redact(config.storage.redis_url)} is unreachable`);
   }
   const runtime = new Runtime(config, stores, metrics, log);
-  const { app } = buildApp(runtime);
+  const { app, service } = buildApp(runtime);
+  service.background.startWorker(config.background.concurrency);
   const host = opts.host ?? config.server.host;
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: opts.port ?? config.server.port }, () => resolve(s));
@@ -61,16 +62,24 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
   const close = (deadlineMs = config.server.shutdown_timeout) =>
     (closing ??= (async () => {
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Background jobs drain in parallel, stopping a little before connections are cut: memory
+      // mode then fails them (their followers still get response.failed), Redis mode hands them
+      // back to the queue for another instance (followers here can resume there with starting_after).
+      const jobsClosed = stores.jobs.close(Math.max(0, deadlineMs - JOB_STOP_MARGIN_MS)).catch(() => {});
       // Idle keep-alive sockets would hold close() open: drop them; busy ones finish their request.
       (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
       const timer = setTimeout(() => (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.(), deadlineMs);
       await drained;
+      await jobsClosed;
       clearTimeout(timer);
       await stores.close().catch(() => {});
       await runtime.close();
     })());
   return { url, port, runtime, server, close };
 }
+
+/** Time between stopping background jobs and cutting connections, so their last events reach followers. */
+const JOB_STOP_MARGIN_MS = 500;
 
 /** A Redis URL without its password, for messages. */
 export function redact(url: string): string {

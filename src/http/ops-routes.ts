@@ -30,6 +30,9 @@ export function opsRoutes(app: Hono<AppEnv>, rt: Runtime): void {
   });
 
   app.get("/metrics", async (c) => {
+    // The `queued` series of the background gauge is the queue's own count (shared in Redis mode), read at scrape time.
+    const waiting = await rt.stores.jobs.waitingCount().catch(() => null);
+    if (waiting !== null) rt.metrics.backgroundActive.set({ status: "queued" }, waiting);
     const text = await rt.metrics.registry.metrics();
     return c.body(text, 200, { "content-type": rt.metrics.registry.contentType });
   });

@@ -1,5 +1,4 @@
 import type { Hono } from "hono";
-import { invalidRequest } from "../errors.js";
 import type { ResponsesService } from "../responses/service.js";
 import type { AppEnv } from "./context.js";
 import { readJsonBody } from "./context.js";
@@ -31,10 +30,13 @@ export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService): v
 
   app.get("/v1/responses/:id", async (c) => {
     if (c.req.query("stream") === "true") {
-      throw invalidRequest("Only background responses can be streamed again; this one was not created with background: true.", "stream", "invalid_value");
+      const body = await service.streamAgain(c.req.param("id"), c.get("owner"), c.req.query("starting_after"));
+      return new Response(body, { status: 200, headers: SSE_HEADERS });
     }
     return c.json(await service.retrieve(c.req.param("id"), c.get("owner")));
   });
+
+  app.post("/v1/responses/:id/cancel", async (c) => c.json(await service.cancel(c.req.param("id"), c.get("owner"))));
 
   app.delete("/v1/responses/:id", async (c) => c.json(await service.remove(c.req.param("id"), c.get("owner"))));
 

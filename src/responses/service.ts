@@ -1,12 +1,13 @@
-import { ApiError, invalidRequest } from "../errors.js";
+import { ApiError, invalidRequest, storageUnavailable } from "../errors.js";
 import type { Runtime } from "../runtime.js";
 import type { StoredResponse } from "../store/types.js";
 import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import type { Item, JsonObject, ResponseObject } from "../types.js";
 import { sseBody } from "../http/sse.js";
 import { clientView, hideEncrypted } from "../native/rewrite.js";
+import { BackgroundJobs, isFinished } from "./background.js";
 import { cacheKey } from "./cache-key.js";
-import { connect, type EventSink, type RunOutcome } from "./execute.js";
+import { connect, recordTokenUsage, type EventSink, type RunOutcome } from "./execute.js";
 import { buildPlan, loadOwned, type Plan } from "./plan.js";
 import { readStore } from "./store-access.js";
 import { validateCreateRequest } from "./validate.js";
@@ -23,16 +24,24 @@ export interface RequestContext {
 export type CreateResult = { kind: "json"; response: ResponseObject; endpoint: string } | { kind: "stream"; body: ReadableStream<Uint8Array>; endpoint: string };
 
 /**
- * The Responses service: create / retrieve / delete / input items. Handlers
+ * The Responses service: create / retrieve / delete / cancel / input items. Handlers
  * stay thin: they parse, call one method here, and serialise.
  */
 export class ResponsesService {
-  constructor(private readonly rt: Runtime) {}
+  readonly background: BackgroundJobs;
+
+  constructor(private readonly rt: Runtime) {
+    this.background = new BackgroundJobs(rt);
+  }
 
   async create(body: unknown, ctx: RequestContext): Promise<CreateResult> {
     const req = validateCreateRequest(body);
     const plan = await buildPlan(req, { cfg: this.rt.config, responses: this.rt.stores.responses, ids: this.rt.ids, now: Date.now }, ctx.owner);
-    if (plan.background) throw invalidRequest("Background mode is not enabled on this router.", "background", "unsupported_parameter");
+    // Fail before spending an upstream call on a response that could not be stored.
+    if (plan.store && !this.rt.stores.status.connected) {
+      throw storageUnavailable("the store is not connected (it is reconnecting); send store: false to go without stored responses");
+    }
+    if (plan.background) return this.createBackground(plan);
 
     const key = plan.useCache ? cacheKey(plan.req, plan.model, [...plan.history, ...plan.input]) : null;
     if (key) {
@@ -62,9 +71,28 @@ export class ResponsesService {
   }
 
   async remove(id: string, owner: string | null): Promise<JsonObject> {
-    await loadOwned(this.rt.stores.responses, id, owner);
+    const rec = await loadOwned(this.rt.stores.responses, id, owner);
+    // A background job still running stops; its recorded events go with it.
+    if (rec.response.background === true && !isFinished(rec.response.status)) await readStore(() => this.rt.stores.jobs.cancel(id));
     await readStore(() => this.rt.stores.responses.delete(id));
+    if (rec.response.background === true) await this.rt.stores.events.delete(id).catch(() => this.rt.metrics.storeErrors.inc({ store: "events", op: "delete" }));
     return { id, object: "response", deleted: true };
+  }
+
+  cancel(id: string, owner: string | null): Promise<ResponseObject> {
+    return this.background.cancel(id, owner);
+  }
+
+  /** GET /v1/responses/{id}?stream=true[&starting_after=N] for a background response. */
+  streamAgain(id: string, owner: string | null, startingAfter: string | undefined): Promise<ReadableStream<Uint8Array>> {
+    return this.background.stream(id, owner, startingAfter);
+  }
+
+  /** 200 at once with the queued response; with stream: true, the job's events as it records them. */
+  private async createBackground(plan: Plan): Promise<CreateResult> {
+    const response = await this.background.submit(plan);
+    if (!plan.stream) return { kind: "json", response, endpoint: "background" };
+    return { kind: "stream", body: this.background.follow(plan.id, -1, false), endpoint: "background" };
   }
 
   async inputItems(id: string, owner: string | null, query: { after?: string; limit?: string; order?: string }): Promise<JsonObject> {
@@ -74,7 +102,7 @@ export class ResponsesService {
 
   /** Stores (when asked) and accounts for a finished response. Store failures surface as 503. */
   private async finish(plan: Plan, out: RunOutcome, key: string | null): Promise<void> {
-    this.account(plan, out);
+    recordTokenUsage(this.rt, plan.model, out);
     if (plan.store) await this.save(plan, out.response);
     if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response);
   }
@@ -106,17 +134,6 @@ export class ResponsesService {
       this.rt.metrics.storeErrors.inc({ store: "responses", op: "save" });
       throw err;
     }
-  }
-
-  private account(plan: Plan, out: RunOutcome): void {
-    const u = out.response.usage;
-    if (!u) return;
-    const labels = { model: plan.model, endpoint: out.endpoint };
-    const m = this.rt.metrics.tokens;
-    m.inc({ ...labels, type: "input" }, u.input_tokens ?? 0);
-    m.inc({ ...labels, type: "output" }, u.output_tokens ?? 0);
-    m.inc({ ...labels, type: "cached" }, u.input_tokens_details?.cached_tokens ?? 0);
-    m.inc({ ...labels, type: "reasoning" }, u.output_tokens_details?.reasoning_tokens ?? 0);
   }
 
   private async cacheLookup(plan: Plan, key: string): Promise<ResponseObject | null> {

@@ -1,0 +1,111 @@
+/**
+ * The recorded event stream of background responses: the sink a job writes through,
+ * the terminal events the router writes itself, and the SSE body that follows a log.
+ */
+import { sseBody } from "../http/sse.js";
+import type { EventLog } from "../store/types.js";
+import type { Item, ResponseObject, ResponseStatus, StreamEvent } from "../types.js";
+import type { EventSink } from "./execute.js";
+
+/**
+ * Appends a job's stream events to the EventLog in order (one append at a time, so
+ * sequence numbers stay increasing). The upstream's own `response.created` is dropped:
+ * the router recorded its `response.created` (status `queued`) as event 0 when it
+ * accepted the request, and the job's events continue from 1.
+ */
+export class EventRecorder implements EventSink {
+  private chain: Promise<void> = Promise.resolve();
+  /** The first store error; later events are dropped (the job ends as failed). */
+  broken: Error | null = null;
+  /** The sequence_number the next event gets. */
+  next = 1;
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly responseId: string,
+    private readonly onError: (err: Error) => void,
+  ) {}
+
+  send(type: string, data: string): void {
+    if (type === "response.created") return;
+    const event = JSON.parse(data) as StreamEvent;
+    this.next = event.sequence_number + 1;
+    this.chain = this.chain.then(async () => {
+      if (this.broken) return;
+      try {
+        await this.log.append(this.responseId, event);
+      } catch (err) {
+        this.broken = err as Error;
+        this.onError(err as Error);
+      }
+    });
+  }
+
+  /** Resolves once every event sent so far was written (or dropped after a failure). */
+  drained(): Promise<void> {
+    return this.chain;
+  }
+}
+
+/**
+ * The event that ends a background response's stream. The Responses API has no
+ * `response.cancelled` event and strict clients (openai-node's ResponseStream, the
+ * Agents SDK) throw on unknown event types, so a cancelled response ends with
+ * `response.incomplete` carrying `response.status: "cancelled"` and the partial
+ * output: every client treats it as a terminal lifecycle event and ends the stream.
+ */
+export function terminalEvent(response: ResponseObject, sequenceNumber: number): StreamEvent {
+  const type = TERMINAL_TYPE[response.status] ?? "response.failed";
+  return { type, response, sequence_number: sequenceNumber };
+}
+
+const TERMINAL_TYPE: Partial<Record<ResponseStatus, string>> = {
+  completed: "response.completed",
+  incomplete: "response.incomplete",
+  failed: "response.failed",
+  cancelled: "response.incomplete",
+};
+
+/** The items that were finished in a recorded stream (partial output of a run that stopped). */
+export function finishedItems(events: StreamEvent[]): Item[] {
+  const items: Item[] = [];
+  for (const e of events) {
+    if (e.type === "response.output_item.done" && typeof e.output_index === "number") items[e.output_index] = e.item as Item;
+  }
+  return items.filter(Boolean);
+}
+
+/**
+ * A text/event-stream body that follows a response's recorded events after `afterSeq`
+ * until its terminal event. `finished`: the response already ended, so the log is read
+ * to its end and the stream closes even if the terminal event expired from the log.
+ * A store that fails mid-way ends the stream with an `error` event; the client can
+ * resume with `starting_after` once the store is back.
+ */
+export function followBody(log: EventLog, responseId: string, afterSeq: number, finished: boolean, onStoreError: () => void): ReadableStream<Uint8Array> {
+  const stop = new AbortController();
+  return sseBody(
+    async (sink) => {
+      const grace = finished ? setTimeout(() => stop.abort(), FINISHED_GRACE_MS) : null;
+      let last = afterSeq;
+      try {
+        for await (const event of log.follow(responseId, afterSeq, stop.signal)) {
+          sink.send(event.type, JSON.stringify(event));
+          sink.flush!();
+          last = event.sequence_number;
+        }
+      } catch (err) {
+        onStoreError();
+        const message = `The router's event store failed while streaming this response (${(err as Error).message}); resume with starting_after=${last}.`;
+        const error = { type: "error", code: "store_unavailable", message, param: null, sequence_number: last + 1 };
+        sink.send("error", JSON.stringify(error));
+      } finally {
+        if (grace) clearTimeout(grace);
+      }
+    },
+    () => stop.abort(),
+  );
+}
+
+/** How long a stream of an already finished response waits for a terminal event that is not in the log. */
+const FINISHED_GRACE_MS = 2_000;

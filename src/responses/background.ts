@@ -1,0 +1,266 @@
+/**
+ * Background mode (`background: true`): the request is stored as `queued`, its
+ * `response.created` event is recorded, and a job runs it on whichever instance
+ * takes it. The job always streams from the upstream and records every event, so
+ * any instance can re-stream it (`GET ?stream=true&starting_after=N`) and a
+ * cancel keeps the partial output. The job's outcome is stored BEFORE its terminal
+ * event is recorded: a client that sees the end can chain from the response at once.
+ */
+import type { RouterConfig } from "../config/load.js";
+import { invalidRequest, notFound, responseNotFound, toApiError } from "../errors.js";
+import type { Runtime } from "../runtime.js";
+import { EventOrderError, jobAbortKind, type JobContext, type JobHooks, type StoredResponse } from "../store/types.js";
+import { responseSkeleton } from "../translate/index.js";
+import type { CreateResponseRequest, ResponseObject } from "../types.js";
+import { EventRecorder, finishedItems, followBody, terminalEvent } from "./background-events.js";
+import { connect, recordTokenUsage, type RunOutcome } from "./execute.js";
+import { loadOwned, modelNotFound, type Plan } from "./plan.js";
+import { readStore } from "./store-access.js";
+
+/** What a job carries; the rest (input, owner, ids) is in the stored record. */
+export interface BackgroundPayload {
+  /** The validated request, without the router's own extension. */
+  req: CreateResponseRequest;
+  /** How many of the record's input items are history; the rest is this turn's input. */
+  historyItems: number;
+}
+
+type StoreName = "responses" | "events" | "jobs";
+type Failure = { code: string; message: string };
+
+const INSTANCE_LOST = "The router instance running this background response stopped before it finished.";
+const SHUT_DOWN = "The router shut down before this background response finished.";
+
+export const isFinished = (status: string) => status !== "queued" && status !== "in_progress";
+
+export class BackgroundJobs {
+  constructor(private readonly rt: Runtime) {}
+
+  /** Starts this instance's worker. Call once per instance. */
+  startWorker(concurrency: number): void {
+    const hooks: JobHooks = {
+      onRedelivered: (job) => this.onRedelivered(job),
+      onAbandoned: async (responseId, reason) => {
+        this.rt.log.warn({ responseId, reason }, "background job abandoned");
+        await this.closeOut(responseId, "failed", { code: "server_error", message: INSTANCE_LOST });
+      },
+    };
+    this.rt.stores.jobs.start((job, signal) => this.run(job, signal), concurrency, hooks);
+  }
+
+  /** Stores the queued response, records its `response.created` (event 0) and queues the job. */
+  async submit(plan: Plan): Promise<ResponseObject> {
+    const { responses, events, jobs } = this.rt.stores;
+    const response = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "queued", previousResponseId: plan.previousResponseId });
+    const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner };
+    await this.store("events", "append", () => events.append(plan.id, { type: "response.created", response, sequence_number: 0 }));
+    await this.store("responses", "save", () => responses.save(record));
+    const payload: BackgroundPayload = { req: plan.req, historyItems: plan.history.length };
+    try {
+      await this.store("jobs", "enqueue", () => jobs.enqueue({ responseId: plan.id, payload }));
+    } catch (err) {
+      await this.closeOut(plan.id, "failed", { code: "server_error", message: "The background job could not be queued." }).catch(() => {});
+      throw err;
+    }
+    return response;
+  }
+
+  /** Cancels a background response wherever its job runs. Finished responses come back unchanged. */
+  async cancel(id: string, owner: string | null): Promise<ResponseObject> {
+    const rec = await loadOwned(this.rt.stores.responses, id, owner);
+    if (rec.response.background !== true) {
+      throw invalidRequest("Only responses created with background: true can be cancelled.", null, "not_background");
+    }
+    if (isFinished(rec.response.status)) return rec.response;
+    await this.store("jobs", "cancel", () => this.rt.stores.jobs.cancel(id));
+    // The instance running the job records the cancellation with the partial output; a queued
+    // job never runs, and a job whose instance is gone never answers: then record it here.
+    const deadline = Date.now() + this.rt.config.background.cancel_wait;
+    for (;;) {
+      const now = await readStore(() => this.rt.stores.responses.get(id));
+      if (!now) throw responseNotFound(id);
+      if (isFinished(now.response.status)) return now.response;
+      if (now.response.status === "queued" || Date.now() >= deadline) break;
+      await sleep(50);
+    }
+    const cancelled = await this.closeOut(id, "cancelled", null);
+    if (!cancelled) throw responseNotFound(id);
+    return cancelled;
+  }
+
+  /** GET /v1/responses/{id}?stream=true: the recorded events after `startingAfter`, then live ones. */
+  async stream(id: string, owner: string | null, startingAfter: string | undefined): Promise<ReadableStream<Uint8Array>> {
+    const rec = await loadOwned(this.rt.stores.responses, id, owner);
+    // As OpenAI: a response that was not created in background mode has no stream to resume.
+    if (rec.response.background !== true) {
+      throw notFound(`Response with id '${id}' has no stream to resume: only responses created with background: true can be streamed again.`, "stream", "not_background");
+    }
+    return this.follow(id, parseStartingAfter(startingAfter), isFinished(rec.response.status));
+  }
+
+  follow(id: string, afterSeq: number, finished: boolean): ReadableStream<Uint8Array> {
+    return followBody(this.rt.stores.events, id, afterSeq, finished, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "follow" }));
+  }
+
+  // ---- the worker ---------------------------------------------------------------
+
+  private async run(job: JobContext, signal: AbortSignal): Promise<void> {
+    const { responses } = this.rt.stores;
+    const rec = await this.store("responses", "get", () => responses.get(job.responseId));
+    // Deleted, or cancelled before it started: nothing to do.
+    if (!rec || isFinished(rec.response.status) || signal.aborted) return;
+    const active = this.rt.metrics.backgroundActive;
+    active.inc({ status: "in_progress" });
+    try {
+      const started: StoredResponse = { ...rec, response: { ...rec.response, status: "in_progress" } };
+      await this.store("responses", "save", () => responses.save(started));
+      this.rt.log.info({ responseId: job.responseId, attempt: job.attempt }, "background job started");
+      await this.execute(started, job.payload as BackgroundPayload, signal);
+    } catch (err) {
+      this.rt.log.error({ responseId: job.responseId, err: (err as Error).message }, "background job could not record its outcome");
+    } finally {
+      active.dec({ status: "in_progress" });
+    }
+  }
+
+  private async execute(rec: StoredResponse, payload: BackgroundPayload, signal: AbortSignal): Promise<void> {
+    const id = rec.response.id;
+    const recorder = new EventRecorder(this.rt.stores.events, id, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "append" }));
+    let outcome: RunOutcome | null = null;
+    let failure: Failure | null = null;
+    try {
+      const plan = jobPlan(this.rt.config, rec, payload);
+      const conn = await connect(this.rt, plan, signal, true, "queued");
+      outcome = await conn.pump(recorder, { keepPartialOnAbort: true });
+      recordTokenUsage(this.rt, plan.model, outcome);
+    } catch (err) {
+      if (!signal.aborted) failure = failureOf(err);
+    }
+    await recorder.drained();
+
+    if (outcome?.terminal) {
+      if (recorder.broken) return this.finish(rec, { ...outcome.response, status: "failed", error: STORE_FAILED }, recorder.next);
+      return this.finish(rec, outcome.response, recorder.next, JSON.parse(outcome.terminal.data));
+    }
+    const partial = outcome?.response ?? rec.response;
+    if (failure) return this.finish(rec, { ...partial, status: "failed", error: failure }, recorder.next);
+    const kind = jobAbortKind(signal);
+    // Redis mode shutdown: the job goes back to the queue and another instance resolves it.
+    if (kind === "handed_back") return;
+    if (kind === "shutdown") return this.finish(rec, { ...partial, status: "failed", error: { code: "server_error", message: SHUT_DOWN } }, recorder.next);
+    return this.finish(rec, { ...partial, status: "cancelled", error: null }, recorder.next);
+  }
+
+  /**
+   * Stores the final response, then records its terminal event (so a follower that sees the
+   * end can chain from it at once). A response deleted meanwhile stays deleted.
+   */
+  private async finish(rec: StoredResponse, response: ResponseObject, seq: number, event = terminalEvent(response, seq)): Promise<void> {
+    const { responses, events } = this.rt.stores;
+    const id = rec.response.id;
+    if (!(await this.store("responses", "get", () => responses.get(id)))) return;
+    await persist(() => this.store("responses", "save", () => responses.save({ ...rec, response })));
+    try {
+      await persist(() => events.append(id, event));
+    } catch (err) {
+      // Another writer (a concurrent cancel) already ended the stream: that is fine.
+      if (!(err instanceof EventOrderError)) this.rt.metrics.storeErrors.inc({ store: "events", op: "append" });
+    }
+    this.rt.metrics.backgroundJobs.inc({ status: response.status });
+    this.rt.log.info({ responseId: id, status: response.status }, "background job finished");
+  }
+
+  /**
+   * Ends a response no worker will finish (a cancelled queued job, a job whose instance is
+   * gone): keeps the output its recorded events finished and records the terminal event.
+   */
+  private async closeOut(id: string, status: "cancelled" | "failed", error: Failure | null): Promise<ResponseObject | null> {
+    const rec = await this.store("responses", "get", () => this.rt.stores.responses.get(id));
+    if (!rec) return null;
+    if (isFinished(rec.response.status)) return rec.response;
+    const recorded = await this.store("events", "read", () => this.rt.stores.events.read(id, -1));
+    const seq = (recorded.at(-1)?.sequence_number ?? -1) + 1;
+    const output = finishedItems(recorded);
+    const response: ResponseObject = { ...rec.response, status, error, output: output.length > 0 ? output : rec.response.output };
+    await this.finish(rec, response, seq);
+    return response;
+  }
+
+  /** A job its queue gives again (its instance died or handed it back): run it again only if it never streamed. */
+  private async onRedelivered(job: JobContext): Promise<"run" | "skip"> {
+    const rec = await this.store("responses", "get", () => this.rt.stores.responses.get(job.responseId));
+    if (!rec || isFinished(rec.response.status)) return "skip";
+    const streamed = await this.store("events", "read", () => this.rt.stores.events.read(job.responseId, 0));
+    if (streamed.length === 0) return "run";
+    this.rt.log.warn({ responseId: job.responseId, attempt: job.attempt }, "background job re-delivered after it had streamed; failing it");
+    await this.closeOut(job.responseId, "failed", { code: "server_error", message: INSTANCE_LOST });
+    return "skip";
+  }
+
+  /** A store call that answers 503 when the store is unreachable, counted in store_errors_total. */
+  private async store<T>(store: StoreName, op: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await readStore(fn);
+    } catch (err) {
+      this.rt.metrics.storeErrors.inc({ store, op });
+      throw err;
+    }
+  }
+}
+
+const STORE_FAILED: Failure = { code: "server_error", message: "The router's store failed while recording this background response." };
+
+/** Rebuilds the run's plan from the stored record and the current config (the job may run on another instance). */
+function jobPlan(cfg: RouterConfig, rec: StoredResponse, payload: BackgroundPayload): Plan {
+  const { req, historyItems } = payload;
+  const modelCfg = cfg.models[req.model];
+  const targets = cfg.targets.get(req.model);
+  if (!modelCfg || !targets) throw modelNotFound(req.model);
+  return {
+    req,
+    cfg,
+    model: req.model,
+    modelCfg,
+    targets,
+    history: rec.input.slice(0, historyItems),
+    input: rec.input.slice(historyItems),
+    owner: rec.owner,
+    id: rec.response.id,
+    createdAt: rec.response.created_at,
+    previousResponseId: typeof rec.response.previous_response_id === "string" ? rec.response.previous_response_id : null,
+    store: true,
+    background: true,
+    stream: true,
+    useCache: false,
+  };
+}
+
+/** An error before the upstream answered, as a Response's `error`. */
+function failureOf(err: unknown): Failure {
+  const e = toApiError(err);
+  if (e.status === 429) return { code: "rate_limit_exceeded", message: e.message };
+  return { code: e.status < 500 && e.code ? e.code : "server_error", message: e.message };
+}
+
+function parseStartingAfter(value: string | undefined): number {
+  if (value === undefined || value === "") return -1;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) {
+    throw invalidRequest(`Invalid 'starting_after': expected a non-negative integer sequence number, but got '${value}'.`, "starting_after", "invalid_value");
+  }
+  return n;
+}
+
+/** Retries a final write a few times: a store blip must not leave a job unfinished. */
+async function persist<T>(op: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await op();
+    } catch (err) {
+      if (i >= attempts || err instanceof EventOrderError) throw err;
+      await sleep(250 * i);
+    }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

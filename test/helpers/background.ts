@@ -1,0 +1,84 @@
+/**
+ * Helpers for background-mode tests: raw HTTP calls with a key, an SSE reader that
+ * yields events as they arrive, and polling until a condition holds.
+ */
+import type { StreamEvent } from "../../src/types.js";
+import { chatTextChunks, type Reply } from "./mock-upstream.js";
+import { twoKindConfig } from "./router.js";
+
+/** twoKindConfig with two API keys (team-a: key-a, team-b: key-b) and one background job at a time. */
+export const backgroundConfig = (chatUrl: string, oaiUrl: string, extra: Record<string, unknown> = {}) =>
+  twoKindConfig(chatUrl, oaiUrl, {
+    server: { api_keys: [{ name: "team-a", key: "key-a" }, { name: "team-b", key: "key-b" }] },
+    background: { concurrency: 1, cancel_wait: "2s" },
+    ...extra,
+  });
+
+/** A chat stream that takes about 2 s: ten text deltas "w0 " .. "w9 ", one every 200 ms. */
+export const slowText = (delayMs = 200): Reply => ({
+  kind: "sse",
+  frames: [...chatTextChunks(Array.from({ length: 10 }, (_, i) => `w${i} `)), "data: [DONE]\n\n"],
+  delayMs,
+});
+
+/** Calls a router with a bearer key; JSON bodies are serialised. */
+export function callRouter(baseUrl: string, key: string) {
+  return (path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}) =>
+    fetch(`${baseUrl}${path}`, {
+      method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      signal: init.signal,
+    });
+}
+
+/** The OpenAI-shaped error of a failed answer. */
+export async function errorOf(res: Response): Promise<{ message: string; type: string; param: string | null; code: string | null }> {
+  return ((await res.json()) as { error: { message: string; type: string; param: string | null; code: string | null } }).error;
+}
+
+/** Yields the SSE events of a response body as they arrive (data parsed as JSON). */
+export async function* sseEvents(res: Response): AsyncGenerator<StreamEvent> {
+  if (!res.body) return;
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) !== -1) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = frame
+        .split("\n")
+        .filter((l) => l.startsWith("data: "))
+        .map((l) => l.slice(6))
+        .join("");
+      if (data) yield JSON.parse(data) as StreamEvent;
+    }
+  }
+}
+
+/** Reads a whole SSE body into events. */
+export async function allEvents(res: Response): Promise<StreamEvent[]> {
+  const out: StreamEvent[] = [];
+  for await (const e of sseEvents(res)) out.push(e);
+  return out;
+}
+
+/** Polls `probe` until it returns a truthy value (then returns it), or fails after `ms`. */
+export async function until<T>(probe: () => Promise<T> | T, what: string, ms = 10_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Sequence numbers must run 0, 1, 2 ... (or from `start`) without gaps. */
+export function expectContiguous(events: StreamEvent[], start = 0): void {
+  events.forEach((e, i) => {
+    if (e.sequence_number !== start + i) throw new Error(`event ${i} (${e.type}) has sequence_number ${e.sequence_number}, expected ${start + i}`);
+  });
+}
