@@ -6,6 +6,8 @@ import { z } from "zod";
 import { chatChunk, chatCompletion, chatTextChunks, chatToolCallChunks, startMockUpstream, upstreamError, usageChunk, type MockUpstream } from "../helpers/mock-upstream.js";
 import { startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
 
+type ErrorBody = { error: { message: string; type: string; param: string | null; code: string | null } };
+
 /**
  * The llama-stack chat-completions verification cases (seed 001), run through the
  * router with the real openai SDK against a scripted chat backend: the router must
@@ -201,7 +203,7 @@ describe("chat completions pass-through: seed 001 cases through the openai SDK",
     chat.enqueue("/chat/completions", { kind: "json", status: 422, body: { detail: "messages.0.role: Input should be 'system', 'user' or 'assistant'" } });
     const res = await router.fetch("/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "local", messages: [{ role: "robot", content: "x" }] }) });
     expect(res.status).toBe(422);
-    expect((await res.json()).error.message).toContain("Input should be");
+    expect(((await res.json()) as ErrorBody).error.message).toContain("Input should be");
   });
 });
 
@@ -218,7 +220,7 @@ describe("chat completions pass-through: what the router checks itself", () => {
   ])("%s -> %i %s", async (body, status, param, code) => {
     const res = await post(body);
     expect(res.status).toBe(status);
-    const e = (await res.json()).error;
+    const e = ((await res.json()) as ErrorBody).error;
     expect(Object.keys(e).sort()).toEqual(["code", "message", "param", "type"]);
     expect([e.param, e.code, e.type]).toEqual([param, code, "invalid_request_error"]);
     expect(chat.requests).toHaveLength(0);

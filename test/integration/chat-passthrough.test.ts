@@ -3,6 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { chatChunk, chatCompletion, chatTextChunks, chatToolCallChunks, sleep, startMockUpstream, upstreamError, type MockUpstream, type Script } from "../helpers/mock-upstream.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
 
+type ErrorBody = { error: { message: string; type: string; param: string | null; code: string | null } };
+
 /** Routing, failover, stream life cycle, cache, metrics and auth of /v1/chat/completions and /v1/embeddings. */
 let a: MockUpstream;
 let b: MockUpstream;
@@ -96,7 +98,7 @@ describe("routing and failover", () => {
   it("401 without the router's key, before any upstream is called", async () => {
     const res = await router.fetch("/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "solo", messages: hi }) });
     expect(res.status).toBe(401);
-    expect((await res.json()).error.code).toBe("missing_api_key");
+    expect(((await res.json()) as ErrorBody).error.code).toBe("missing_api_key");
     expect(a.requests.length + b.requests.length).toBe(0);
   });
 });
@@ -222,7 +224,7 @@ describe("embeddings pass-through", () => {
   it("answers 404 for an unknown model, 400 without input, and keeps a backend's 400", async () => {
     expect((await post("/v1/embeddings", { model: "nope", input: "x" })).status).toBe(404);
     const missing = await post("/v1/embeddings", { model: "embed" });
-    expect([missing.status, (await missing.json()).error.param]).toEqual([400, "input"]);
+    expect([missing.status, ((await missing.json()) as ErrorBody).error.param]).toEqual([400, "input"]);
     a.enqueue("/embeddings", upstreamError(400, "This model's maximum context length is 8192 tokens", "context_length_exceeded", "invalid_request_error", "input"));
     const err = await router.client.embeddings.create({ model: "embed", input: "x".repeat(10) }).then(() => null, (e: unknown) => e);
     expect((err as APIError).status).toBe(400);

@@ -58,7 +58,7 @@ describe.each(["local", "gpt-4.1"])("openai SDK Responses methods (model %s)", (
     const first = await router.client.responses.inputItems.list(created.id, { limit: 2, order: "asc" });
     expect(texts(first.data)).toEqual(["message 0", "message 1"]);
     expect(first.has_more).toBe(true);
-    const raw = await (await router.fetch(`/v1/responses/${created.id}/input_items?limit=2&order=asc`, { headers: { authorization: "Bearer test-key" } })).json();
+    const raw = (await (await router.fetch(`/v1/responses/${created.id}/input_items?limit=2&order=asc`, { headers: { authorization: "Bearer test-key" } })).json()) as { object: string; first_id: string; last_id: string; has_more: boolean };
     expect([raw.object, raw.first_id, raw.last_id, raw.has_more]).toEqual(["list", first.data[0]!.id, first.data[1]!.id, true]);
     expect(first.hasNextPage()).toBe(true);
     const second = await first.getNextPage();
