@@ -1,0 +1,90 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The Codex CLI that `npm run test:codex` installs into test/e2e/codex (kept out of the root install: ~400 MB). */
+export const CODEX_BIN = join(dirname(fileURLToPath(import.meta.url)), "codex", "node_modules", "@openai", "codex", "bin", "codex.js");
+
+export function assertCodexInstalled(): void {
+  if (!existsSync(CODEX_BIN)) throw new Error(`The Codex CLI is not installed at ${CODEX_BIN}: run \`npm run test:codex\`, which installs it first.`);
+}
+
+/**
+ * The config.toml a team uses to point Codex at the router: a model provider that
+ * speaks the Responses API on the router's URL, the key from an env variable.
+ * Everything that would reach out to the internet (plugins, apps, update checks,
+ * analytics) is off, so a run talks to the router on loopback and nothing else.
+ */
+export function codexConfig(routerUrl: string, model: string): string {
+  return `model = "${model}"
+model_provider = "router"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+in_app_updates = false
+browser_use = false
+computer_use = false
+
+[model_providers.router]
+name = "responses-router"
+base_url = "${routerUrl}/v1"
+wire_api = "responses"
+env_key = "ROUTER_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+`;
+}
+
+/** One JSONL event of `codex exec --json`. */
+export interface CodexEvent {
+  type: string;
+  item?: { id: string; type: string; text?: string; command?: string; aggregated_output?: string; exit_code?: number | null; status?: string; message?: string };
+  usage?: Record<string, number>;
+  error?: { message: string };
+}
+
+export interface CodexRun {
+  code: number | null;
+  events: CodexEvent[];
+  stderr: string;
+}
+
+/** Runs `codex exec --json PROMPT` non-interactively in a fresh CODEX_HOME and work dir, then removes both. */
+export async function codexExec(routerUrl: string, model: string, prompt: string, apiKey = "test-key"): Promise<CodexRun> {
+  const home = mkdtempSync(join(tmpdir(), "rr-codex-home-"));
+  const work = mkdtempSync(join(tmpdir(), "rr-codex-work-"));
+  writeFileSync(join(home, "config.toml"), codexConfig(routerUrl, model));
+  try {
+    const child = spawn(process.execPath, [CODEX_BIN, "exec", "--json", "--skip-git-repo-check", "-C", work, prompt], {
+      // A bare environment: no OPENAI_* variable of the machine can redirect Codex.
+      env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, ROUTER_API_KEY: apiKey, RUST_LOG: "error", NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once("error", reject);
+      child.once("close", resolve);
+    });
+    const events = stdout
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as CodexEvent);
+    return { code, events, stderr };
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
+  }
+}

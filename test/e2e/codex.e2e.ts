@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { chatChunk, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
+import { startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
+import { assertCodexInstalled, codexExec, type CodexRun } from "./codex-cli.js";
+
+/**
+ * The Codex CLI (`codex exec`) as a real client: it sends its whole tool set
+ * (function tools, a namespace tool, hosted web_search), reasoning include and
+ * store:false to /v1/responses; the model (scripted) calls Codex's exec_command
+ * tool to run `echo`, Codex runs it and sends the output back, and the model answers.
+ * Run with `npm run test:codex`.
+ */
+let chat: MockUpstream;
+let oai: MockUpstream;
+let router: TestRouter;
+
+const ECHO = "echo hi from codex";
+const toolOutput = (text: unknown) => (typeof text === "string" && text.includes("hi from codex") ? "hi from codex" : `unexpected tool output: ${JSON.stringify(text)}`);
+
+function chatModel(req: RecordedRequest): Reply {
+  const result = (req.body.messages as { role: string; content: unknown }[]).find((m) => m.role === "tool");
+  if (!result) {
+    const args = JSON.stringify({ cmd: ECHO, yield_time_ms: 2000 });
+    return { kind: "sse", frames: [chatChunk({ role: "assistant", content: null }), ...chatToolCallChunks([{ id: "call_echo", name: "exec_command", args: [args.slice(0, 9), args.slice(9)] }])] };
+  }
+  return { kind: "sse", frames: [...chatTextChunks(["Codex saw: ", toolOutput(result.content)], req.body.model), "data: [DONE]\n\n"] };
+}
+
+function responsesModel(req: RecordedRequest): Reply {
+  const result = (req.body.input as { type?: string; output?: unknown }[]).find((i) => i.type === "function_call_output");
+  const resp = result
+    ? nativeResponse(`Codex saw: ${toolOutput(result.output)}`, req.body.model, "resp_up2")
+    : {
+        ...nativeResponse("", req.body.model, "resp_up1"),
+        output: [{ id: "fc_up1", type: "function_call", status: "completed", call_id: "call_echo", name: "exec_command", arguments: JSON.stringify({ cmd: ECHO, yield_time_ms: 2000 }) }],
+      };
+  return { kind: "sse", frames: nativeEvents(resp as ReturnType<typeof nativeResponse>) };
+}
+
+beforeAll(async () => {
+  assertCodexInstalled();
+  chat = await startMockUpstream();
+  oai = await startMockUpstream();
+  chat.setDefault("/chat/completions", chatModel);
+  oai.setDefault("/responses", responsesModel);
+  router = await startTestRouter(twoKindConfig(chat.url, oai.url));
+});
+afterAll(async () => {
+  await router?.close(1000);
+  await chat?.close();
+  await oai?.close();
+});
+beforeEach(() => {
+  chat.requests.length = 0;
+  oai.requests.length = 0;
+});
+
+function expectToolTurn(run: CodexRun): void {
+  const failure = `codex exited ${run.code}\n${run.stderr.slice(-3000)}\n${JSON.stringify(run.events, null, 1).slice(-3000)}`;
+  expect(run.code, failure).toBe(0);
+  const commands = run.events.filter((e) => e.type === "item.completed" && e.item?.type === "command_execution").map((e) => e.item!);
+  expect(commands, failure).toHaveLength(1);
+  expect(commands[0]!.command).toContain(ECHO);
+  expect(commands[0]!.exit_code).toBe(0);
+  expect(commands[0]!.aggregated_output?.trim()).toBe("hi from codex");
+  const messages = run.events.filter((e) => e.type === "item.completed" && e.item?.type === "agent_message").map((e) => e.item!.text);
+  expect(messages).toEqual(["Codex saw: hi from codex"]);
+  expect(run.events.some((e) => e.type === "turn.failed" || e.type === "error")).toBe(false);
+  expect(run.events.at(-1)?.type).toBe("turn.completed");
+}
+
+describe("Codex CLI through the router", () => {
+  it("completes a turn with a shell tool call on a chat backend (namespace tools flattened, hosted tools dropped)", async () => {
+    const run = await codexExec(router.url, "local", "Run `echo hi from codex` and tell me what it printed.");
+    expectToolTurn(run);
+
+    expect(chat.requests).toHaveLength(2);
+    const [first, second] = chat.requests.map((r) => r.body);
+    expect(first.model).toBe("llama3.1:8b");
+    expect(first.stream).toBe(true);
+    expect(first.stream_options).toEqual({ include_usage: true });
+    const names = (first.tools as { type: string; function: { name: string } }[]).map((t) => t.function.name);
+    expect(names).toContain("exec_command");
+    expect(names.some((n) => /^[A-Za-z0-9_]+__[A-Za-z0-9_]+$/.test(n))).toBe(true); // a namespace's members, flattened
+    expect((first.tools as { type: string }[]).every((t) => t.type === "function")).toBe(true);
+    const metrics = await (await router.fetch("/metrics")).text();
+    expect(metrics).toMatch(/responses_router_dropped_tools_total\{model="local",tool_type="web_search"\} [1-9]/);
+    expect(first.messages[0].role).toBe("system");
+
+    // Turn 2 carries the call and Codex's tool output, as chat messages for the same call id.
+    const assistant = second.messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.tool_calls).toEqual([{ id: "call_echo", type: "function", function: { name: "exec_command", arguments: JSON.stringify({ cmd: ECHO, yield_time_ms: 2000 }) } }]);
+    const tool = second.messages.find((m: { role: string }) => m.role === "tool");
+    expect(tool.tool_call_id).toBe("call_echo");
+    expect(tool.content).toContain("hi from codex");
+  });
+
+  it("completes the same turn on an OpenAI backend, where Codex's request passes through untouched", async () => {
+    const run = await codexExec(router.url, "gpt-4.1", "Run `echo hi from codex` and tell me what it printed.");
+    expectToolTurn(run);
+
+    expect(oai.requests).toHaveLength(2);
+    const [first, second] = oai.requests.map((r) => r.body);
+    expect(first.store).toBe(false);
+    expect(first.stream).toBe(true);
+    expect(first.include).toContain("reasoning.encrypted_content");
+    const types = new Set((first.tools as { type: string }[]).map((t) => t.type));
+    expect(types.has("function")).toBe(true);
+    expect(types.has("namespace")).toBe(true);
+    expect(types.has("web_search")).toBe(true);
+    expect(first.reasoning).toEqual({ summary: "auto" });
+    expect(first.prompt_cache_key).toEqual(expect.any(String));
+    expect(first).not.toHaveProperty("previous_response_id");
+    const call = second.input.find((i: { type?: string }) => i.type === "function_call");
+    const output = second.input.find((i: { type?: string }) => i.type === "function_call_output");
+    expect(call).toMatchObject({ call_id: "call_echo", name: "exec_command" });
+    expect(output.call_id).toBe("call_echo");
+  });
+});
