@@ -28,8 +28,9 @@ export async function readJsonBody(c: Context<AppEnv>): Promise<unknown> {
     throw invalidRequest("Could not read the request body.", null, "invalid_body");
   }
   if (text.length === 0) throw invalidRequest("The request body is empty; send a JSON object.", null, "invalid_body");
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch {
     throw invalidRequest(
       "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)",
@@ -37,4 +38,30 @@ export async function readJsonBody(c: Context<AppEnv>): Promise<unknown> {
       "invalid_json",
     );
   }
+  if (nestingDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    throw invalidRequest(`The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`, null, "nesting_too_deep");
+  }
+  return body;
+}
+
+/**
+ * JSON.parse accepts any depth, but JSON.stringify (upstream bodies, the store)
+ * and every recursive walk overflow the stack somewhere past ~5000 levels: a
+ * 20 KB body of brackets would be a 500. Real requests (JSON Schemas included)
+ * stay far below this.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+/** Depth of a parsed JSON value, walked without recursion; stops counting past `limit`. */
+export function nestingDepth(value: unknown, limit: number): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth > max) max = depth;
+    if (max > limit) return max;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+  }
+  return max;
 }

@@ -33,7 +33,8 @@ export function validateCreateRequest(body: unknown): CreateResponseRequest {
   }
   for (const k of ["stream", "store", "background", "parallel_tool_calls"]) expectType(b, k, "boolean", true);
   for (const k of ["temperature", "top_p", "presence_penalty", "frequency_penalty"]) expectType(b, k, "number", true);
-  for (const k of ["max_output_tokens", "top_logprobs", "max_tool_calls", "seed"]) expectInteger(b, k);
+  for (const k of ["max_output_tokens", "top_logprobs", "max_tool_calls"]) expectInteger(b, k, INT32_MAX);
+  expectInteger(b, "seed", Number.MAX_SAFE_INTEGER);
   if (typeof b.temperature === "number" && (b.temperature < 0 || b.temperature > 2)) {
     throw invalidRequest(`Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got ${b.temperature} instead.`, "temperature", "decimal_above_max_value");
   }
@@ -86,7 +87,45 @@ const ITEM_TYPES = new Set([
   "image_generation_call",
   "code_interpreter_call",
   "compaction",
+  "compaction_trigger",
+  "shell_call",
+  "shell_call_output",
+  "apply_patch_call",
+  "apply_patch_call_output",
+  "tool_search_call",
+  "tool_search_output",
+  "additional_tools",
+  "configuration_update",
+  "program",
+  "program_output",
 ]);
+
+/**
+ * Tool types the Responses API defines (openai-node 7.x `Tool` union, plus Codex's
+ * `namespace`); dated variants such as `web_search_preview_2025_03_11` are accepted
+ * for any of them. Hosted ones pass through natively and are dropped (or rejected,
+ * per model) on chat backends; anything else is a client error on every path.
+ */
+const TOOL_TYPES = new Set([
+  "function",
+  "namespace",
+  "custom",
+  "file_search",
+  "web_search",
+  "web_search_preview",
+  "computer",
+  "computer_use",
+  "computer_use_preview",
+  "mcp",
+  "code_interpreter",
+  "image_generation",
+  "local_shell",
+  "shell",
+  "apply_patch",
+  "tool_search",
+  "programmatic_tool_calling",
+]);
+const DATED = /_\d{4}_\d{2}_\d{2}$/;
 
 function checkItem(item: unknown, path: string): void {
   if (item === null || typeof item !== "object" || Array.isArray(item)) throw invalidType(path, "an object", item);
@@ -132,6 +171,9 @@ function checkTool(tool: unknown, path: string): void {
   if (tool === null || typeof tool !== "object" || Array.isArray(tool)) throw invalidType(path, "an object", tool);
   const t = tool as JsonObject;
   if (typeof t.type !== "string") throw invalidRequest(`Missing required parameter: '${path}.type'.`, `${path}.type`, "missing_required_parameter");
+  if (!TOOL_TYPES.has(t.type.replace(DATED, ""))) {
+    throw invalidRequest(`Invalid value: '${truncate(t.type)}'. '${path}.type' is not a supported tool type.`, `${path}.type`, "invalid_value");
+  }
   if (t.type === "function" && (typeof t.name !== "string" || !/^[A-Za-z0-9_.:-]{1,128}$/.test(t.name))) {
     throw invalidRequest(
       typeof t.name !== "string" ? `Missing required parameter: '${path}.name'.` : `Invalid '${path}.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`,
@@ -184,10 +226,15 @@ function expectType(b: JsonObject, key: string, kind: Kind, nullable = false): v
   if (!ok) throw invalidType(key, KIND_NAMES[kind], v);
 }
 
-function expectInteger(b: JsonObject, key: string): void {
+const INT32_MAX = 2_147_483_647;
+
+function expectInteger(b: JsonObject, key: string, max: number): void {
   const v = b[key];
   if (v === undefined || v === null) return;
   if (typeof v !== "number" || !Number.isInteger(v)) throw invalidType(key, "an integer", v);
+  if (Math.abs(v) > max) {
+    throw invalidRequest(`Invalid '${key}': integer above maximum value. Expected a value <= ${max}, but got ${v} instead.`, key, "integer_above_max_value");
+  }
 }
 
 const KIND_NAMES: Record<Kind, string> = { string: "a string", boolean: "a boolean", number: "a number", object: "an object" };
