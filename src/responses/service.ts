@@ -1,4 +1,4 @@
-import { ApiError, invalidRequest, storageUnavailable } from "../errors.js";
+import { ApiError, invalidRequest } from "../errors.js";
 import type { Runtime } from "../runtime.js";
 import type { StoredResponse } from "../store/types.js";
 import { responseSkeleton, responseToEvents } from "../translate/index.js";
@@ -9,7 +9,7 @@ import { BackgroundJobs, isFinished } from "./background.js";
 import { cacheKey } from "./cache-key.js";
 import { connect, recordTokenUsage, type EventSink, type RunOutcome } from "./execute.js";
 import { buildPlan, loadOwned, type Plan } from "./plan.js";
-import { readStore } from "./store-access.js";
+import { readStore, requireConnected } from "./store-access.js";
 import { validateCreateRequest } from "./validate.js";
 
 export interface RequestContext {
@@ -38,9 +38,7 @@ export class ResponsesService {
     const req = validateCreateRequest(body);
     const plan = await buildPlan(req, { cfg: this.rt.config, responses: this.rt.stores.responses, ids: this.rt.ids, now: Date.now }, ctx.owner);
     // Fail before spending an upstream call on a response that could not be stored.
-    if (plan.store && !this.rt.stores.status.connected) {
-      throw storageUnavailable("the store is not connected (it is reconnecting); send store: false to go without stored responses");
-    }
+    if (plan.store) await requireConnected(this.rt.stores.status);
     if (plan.background) return this.createBackground(plan);
 
     const key = plan.useCache ? cacheKey(plan.req, plan.model, [...plan.history, ...plan.input]) : null;

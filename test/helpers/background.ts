@@ -2,6 +2,9 @@
  * Helpers for background-mode tests: raw HTTP calls with a key, an SSE reader that
  * yields events as they arrive, and polling until a condition holds.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { StreamEvent } from "../../src/types.js";
 import { chatTextChunks, type Reply } from "./mock-upstream.js";
 import { twoKindConfig } from "./router.js";
@@ -81,4 +84,11 @@ export function expectContiguous(events: StreamEvent[], start = 0): void {
   events.forEach((e, i) => {
     if (e.sequence_number !== start + i) throw new Error(`event ${i} (${e.type}) has sequence_number ${e.sequence_number}, expected ${start + i}`);
   });
+}
+
+/** Writes a config object to a temporary router.yaml (JSON is valid YAML) for the CLI. */
+export function writeConfigFile(config: Record<string, unknown>): string {
+  const file = join(mkdtempSync(join(tmpdir(), "rr-bg-")), "router.yaml");
+  writeFileSync(file, JSON.stringify(config, null, 2));
+  return file;
 }
