@@ -1,8 +1,8 @@
 import type { Transformer } from "node:stream/web";
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { ApiError, notFound } from "./errors.js";
 import { authenticate } from "./http/auth.js";
+import { fastBodyLimit } from "./http/body-limit.js";
 import type { AppEnv, RequestStats } from "./http/context.js";
 import { errorResponse } from "./http/errors.js";
 import { chatRoutes } from "./http/chat-routes.js";
@@ -37,7 +37,11 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
       rt.log.info({ requestId, method: c.req.method, route: stats.route, model: stats.model || undefined, endpoint: stats.endpoint || undefined, status, ms: Math.round(seconds * 1000) }, "request");
     };
     if (c.res.headers.get("content-type")?.startsWith("text/event-stream") && c.res.body) {
-      c.res = new Response(c.res.body.pipeThrough(onEnd(finish)), c.res);
+      // Under @hono/node-server: the socket response's 'close' (after the last byte, or when
+      // the client went away) instead of a TransformStream that every chunk must pass through.
+      const outgoing = (c.env as { outgoing?: { once(event: "close", fn: () => void): unknown } } | undefined)?.outgoing;
+      if (outgoing) outgoing.once("close", finish);
+      else c.res = new Response(c.res.body.pipeThrough(onEnd(finish)), c.res);
     } else finish();
   });
 
@@ -50,7 +54,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
 
   app.use(
     "/v1/*",
-    bodyLimit({
+    fastBodyLimit({
       maxSize: rt.config.server.max_body_bytes,
       onError: () => {
         throw new ApiError(413, `The request body is larger than the router's limit of ${rt.config.server.max_body_bytes} bytes.`, {
