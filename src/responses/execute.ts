@@ -225,11 +225,14 @@ async function pumpNative(
       }
       rt.metrics.streamChunks.inc({ kind: "native" });
       if (out.type === "response.created" && out.parsed) snapshot = out.parsed.response as ResponseObject;
+      // Lifecycle and error events can carry upstream error text, which may echo the endpoint's key.
+      const data = out.parsed ? scrubSecret(out.data, lease.endpoint.config.api_key) : out.data;
       if (TERMINAL_EVENTS.has(out.type)) {
-        terminal = { type: out.type, data: out.data };
+        terminal = { type: out.type, data };
+        if (data !== out.data && rw.final) rw.final = (JSON.parse(data) as { response: ResponseObject }).response;
         break;
       }
-      sink.send(out.type, out.data);
+      sink.send(out.type, data);
       sink.flush?.();
     }
   } catch (err) {
