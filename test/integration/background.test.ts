@@ -60,8 +60,11 @@ describe("background mode (memory store)", () => {
     expect(chat.requests[1]!.body.messages.at(-2)).toEqual({ role: "assistant", content: "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 " });
   });
 
-  it("with stream: true streams the job's events live, starting with response.created (queued), numbered from 0", async () => {
-    const res = await call("/v1/responses", { body: { model: "local", input: "hi", background: true, stream: true } });
+  it.each([
+    ["local", "Hello world"],
+    ["gpt-4.1", "Hello from upstream"],
+  ])("with stream: true streams the job's events live, starting with response.created (queued), numbered from 0 (%s)", async (model, text) => {
+    const res = await call("/v1/responses", { body: { model, input: "hi", background: true, stream: true } });
     expect(res.headers.get("content-type")).toMatch(/text\/event-stream/);
     const events = await allEvents(res);
     expect(events[0]!.type).toBe("response.created");
@@ -71,8 +74,9 @@ describe("background mode (memory store)", () => {
     const { terminal } = assertResponsesGrammar(events);
     expect(terminal!.type).toBe("response.completed");
     const { final } = await runThroughOpenAISdk(events);
-    expect(final.output_text).toBe("Hello world");
+    expect(final.output_text).toBe(text);
     const id = (events[0]!.response as { id: string }).id;
+    for (const e of events) expect((e.response as { id?: string } | undefined)?.id ?? id).toBe(id);
     expect((await router.client.responses.retrieve(id)).status).toBe("completed");
   });
 
@@ -207,21 +211,29 @@ describe("background mode (memory store)", () => {
 });
 
 describe("background mode: shutdown (memory store)", () => {
-  it("a job still running when the router stops ends failed, and its stream says why", async () => {
+  it("jobs running or queued when the router stops end failed, and their streams say why", async () => {
     const up = await startMockUpstream();
     up.setDefault("/chat/completions", { kind: "hang" });
     const r = await startTestRouter(backgroundConfig(up.url, up.url), { apiKey: "key-a" });
     try {
-      const res = await callRouter(r.url, "key-a")("/v1/responses", { body: { model: "local", input: "hi", background: true, stream: true } });
-      const events: { type: string; [k: string]: any }[] = [];
-      const reading = (async () => {
-        for await (const e of sseEvents(res)) events.push(e);
-      })();
+      const follow = async (input: string) => {
+        const res = await callRouter(r.url, "key-a")("/v1/responses", { body: { model: "local", input, background: true, stream: true } });
+        const events: { type: string; [k: string]: any }[] = [];
+        const done = (async () => {
+          for await (const e of sseEvents(res)) events.push(e);
+        })();
+        return { events, done };
+      };
+      const running = await follow("runs");
       await until(() => up.open() === 1, "the upstream call");
+      const queued = await follow("waits"); // concurrency 1: never starts
       await r.close(800);
-      await reading;
-      expect(events.map((e) => e.type)).toEqual(["response.created", "response.failed"]);
-      expect(events[1]!.response.error).toEqual({ code: "server_error", message: "The router shut down before this background response finished." });
+      await Promise.all([running.done, queued.done]);
+      expect(running.events.map((e) => e.type)).toEqual(["response.created", "response.failed"]);
+      expect(running.events[1]!.response.error).toEqual({ code: "server_error", message: "The router shut down before this background response finished." });
+      expect(queued.events.map((e) => e.type)).toEqual(["response.created", "response.failed"]);
+      expect(queued.events[1]!.response.error.code).toBe("server_error");
+      expect(up.requests).toHaveLength(1);
     } finally {
       await r.close(100);
       await up.close();
