@@ -1,6 +1,8 @@
 import { serve, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import { buildApp } from "./app.js";
+import { trackConnections } from "./http/drain.js";
 import type { RouterConfig } from "./config/load.js";
 import { createLogger, type Logger } from "./log.js";
 import { createMetrics, type Metrics } from "./metrics.js";
@@ -55,6 +57,7 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
     const s = serve({ fetch: app.fetch, hostname: host, port: opts.port ?? config.server.port }, () => resolve(s));
     s.once("error", reject);
   });
+  const connections = trackConnections(server as Server);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 
@@ -66,8 +69,8 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
       // mode then fails them (their followers still get response.failed), Redis mode hands them
       // back to the queue for another instance (followers here can resume there with starting_after).
       const jobsClosed = stores.jobs.close(Math.max(0, deadlineMs - JOB_STOP_MARGIN_MS)).catch(() => {});
-      // Idle keep-alive sockets would hold close() open: drop them; busy ones finish their request.
-      (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      // Idle keep-alive sockets would hold close() open: end them; busy ones end after their response.
+      connections.drain();
       const timer = setTimeout(() => (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.(), deadlineMs);
       await drained;
       await jobsClosed;

@@ -39,3 +39,19 @@ export async function readUntil(res: Response, predicate: (text: string) => bool
     }
   }
 }
+
+/** Reads what is left of a fetch body (after readUntil); a body cut by the server ends the text where it broke. */
+export async function readRest(res: Response): Promise<{ text: string; broken: boolean }> {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return { text, broken: false };
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    return { text, broken: true };
+  }
+}
