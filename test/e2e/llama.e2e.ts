@@ -1,0 +1,111 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { StreamEvent } from "../../src/types.js";
+import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.js";
+import { parseSse, startTestRouter, type TestRouter } from "../helpers/router.js";
+import { startLlamaChatServer, type LlamaChatServer } from "./llama/llama-chat-server.js";
+import { writeTinyLlamaGguf } from "./llama/tiny-gguf.js";
+
+/**
+ * Real inference behind the router: llama.cpp runs a tiny random-weight LLaMA
+ * (a GGUF this test writes itself) behind an OpenAI chat-completions server, as a
+ * `kind: chat` endpoint. The text is noise, but tokens, streaming and counts are
+ * the backend's own. Run with `npm run test:llama`.
+ */
+const here = dirname(fileURLToPath(import.meta.url));
+let dir: string;
+let llama: LlamaChatServer;
+let router: TestRouter;
+
+beforeAll(async () => {
+  if (!existsSync(join(here, "llama", "node_modules", "node-llama-cpp"))) {
+    throw new Error("node-llama-cpp is not installed in test/e2e/llama: run `npm run test:llama`, which installs it first.");
+  }
+  dir = mkdtempSync(join(tmpdir(), "rr-llama-"));
+  const modelPath = join(dir, "tiny-llama.gguf");
+  const bytes = writeTinyLlamaGguf(modelPath);
+  expect(bytes).toBeLessThan(1_000_000);
+  llama = await startLlamaChatServer(modelPath, { threads: 1, modelName: "tiny-random" });
+  router = await startTestRouter({
+    endpoints: [{ name: "llama", url: llama.url, kind: "chat", max_concurrency: 1, timeouts: { first_byte: "60s", idle: "30s" } }],
+    models: { tiny: { endpoints: ["llama"], upstream_model: "tiny-random" } },
+  });
+});
+afterAll(async () => {
+  await router?.close(1000);
+  await llama?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const usageOf = (u: { prompt_tokens: number; completion_tokens: number; total_tokens: number }) => ({
+  input_tokens: u.prompt_tokens,
+  input_tokens_details: { cached_tokens: 0 },
+  output_tokens: u.completion_tokens,
+  output_tokens_details: { reasoning_tokens: 0 },
+  total_tokens: u.total_tokens,
+});
+
+describe("a llama.cpp backend through the router", () => {
+  it("node-llama-cpp read the ChatML template from the GGUF file", () => {
+    expect(llama.chatTemplate).toBe("ChatML");
+  });
+
+  it("a Responses stream passes the full event grammar and keeps the backend's token counts", async () => {
+    const res = await router.fetch("/v1/responses", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer k" },
+      body: JSON.stringify({ model: "tiny", instructions: "You are terse.", input: "Say hello to the router.", stream: true, max_output_tokens: 12 }),
+    });
+    expect(res.status).toBe(200);
+    const events = parseSse(await res.text()).map((f) => f.data as StreamEvent);
+    const { terminal } = assertResponsesGrammar(events);
+    const backend = llama.last!;
+    expect(backend.usage.prompt_tokens).toBeGreaterThan(10); // system + user turns in ChatML
+    expect(backend.usage.completion_tokens).toBeGreaterThan(0);
+    const response = terminal!.response as { usage: unknown; status: string; incomplete_details: unknown };
+    expect(response.usage).toEqual(usageOf(backend.usage));
+    expect(response.status).toBe(backend.finishReason === "length" ? "incomplete" : "completed");
+    if (backend.finishReason === "length") expect(response.incomplete_details).toEqual({ reason: "max_output_tokens" });
+    const deltas = events.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta as string);
+    expect(deltas.length).toBeGreaterThan(1); // streamed token by token, not in one piece
+    expect(deltas.join("")).toBe(backend.text);
+
+    const { final } = await runThroughOpenAISdk(events);
+    expect(final.output_text).toBe(backend.text);
+  });
+
+  it("the openai SDK's responses.stream() against the router gets the backend's text and usage", async () => {
+    const stream = router.client.responses.stream({ model: "tiny", input: "Count to three.", max_output_tokens: 8 });
+    const types: string[] = [];
+    for await (const ev of stream) types.push(ev.type);
+    const final = await stream.finalResponse();
+    const backend = llama.last!;
+    expect(types[0]).toBe("response.created");
+    expect(["response.completed", "response.incomplete"]).toContain(types.at(-1));
+    expect(final.output_text).toBe(backend.text);
+    expect(final.usage).toEqual(usageOf(backend.usage));
+    expect(backend.usage.completion_tokens).toBeLessThanOrEqual(8);
+  });
+
+  it("chat completions pass through with the backend's usage chunk", async () => {
+    const stream = await router.client.chat.completions.create({
+      model: "tiny",
+      messages: [{ role: "user", content: "hello world" }],
+      max_tokens: 6,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = "";
+    let usage: unknown = null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      if (chunk.usage) usage = chunk.usage;
+      expect(chunk.model).toBe("tiny");
+    }
+    expect(text).toBe(llama.last!.text);
+    expect(usage).toEqual(llama.last!.usage);
+  });
+});
