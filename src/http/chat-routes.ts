@@ -24,7 +24,7 @@ async function handle(c: Context<AppEnv>, call: (body: unknown, ctx: Passthrough
   client.addEventListener("abort", onClientGone, { once: true });
   let result: PassthroughResult;
   try {
-    result = await call(body, { signal: upstream.signal, abort: () => upstream.abort(new DOMException("client disconnected", "AbortError")) });
+    result = await call(body, { signal: upstream.signal, abort: () => upstream.abort(new DOMException("client disconnected", "AbortError")), stats });
   } catch (err) {
     client.removeEventListener("abort", onClientGone);
     throw err;

@@ -10,6 +10,8 @@ export interface PassthroughContext {
   signal: AbortSignal;
   /** Aborts the upstream call (a stream's client went away). */
   abort(): void;
+  /** Filled in for the overhead metric: time spent on the upstream call. */
+  stats?: { upstreamMs?: number };
 }
 
 export type PassthroughResult =
@@ -37,18 +39,18 @@ export class PassthroughService {
     }
     const fwd = await forward(this.rt, req, targets, "/chat/completions", ctx.signal);
     const store = key ? (c: ChatCompletion) => this.cacheSet(req.model, key, c, ttl) : null;
-    if (!req.stream) return this.json(req, fwd, store);
+    if (!req.stream) return this.json(req, fwd, ctx, store);
     return this.stream(req, fwd, ctx, store);
   }
 
   async embeddings(raw: unknown, ctx: PassthroughContext): Promise<PassthroughResult> {
     const req = checkEmbeddingsRequest(raw);
     const { targets } = targetsFor(this.rt.config, req.model);
-    return this.json(req, await forward(this.rt, req, targets, "/embeddings", ctx.signal), null);
+    return this.json(req, await forward(this.rt, req, targets, "/embeddings", ctx.signal), ctx, null);
   }
 
   /** Reads a JSON answer whole, counts its usage, maps the model name back. */
-  private async json(req: CheckedRequest, fwd: Forwarded, store: ((c: ChatCompletion) => Promise<void>) | null): Promise<PassthroughResult> {
+  private async json(req: CheckedRequest, fwd: Forwarded, ctx: PassthroughContext, store: ((c: ChatCompletion) => Promise<void>) | null): Promise<PassthroughResult> {
     const { lease, reply } = fwd;
     const endpoint = lease.endpoint.name;
     let outcome: "ok" | "error" = "error";
@@ -73,7 +75,9 @@ export class PassthroughService {
       return { kind: "json", body: rename ? rename(text) : text, endpoint };
     } finally {
       lease.release();
-      this.rt.metrics.upstreamDuration.observe({ endpoint, outcome }, (performance.now() - fwd.started) / 1000);
+      const ms = performance.now() - fwd.started;
+      if (ctx.stats) ctx.stats.upstreamMs = ms;
+      this.rt.metrics.upstreamDuration.observe({ endpoint, outcome }, ms / 1000);
     }
   }
 
@@ -89,7 +93,9 @@ export class PassthroughService {
       onUsage: (usage) => countTokens(this.rt, req.model, endpoint, usage),
       onEnd: (outcome) => {
         lease.release();
-        this.rt.metrics.upstreamDuration.observe({ endpoint, outcome: outcome.ok ? "ok" : "error" }, (performance.now() - fwd.started) / 1000);
+        const ms = performance.now() - fwd.started;
+        if (ctx.stats) ctx.stats.upstreamMs = ms;
+        this.rt.metrics.upstreamDuration.observe({ endpoint, outcome: outcome.ok ? "ok" : "error" }, ms / 1000);
         if (!outcome.ok && !outcome.cancelled) {
           lease.endpoint.health.recordFailure(`stream broke: ${(outcome.error as Error)?.message ?? outcome.error}`);
           this.rt.log.warn({ model: req.model, endpoint, err: (outcome.error as Error)?.message }, "chat completion stream broke mid-way");

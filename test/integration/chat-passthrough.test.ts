@@ -194,10 +194,12 @@ describe("metrics", () => {
     const labels = 'model="solo",endpoint="a"';
     const before = await metric(`responses_router_tokens_total{${labels},type="input"}`);
     const reqBefore = await metric(`responses_router_requests_total{route="/v1/chat/completions",${labels},status="200"}`);
+    const overheadBefore = await metric('responses_router_overhead_seconds_count{route="/v1/chat/completions"}');
     a.enqueue("/chat/completions", { kind: "json", body: chatCompletion("x", "solo", { usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 } }) });
     await router.client.chat.completions.create({ model: "solo", messages: hi });
     expect(await metric(`responses_router_tokens_total{${labels},type="input"}`)).toBe(before + 11);
     expect(await metric(`responses_router_requests_total{route="/v1/chat/completions",${labels},status="200"}`)).toBe(reqBefore + 1);
+    expect(await metric('responses_router_overhead_seconds_count{route="/v1/chat/completions"}')).toBe(overheadBefore + 1);
   });
 });
 
