@@ -1,11 +1,12 @@
 import OpenAI from "openai";
 import type { ResponseInputItem } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
+import { startMockUpstream, type MockUpstream, type Script } from "../helpers/mock-upstream.js";
 import { startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
 
 /**
- * Every Responses method the router serves, called through the real openai SDK
+ * Every Responses method the router serves (create, stream, retrieve, cancel, delete,
+ * input items), called through the real openai SDK
  * (its own paths, query encoding, pagination and error classes), on both kinds.
  */
 let chat: MockUpstream;
@@ -16,6 +17,10 @@ beforeAll(async () => {
   chat = await startMockUpstream();
   oai = await startMockUpstream();
   router = await startTestRouter(twoKindConfig(chat.url, oai.url));
+  // A request that says HOLD never gets an answer: it stays in progress until cancelled.
+  const hold: Script = (req) => (JSON.stringify(req.body).includes("HOLD") ? { kind: "hang" } : undefined);
+  chat.setDefault("/chat/completions", hold);
+  oai.setDefault("/responses", hold);
 });
 afterAll(async () => {
   await router.close(1000);
@@ -84,6 +89,19 @@ describe.each(["local", "gpt-4.1"])("openai SDK Responses methods (model %s)", (
     const items = await router.client.responses.inputItems.list(second.id, { order: "asc" });
     expect(items.data.map((i) => i.type)).toEqual(["message", "message", "message"]);
     expect(items.data.map((i) => (i as { role: string }).role)).toEqual(["user", "assistant", "user"]);
+  });
+
+  it("cancel: a background response in progress ends cancelled, idempotently; a foreground one cannot be cancelled", async () => {
+    const created = await router.client.responses.create({ model, input: "HOLD", background: true });
+    expect(created.status).toBe("queued");
+    const cancelled = await router.client.responses.cancel(created.id);
+    expect(cancelled.id).toBe(created.id);
+    expect(cancelled.status).toBe("cancelled");
+    expect(await router.client.responses.cancel(created.id)).toEqual(cancelled);
+    expect((await router.client.responses.retrieve(created.id)).status).toBe("cancelled");
+
+    const foreground = await router.client.responses.create({ model, input: "hi" });
+    await expect(router.client.responses.cancel(foreground.id)).rejects.toBeInstanceOf(OpenAI.BadRequestError);
   });
 
   it("delete, after which retrieve and delete answer 404 (NotFoundError)", async () => {
