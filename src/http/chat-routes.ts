@@ -8,15 +8,16 @@ import { SSE_HEADERS } from "./sse.js";
 /** POST /v1/chat/completions and /v1/embeddings: parse, pass through, serialise. */
 export function chatRoutes(app: Hono<AppEnv>, rt: Runtime): void {
   const service = new PassthroughService(rt);
-  app.post("/v1/chat/completions", (c) => handle(c, (body, ctx) => service.chatCompletions(body, ctx)));
-  app.post("/v1/embeddings", (c) => handle(c, (body, ctx) => service.embeddings(body, ctx)));
+  app.post("/v1/chat/completions", (c) => handle(c, rt, (body, ctx) => service.chatCompletions(body, ctx)));
+  app.post("/v1/embeddings", (c) => handle(c, rt, (body, ctx) => service.embeddings(body, ctx)));
 }
 
-async function handle(c: Context<AppEnv>, call: (body: unknown, ctx: PassthroughContext) => Promise<PassthroughResult>): Promise<Response> {
+async function handle(c: Context<AppEnv>, rt: Runtime, call: (body: unknown, ctx: PassthroughContext) => Promise<PassthroughResult>): Promise<Response> {
   const body = await readJsonBody(c);
   const stats = c.get("stats");
   const model = (body as { model?: unknown } | null)?.model;
-  if (typeof model === "string") stats.model = model;
+  // Only configured names become metric labels: a client must not be able to mint series.
+  if (typeof model === "string" && Object.hasOwn(rt.config.models, model)) stats.model = model;
   // A client that goes away aborts the upstream call (a stream's body is also cancelled then).
   const upstream = new AbortController();
   const client = c.req.raw.signal;

@@ -200,6 +200,11 @@ describe("metrics", () => {
     expect(await metric(`responses_router_tokens_total{${labels},type="input"}`)).toBe(before + 11);
     expect(await metric(`responses_router_requests_total{route="/v1/chat/completions",${labels},status="200"}`)).toBe(reqBefore + 1);
     expect(await metric('responses_router_overhead_seconds_count{route="/v1/chat/completions"}')).toBe(overheadBefore + 1);
+    // An unknown model is a 404 counted without a model label: clients cannot mint metric series.
+    expect((await post("/v1/chat/completions", { model: "made-up-model-123", messages: hi })).status).toBe(404);
+    const text = await (await router.fetch("/metrics")).text();
+    expect(text).not.toContain("made-up-model-123");
+    expect(await metric('responses_router_requests_total{route="/v1/chat/completions",model="",endpoint="",status="404"}')).toBeGreaterThanOrEqual(1);
   });
 });
 
