@@ -55,8 +55,10 @@ function pingOnce(port: number): Promise<boolean> {
 /**
  * Spawns a real, throw-away redis-server (no persistence) on a free loopback port and
  * waits until it answers PING. Fails with a clear message when redis-server is missing.
+ * With `persistDir`, every write is appended and fsynced there (AOF, appendfsync always),
+ * so the data survives restart() - for chaos runs that restart Redis under load.
  */
-export async function startRedis(): Promise<RedisServerHandle> {
+export async function startRedis(opts: { persistDir?: string } = {}): Promise<RedisServerHandle> {
   requireRedisServer();
   const port = await freePort();
   let proc: ChildProcess | null = null;
@@ -64,7 +66,8 @@ export async function startRedis(): Promise<RedisServerHandle> {
 
   const launch = async () => {
     stderr = "";
-    const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"], {
+    const persistence = opts.persistDir ? ["--dir", opts.persistDir, "--appendonly", "yes", "--appendfsync", "always"] : ["--appendonly", "no"];
+    const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", ...persistence, "--daemonize", "no"], {
       stdio: ["ignore", "ignore", "pipe"],
     });
     child.stderr?.on("data", (d) => (stderr += d));
