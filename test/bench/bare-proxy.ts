@@ -1,14 +1,14 @@
 /**
  * The floor: the least a Node HTTP router can do per request. node:http server,
- * an undici keep-alive Pool to the upstream, request body streamed up, response
- * status/headers copied and the body piped back. No parsing, no routing, no logs.
+ * an undici keep-alive Pool to the upstream, the (small) request body buffered and
+ * sent on, response status/headers copied and the body written back chunk by chunk.
+ * No parsing, no routing, no logs.
  *
  * Run as a child: `node --import tsx test/bench/bare-proxy.ts --upstream http://127.0.0.1:P [--port N]`;
  * reports `{ ready: true, port }` over IPC.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { pipeline } from "node:stream";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
 
@@ -23,18 +23,26 @@ export async function startBareProxy(upstream: string, port = 0, connections = 1
     res.on("close", () => {
       if (!res.writableFinished) ac.abort();
     });
-    pool.request({ method: req.method as "POST", path: req.url ?? "/", headers, body: req, signal: ac.signal }).then(
-      (up) => {
-        const out: Record<string, string> = {};
-        for (const [k, v] of Object.entries(up.headers)) if (!HOP.has(k) && typeof v === "string") out[k] = v;
-        res.writeHead(up.statusCode, out);
-        pipeline(up.body, res, () => {});
-      },
-      () => {
-        if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
-        res.end('{"error":{"message":"bad gateway","type":"server_error","param":null,"code":null}}');
-      },
-    );
+    // Small JSON bodies: buffered and sent with a length (cheaper than a chunked upload).
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      pool.request({ method: req.method as "POST", path: req.url ?? "/", headers, body, signal: ac.signal }).then(
+        (up) => {
+          const out: Record<string, string> = {};
+          for (const [k, v] of Object.entries(up.headers)) if (!HOP.has(k) && typeof v === "string") out[k] = v;
+          res.writeHead(up.statusCode, out);
+          up.body.on("data", (c: Buffer) => res.write(c));
+          up.body.on("end", () => res.end());
+          up.body.on("error", () => res.destroy());
+        },
+        () => {
+          if (!res.headersSent) res.writeHead(502, { "content-type": "application/json" });
+          res.end('{"error":{"message":"bad gateway","type":"server_error","param":null,"code":null}}');
+        },
+      );
+    });
   });
   server.keepAliveTimeout = 60_000;
   server.maxRequestsPerSocket = 0;

@@ -45,6 +45,7 @@ export interface BenchResults {
     routerNativeUs?: number;
     routerChatUs?: number;
     bareUs?: number;
+    honoUs?: number;
     peerChatUs?: number;
   };
   openStreams?: { label: string; streams: number; failed: number; allOpenMs: number; idleRssMb: number; rssMb: number; perStreamKb: number; mockRssMb: number }[];
@@ -60,7 +61,7 @@ export interface BenchResults {
   }[];
 }
 
-const ORDER = ["direct", "bare", "router", "portkey"];
+const ORDER = ["direct", "bare", "hono", "router", "portkey"];
 const f = (v: number | undefined, d = 3) => (v === undefined || Number.isNaN(v) ? "-" : v.toFixed(d));
 const pct = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? "-" : `${Math.round(v * 100)}%`);
 
@@ -132,7 +133,7 @@ function streamLines(r: BenchResults): string[] {
     out.push(
       `CPU per chunk, whole server process over long streams: router translated ${f(c.routerTranslatedUs, 1)} µs, router native ${f(c.routerNativeUs, 1)} µs` +
         (c.routerChatUs !== undefined ? `, router chat pass-through ${f(c.routerChatUs, 1)} µs` : "") +
-        `, bare proxy ${f(c.bareUs, 1)} µs` +
+        `, bare proxy ${f(c.bareUs, 1)} µs, hono proxy ${f(c.honoUs, 1)} µs` +
         (c.peerChatUs !== undefined ? `, portkey chat pass-through ${f(c.peerChatUs, 1)} µs` : ""),
     );
   for (const o of r.openStreams ?? [])
@@ -177,17 +178,17 @@ export function updateBenchmarksMd(file: string, section: string): void {
 
 // ---- SVG ----------------------------------------------------------------------------
 
-const COLORS: Record<string, string> = { direct: "#9aa0a6", bare: "#5f6368", router: "#1a73e8", portkey: "#e8710a" };
+const COLORS: Record<string, string> = { direct: "#9aa0a6", bare: "#5f6368", hono: "#34a853", router: "#1a73e8", portkey: "#e8710a" };
 const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;");
 
 /** Two grouped bar panels: requests/s at concurrency 64, and added p50 latency at concurrency 1. */
 export function renderChart(r: BenchResults): string {
-  const W = 900;
+  const W = 1000;
   const panelH = 260;
   const left = 70;
   const top = 40;
   const groups = r.paths;
-  const series = ["bare", "router", "portkey"];
+  const series = ["bare", "hono", "router", "portkey"];
   const gw = (W - left - 20) / Math.max(1, groups.length);
   const bw = Math.min(28, (gw - 16) / series.length);
   const parts: string[] = [];
@@ -220,8 +221,8 @@ export function renderChart(r: BenchResults): string {
   panel(top + panelH, "Added latency p50 at concurrency 1, ms over direct-to-mock", (t) => t.addedP50, "");
   const legendY = 18;
   series.forEach((s, i) => {
-    parts.push(`<rect x="${W - 300 + i * 95}" y="${legendY - 10}" width="12" height="12" fill="${COLORS[s]}"/>`);
-    parts.push(`<text x="${W - 284 + i * 95}" y="${legendY}" font-size="12">${s === "bare" ? "bare proxy" : s}</text>`);
+    parts.push(`<rect x="${W - 390 + i * 95}" y="${legendY - 10}" width="12" height="12" fill="${COLORS[s]}"/>`);
+    parts.push(`<text x="${W - 374 + i * 95}" y="${legendY}" font-size="12">${s === "bare" ? "bare proxy" : s === "hono" ? "hono proxy" : s}</text>`);
   });
   const H = top + panelH * 2 + 10;
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif">\n<rect width="100%" height="100%" fill="white"/>\n<text x="10" y="${legendY}" font-size="12" fill="#555">${esc(`responses-router bench, ${r.startedAt.slice(0, 16)}, node ${r.machine.node}, ${r.machine.nproc} cores`)}</text>\n${parts.join("\n")}\n</svg>\n`;

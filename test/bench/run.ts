@@ -234,6 +234,8 @@ async function main(): Promise<void> {
     children.push(router);
     const bare = await spawnNode({ name: "bare", args: [...TSX, "test/bench/bare-proxy.ts", "--upstream", mockOrigin], cpus: SERVER_CPU, ready: { ipc: true } });
     children.push(bare);
+    const hono = await spawnNode({ name: "hono", args: [...TSX, "test/bench/hono-proxy.ts", "--upstream", mockOrigin], cpus: SERVER_CPU, ready: { ipc: true } });
+    children.push(hono);
     let peer: Child | null = null;
     let peerError: string | null = null;
     if (!flags["no-peer"]) {
@@ -247,6 +249,7 @@ async function main(): Promise<void> {
     }
     const routerOrigin = `http://127.0.0.1:${router.port}`;
     const bareOrigin = `http://127.0.0.1:${bare.port}`;
+    const honoOrigin = `http://127.0.0.1:${hono.port}`;
     const peerOrigin = peer ? `http://127.0.0.1:${peer.port}` : "";
     const peerHeaders = { "x-portkey-provider": "openai", "x-portkey-custom-host": mockUrl, authorization: "Bearer sk-bench" };
 
@@ -259,7 +262,11 @@ async function main(): Promise<void> {
     const paths: PathResult[] = [];
     for (const spec of specs) {
       const pr: PathResult = { key: spec.key, label: spec.label, stream: spec.stream, targets: {}, notes: [] };
-      const targets: Target[] = [{ name: "direct", origin: mockOrigin, ...spec.upstream }, { name: "bare", origin: bareOrigin, ...spec.upstream }];
+      const targets: Target[] = [
+        { name: "direct", origin: mockOrigin, ...spec.upstream },
+        { name: "bare", origin: bareOrigin, ...spec.upstream },
+        { name: "hono", origin: honoOrigin, ...spec.upstream },
+      ];
       if (spec.router) targets.push({ name: "router", origin: routerOrigin, ...spec.router });
       else pr.notes.push(`router: no /v1/chat/completions route yet (HTTP ${chatProbe.status})`);
       if (typeof spec.peer === "string") pr.notes.push(`portkey: ${spec.peer}`);
@@ -293,7 +300,7 @@ async function main(): Promise<void> {
         }
       }
       if (SECTIONS.has("rps")) {
-        const servers: Record<string, Child | undefined> = { router, bare, portkey: peer ?? undefined, direct: mock };
+        const servers: Record<string, Child | undefined> = { router, bare, hono, portkey: peer ?? undefined, direct: mock };
         for (const t of targets) {
           log(`${spec.key}: concurrency 64 through ${t.name} for ${DURATION}s`);
           const proc = servers[t.name];
@@ -339,12 +346,14 @@ async function main(): Promise<void> {
       streamsCpu.routerTranslatedUs = await perChunk(router, routerOrigin, "/v1/responses", responsesBody("chat-long", true), 20);
       streamsCpu.routerNativeUs = await perChunk(router, routerOrigin, "/v1/responses", responsesBody("oai-long", true), 20);
       streamsCpu.bareUs = await perChunk(bare, bareOrigin, "/v1/chat/completions", chatBody("chat-long", true), 20);
+      streamsCpu.honoUs = await perChunk(hono, honoOrigin, "/v1/chat/completions", chatBody("chat-long", true), 20);
       if (hasChat) streamsCpu.routerChatUs = await perChunk(router, routerOrigin, "/v1/chat/completions", chatBody("chat-long", true), 20);
       if (peer) streamsCpu.peerChatUs = await perChunk(peer, peerOrigin, "/v1/chat/completions", chatBody("chat-long", true), 20).catch(() => undefined);
     }
 
     // The load servers are done: the rest measures fresh routers alone on the server core.
     await bare.stop();
+    await hono.stop();
     if (peer) await peer.stop();
     await router.stop();
 

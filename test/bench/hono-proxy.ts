@@ -1,0 +1,61 @@
+/**
+ * The framework floor: the least a router built like this one (Hono on @hono/node-server,
+ * undici Pool upstream) can do per request. It reads the JSON body as text, forwards
+ * it, and answers JSON as text (c.body) or a stream through a web ReadableStream, as
+ * the router does, but parses, validates, logs and counts nothing.
+ *
+ * Run as a child: `node --import tsx test/bench/hono-proxy.ts --upstream http://127.0.0.1:P`;
+ * reports `{ ready: true, port }` over IPC.
+ */
+import { serve } from "@hono/node-server";
+import { Hono } from "hono";
+import type { AddressInfo } from "node:net";
+import { parseArgs } from "node:util";
+import { Pool } from "undici";
+
+export async function startHonoProxy(upstream: string, port = 0): Promise<{ port: number; close(): Promise<void> }> {
+  const pool = new Pool(upstream, { connections: 1100, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
+  const app = new Hono();
+  app.post("/v1/*", async (c) => {
+    const body = await c.req.text();
+    const up = await pool.request({ method: "POST", path: c.req.path, headers: { "content-type": "application/json" }, body, signal: c.req.raw.signal });
+    const type = String(up.headers["content-type"] ?? "application/json");
+    if (!type.startsWith("text/event-stream")) return c.body(await up.body.text(), up.statusCode as 200, { "content-type": type });
+    const encoder = new TextEncoder();
+    const it = up.body[Symbol.asyncIterator]();
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const step = await it.next();
+        if (step.done) controller.close();
+        else controller.enqueue(typeof step.value === "string" ? encoder.encode(step.value) : (step.value as Uint8Array));
+      },
+      cancel() {
+        void it.return?.();
+      },
+    });
+    return new Response(stream, { status: up.statusCode, headers: { "content-type": type, "cache-control": "no-cache" } });
+  });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, hostname: "127.0.0.1", port }, () => resolve(s));
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      await new Promise<void>((r) => server.close(() => r()));
+      await pool.destroy();
+    },
+  };
+}
+
+const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/^.*\//, ""));
+if (isMain) {
+  const { values } = parseArgs({ options: { upstream: { type: "string" }, port: { type: "string" } } });
+  if (!values.upstream) throw new Error("--upstream is required");
+  const proxy = await startHonoProxy(values.upstream, values.port ? Number(values.port) : 0);
+  const msg = { ready: true, port: proxy.port };
+  if (process.send) process.send(msg);
+  else console.log(JSON.stringify(msg));
+  const stop = () => void proxy.close().then(() => process.exit(0));
+  process.on("SIGTERM", stop);
+  process.on("disconnect", stop);
+}
