@@ -36,12 +36,13 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
       if (stats.route in OPEN_ROUTES) return;
       rt.log.info({ requestId, method: c.req.method, route: stats.route, model: stats.model || undefined, endpoint: stats.endpoint || undefined, status, ms: Math.round(seconds * 1000) }, "request");
     };
-    if (c.res.headers.get("content-type")?.startsWith("text/event-stream") && c.res.body) {
-      // Under @hono/node-server: the socket response's 'close' (after the last byte, or when
-      // the client went away) instead of a TransformStream that every chunk must pass through.
-      const outgoing = (c.env as { outgoing?: { once(event: "close", fn: () => void): unknown } } | undefined)?.outgoing;
-      if (outgoing) outgoing.once("close", finish);
-      else c.res = new Response(c.res.body.pipeThrough(onEnd(finish)), c.res);
+    // Under @hono/node-server, account when the socket response closes (after its last
+    // byte, or when the client went away): the access log line and the metrics are then
+    // off the request's critical path, and a stream needs no TransformStream on every chunk.
+    const outgoing = (c.env as { outgoing?: { once(event: "close", fn: () => void): unknown } } | undefined)?.outgoing;
+    if (outgoing) outgoing.once("close", finish);
+    else if (c.res.headers.get("content-type")?.startsWith("text/event-stream") && c.res.body) {
+      c.res = new Response(c.res.body.pipeThrough(onEnd(finish)), c.res);
     } else finish();
   });
 
@@ -65,7 +66,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     }),
   );
 
-  responsesRoutes(app, service);
+  responsesRoutes(app, service, () => rt.config.models);
   chatRoutes(app, rt);
   opsRoutes(app, rt);
 
