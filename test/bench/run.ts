@@ -90,7 +90,7 @@ async function startRouterChild(name: string, mockUrl: string, redisUrl = "", pr
   if (profile) mkdirSync(profDir, { recursive: true });
   return spawnNode({
     name,
-    args: [...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : []), ...TSX, "test/bench/router-child.ts"],
+    args: [...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : []), "test/bench/router-child.mjs"],
     env: { BENCH_ROUTER_CONFIG: JSON.stringify(routerConfig(mockUrl, redisUrl)), NODE_ENV: "production" },
     cpus: SERVER_CPU,
     ready: { ipc: true },

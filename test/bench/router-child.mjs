@@ -1,0 +1,25 @@
+// The router under test, in its own process, running the BUILT code (dist/, what
+// `npm start` runs) with plain node (no TypeScript loader in the process, so its RSS
+// and profile are the router's own): `node test/bench/router-child.mjs`, config as JSON
+// in BENCH_ROUTER_CONFIG. Logs go to stdout at the configured level (info by default,
+// as in production; the bench points stdout at /dev/null). Reports { ready, port } over IPC.
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const dist = resolve(process.env.BENCH_ROUTER_DIST ?? "dist");
+const load = (rel) => import(pathToFileURL(resolve(dist, rel)).href);
+
+const { startRouter } = await load("server.js");
+const { buildConfig } = await load("config/load.js");
+const { createLogger } = await load("log.js");
+
+const config = buildConfig(JSON.parse(process.env.BENCH_ROUTER_CONFIG ?? "{}"), "<bench>");
+const router = await startRouter(config, { logger: createLogger(config.logging.level), host: "127.0.0.1", port: 0, checkStore: true });
+const msg = { ready: true, port: router.port };
+if (process.send) process.send(msg);
+else console.log(JSON.stringify(msg));
+
+const stop = () => void router.close(2_000).then(() => process.exit(0));
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);
+process.on("disconnect", stop);
