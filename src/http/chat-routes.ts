@@ -2,7 +2,7 @@ import type { Context, Hono } from "hono";
 import { PassthroughService, type PassthroughContext, type PassthroughResult } from "../passthrough/service.js";
 import type { Runtime } from "../runtime.js";
 import type { AppEnv } from "./context.js";
-import { readJsonBody } from "./context.js";
+import { ClientLink, labelModel, readJsonBody } from "./context.js";
 import { SSE_HEADERS } from "./sse.js";
 
 /** POST /v1/chat/completions and /v1/embeddings: parse, pass through, serialise. */
@@ -15,23 +15,17 @@ export function chatRoutes(app: Hono<AppEnv>, rt: Runtime): void {
 async function handle(c: Context<AppEnv>, rt: Runtime, call: (body: unknown, ctx: PassthroughContext) => Promise<PassthroughResult>): Promise<Response> {
   const body = await readJsonBody(c);
   const stats = c.get("stats");
-  const model = (body as { model?: unknown } | null)?.model;
-  // Only configured names become metric labels: a client must not be able to mint series.
-  if (typeof model === "string" && Object.hasOwn(rt.config.models, model)) stats.model = model;
-  // A client that goes away aborts the upstream call (a stream's body is also cancelled then).
-  const upstream = new AbortController();
-  const client = c.req.raw.signal;
-  const onClientGone = () => upstream.abort(client.reason);
-  client.addEventListener("abort", onClientGone, { once: true });
+  labelModel(stats, rt.config.models, body);
+  const link = new ClientLink(c);
   let result: PassthroughResult;
   try {
-    result = await call(body, { signal: upstream.signal, abort: () => upstream.abort(new DOMException("client disconnected", "AbortError")), stats });
+    result = await call(body, { signal: link.signal, abort: link.abort, stats });
   } catch (err) {
-    client.removeEventListener("abort", onClientGone);
+    link.detach();
     throw err;
   }
   stats.endpoint = result.endpoint;
   if (result.kind === "stream") return new Response(result.body, { status: 200, headers: SSE_HEADERS });
-  client.removeEventListener("abort", onClientGone);
+  link.detach();
   return new Response(result.body, { status: 200, headers: { "content-type": "application/json" } });
 }

@@ -65,3 +65,36 @@ export function nestingDepth(value: unknown, limit: number): number {
   }
   return max;
 }
+
+/** Only configured model names become metric labels: a client must not be able to mint series. */
+export function labelModel(stats: RequestStats, models: Record<string, unknown>, body: unknown): void {
+  const model = (body as { model?: unknown } | null)?.model;
+  if (typeof model === "string" && Object.hasOwn(models, model)) stats.model = model;
+}
+
+/**
+ * Links the client's connection to the upstream call: when the client goes
+ * away, the upstream request is aborted and its endpoint slot freed at once.
+ */
+export class ClientLink {
+  private readonly controller = new AbortController();
+  private readonly client: AbortSignal;
+  private readonly onGone = () => this.controller.abort(this.client.reason);
+
+  constructor(c: Context<AppEnv>) {
+    this.client = c.req.raw.signal;
+    this.client.addEventListener("abort", this.onGone, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Aborts the upstream call (a stream body was cancelled). */
+  readonly abort = (): void => this.controller.abort(new DOMException("client disconnected", "AbortError"));
+
+  /** The answer is complete (JSON or error): the request's end must abort nothing. */
+  detach(): void {
+    this.client.removeEventListener("abort", this.onGone);
+  }
+}

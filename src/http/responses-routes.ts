@@ -1,28 +1,26 @@
 import type { Hono } from "hono";
 import type { ResponsesService } from "../responses/service.js";
 import type { AppEnv } from "./context.js";
-import { readJsonBody } from "./context.js";
+import { ClientLink, labelModel, readJsonBody } from "./context.js";
 import { SSE_HEADERS } from "./sse.js";
 
 /** /v1/responses routes: parse, call the service, serialise. Nothing else. */
-export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService): void {
+export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, models: () => Record<string, unknown>): void {
   app.post("/v1/responses", async (c) => {
     const body = await readJsonBody(c);
     const stats = c.get("stats");
-    if (body && typeof body === "object" && typeof (body as { model?: unknown }).model === "string") stats.model = (body as { model: string }).model;
-    const upstream = new AbortController();
-    const client = c.req.raw.signal;
-    const onClientGone = () => upstream.abort(client.reason);
-    client.addEventListener("abort", onClientGone, { once: true });
-    const result = await service.create(body, {
-      owner: c.get("owner"),
-      signal: upstream.signal,
-      abort: () => upstream.abort(new DOMException("client disconnected", "AbortError")),
-      stats,
-    });
+    labelModel(stats, models(), body);
+    const link = new ClientLink(c);
+    let result;
+    try {
+      result = await service.create(body, { owner: c.get("owner"), signal: link.signal, abort: link.abort, stats });
+    } catch (err) {
+      link.detach();
+      throw err;
+    }
     stats.endpoint = result.endpoint;
     if (result.kind === "json") {
-      client.removeEventListener("abort", onClientGone);
+      link.detach();
       return c.json(result.response);
     }
     return new Response(result.body, { status: 200, headers: SSE_HEADERS });
