@@ -170,6 +170,12 @@ export class RedisJobQueue implements JobQueue {
 
   private async process(job: Job<JobData>, token: string | undefined): Promise<void> {
     const { responseId, payload } = job.data;
+    if (this.closing) {
+      // A fetch already in flight when close() began (often the very job just handed back):
+      // give it straight back instead of starting a run nobody would stop.
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
     const controller = new AbortController();
     // Registered before the cancel-flag check, so a cancel published in between still lands.
     this.running.set(responseId, controller);
