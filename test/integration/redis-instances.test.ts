@@ -170,6 +170,23 @@ describe("instance loss (a router child process SIGKILLed mid-job)", () => {
   });
 });
 
+describe("instance shutdown in Redis mode", () => {
+  it("an instance that stops hands its running job back, and another instance runs it", async () => {
+    const [upStuck, upLive] = [await upstream(), await upstream()];
+    upStuck.setDefault("/chat/completions", { kind: "hang" });
+    const prefix = uniquePrefix();
+    const stopping = await router(upStuck.url, prefix);
+    const created = await stopping.client.responses.create({ model: "local", input: "hi", background: true });
+    await until(() => upStuck.open() === 1, "the job's upstream call");
+    const survivor = await router(upLive.url, prefix);
+    await stopping.close(200);
+    const done = await finished(survivor, created.id);
+    expect(done.status).toBe("completed");
+    expect(done.output_text).toBe("Hello world");
+    expect(upLive.requests).toHaveLength(1);
+  });
+});
+
 describe("Redis availability", () => {
   it("main exits non-zero with a clear message when Redis is unreachable at start", async () => {
     const closedPort = await freePort();
