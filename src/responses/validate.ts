@@ -59,9 +59,7 @@ export function validateCreateRequest(body: unknown): CreateResponseRequest {
   if (b.truncation != null && b.truncation !== "auto" && b.truncation !== "disabled") {
     throw invalidRequest(`Invalid value: '${truncate(String(b.truncation))}'. Supported values are: 'auto' and 'disabled'.`, "truncation", "invalid_value");
   }
-  if (b.background === true && b.store === false) {
-    throw invalidRequest("Background responses must be stored: do not send 'store': false with 'background': true.", "store", "invalid_value");
-  }
+  // background with store:false is accepted: the router keeps the job's record until it finishes plus the storage TTL.
   if (b.router !== undefined) checkRouterExtension(b.router);
   return b as CreateResponseRequest;
 }

@@ -194,10 +194,12 @@ describe("background mode (memory store)", () => {
     expect((await call(`/v1/responses/${created.id}?stream=true`)).status).toBe(404);
   });
 
-  it("background with store: false is rejected", async () => {
-    const res = await call("/v1/responses", { body: { model: "local", input: "hi", background: true, store: false } });
-    expect(res.status).toBe(400);
-    expect((await errorOf(res)).param).toBe("store");
+  it("background with store: false is accepted and still pollable until it finishes", async () => {
+    const created = await router.client.responses.create({ model: "local", input: "hi", background: true, store: false });
+    expect(created.status).toBe("queued");
+    expect((created as { store?: boolean }).store).toBe(false);
+    await until(async () => (await router.client.responses.retrieve(created.id)).status === "completed", "job end");
+    expect((await router.client.responses.retrieve(created.id)).output_text).toBe("Hello world");
   });
 
   it("counts finished jobs by status and shows waiting jobs", async () => {
