@@ -170,7 +170,7 @@ async function pumpChat(
       if (frame.data === "[DONE]") break;
       const chunk = JSON.parse(frame.data) as Record<string, unknown>;
       if (chunk.error) throw new UpstreamFailure(lease.endpoint.name, "status", scrubSecret(errorMessage(chunk.error), lease.endpoint.config.api_key), 500);
-      sendAll(sink, tr.push(chunk as Parameters<ChatStreamTranslator["push"]>[0]));
+      sendAll(sink, tr.push(chunk as Parameters<ChatStreamTranslator["push"]>[0]), !frame.more);
       rt.metrics.streamChunks.inc({ kind: "translated" });
     }
     tail = tr.finish();
@@ -228,18 +228,20 @@ async function pumpNative(
       // Lifecycle and error events can carry upstream error text, which may echo the endpoint's key.
       const data = out.parsed ? scrubSecret(out.data, lease.endpoint.config.api_key) : out.data;
       if (TERMINAL_EVENTS.has(out.type)) {
+        sink.flush?.(); // what came before the terminal event must not wait for the store
         terminal = { type: out.type, data };
         if (data !== out.data && rw.final) rw.final = (JSON.parse(data) as { response: ResponseObject }).response;
         break;
       }
       sink.send(out.type, data);
-      sink.flush?.();
+      if (!frame.more) sink.flush?.();
     }
   } catch (err) {
     broke = err;
     if (!signal.aborted) lease.endpoint.health.recordFailure(`stream broke: ${(err as Error).message}`);
     else if (!opts.keepPartialOnAbort) throw err;
   }
+  sink.flush?.();
   if (terminal && rw.final) return { response: rw.final, terminal };
   const base = snapshot ?? responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "in_progress", previousResponseId: plan.previousResponseId });
   // Stopped on purpose: keep the items that finished; the caller decides the terminal state.
@@ -255,9 +257,10 @@ async function pumpNative(
   return { response, terminal: { type: event.type, data: JSON.stringify(event, fields.stripEncryptedReasoning ? hideEncrypted : undefined) } };
 }
 
-function sendAll(sink: EventSink, events: StreamEvent[]): void {
+/** Sends events; flushes unless the caller knows more frames from the same upstream read follow. */
+function sendAll(sink: EventSink, events: StreamEvent[], flush = true): void {
   for (const ev of events) sink.send(ev.type, JSON.stringify(ev));
-  sink.flush?.();
+  if (flush) sink.flush?.();
 }
 
 async function readJson(reply: UpstreamReply, lease: Lease): Promise<unknown> {

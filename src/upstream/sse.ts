@@ -2,6 +2,12 @@
 export interface SseFrame {
   event: string | undefined;
   data: string;
+  /**
+   * Set when another frame from the same upstream read follows at once: a consumer that
+   * writes to a client may hold its write until a frame without it (one write per
+   * upstream read instead of one per frame; nothing waits for more network input).
+   */
+  more?: boolean;
 }
 
 /**
@@ -21,11 +27,18 @@ export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): 
       buf += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
       if (buf.includes("\r")) buf = buf.replace(/\r\n?/g, "\n");
       let end: number;
+      let held: SseFrame | null = null; // each frame is yielded once the next one is known
       while ((end = buf.indexOf("\n\n")) !== -1) {
         const frame = parseFrame(buf.slice(0, end));
         buf = buf.slice(end + 2);
-        if (frame) yield frame;
+        if (!frame) continue;
+        if (held) {
+          held.more = true;
+          yield held;
+        }
+        held = frame;
       }
+      if (held) yield held;
     }
     complete = true;
   } finally {

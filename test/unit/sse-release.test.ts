@@ -39,3 +39,20 @@ describe("readSseFrames stopped early", () => {
     expect(frames).toEqual(["a", "b"]);
   });
 });
+
+describe("readSseFrames marks frames that have a successor in the same read", () => {
+  it("sets `more` on every frame but the last complete one of each upstream chunk, skipping comments", async () => {
+    async function* chunks() {
+      yield "data: a\n\n: keep-alive\n\ndata: b\n\n";
+      yield "data: c\n\ndata: d";
+    }
+    const frames: [string, boolean][] = [];
+    for await (const f of readSseFrames(chunks())) frames.push([f.data, f.more === true]);
+    expect(frames).toEqual([
+      ["a", true],
+      ["b", false],
+      ["c", false],
+      ["d", false],
+    ]);
+  });
+});
