@@ -102,7 +102,8 @@ function targetsLines(r: BenchResults): string[] {
     lines.push(
       `${p.label}: added p50 ${f(t.addedP50)} ms (<= 0.3: ${check(t.addedP50 === undefined ? undefined : t.addedP50 <= 0.3)}), ` +
         `p99 ${f(t.addedP99)} ms (<= 1: ${check(t.addedP99 === undefined ? undefined : t.addedP99 <= 1)}), ` +
-        `${pct(t.rpsVsBare)} of bare's rps (>= 75%: ${check(t.rpsVsBare === undefined ? undefined : t.rpsVsBare >= 0.75)}; by CPU per request ${pct(t.cpuVsBare)})` +
+        `${pct(t.rpsVsBare)} of bare's rps (>= 75%: ${check(t.rpsVsBare === undefined ? undefined : t.rpsVsBare >= 0.75)}; by CPU per request ${pct(t.cpuVsBare)} of bare, ` +
+        `${pct((p.targets.hono?.cpuUsPerRequest ?? Number.NaN) / (t.cpuUsPerRequest ?? Number.NaN))} of the hono floor)` +
         (peer?.rps && t.rps
           ? `, ${(t.rps / peer.rps).toFixed(2)}x the peer's rps (ahead: ${check(t.rps > peer.rps)}; by CPU per request ${((peer.cpuUsPerRequest ?? Number.NaN) / (t.cpuUsPerRequest ?? Number.NaN)).toFixed(2)}x)`
           : ", no peer on this path"),

@@ -8,7 +8,7 @@
  * therefore has a core of its own, the figures are its one-core cost, and the
  * "server CPU" column shows whether it (and not the client core) was the bottleneck.
  *
- * Flags: --duration S (throughput seconds per run, default 4) --rounds N (c=1 rounds,
+ * Flags: --duration S (throughput seconds per run, default 3) --rounds N (c=1 rounds,
  * default 2000) --streams N (open streams, default 1000) --latency-ms N (mock latency)
  * --long (duration 15, rounds 10000) --only a,b (latency,rps,cpu,open,storage)
  * --no-peer --no-build --profile (router child under --cpu-prof) --log-level L
@@ -48,7 +48,7 @@ const { values: flags } = parseArgs({
   },
 });
 
-const DURATION = Number(flags.duration ?? (flags.long ? 15 : 4));
+const DURATION = Number(flags.duration ?? (flags.long ? 15 : 3));
 const ROUNDS = Number(flags.rounds ?? (flags.long ? 10_000 : 2_000));
 const OPEN_STREAMS = Number(flags.streams ?? 1000);
 const MOCK_LATENCY = Number(flags["latency-ms"] ?? 0);
@@ -458,7 +458,7 @@ async function main(): Promise<void> {
 function machine(): BenchResults["machine"] {
   const cpuinfo = spawnSync("sh", ["-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], { encoding: "utf8" }).stdout.trim();
   return {
-    nproc: Number(spawnSync("nproc", { encoding: "utf8" }).stdout.trim()),
+    nproc: Number(spawnSync("nproc", ["--all"], { encoding: "utf8" }).stdout.trim()), // --all: this process is pinned to one CPU
     node: process.version,
     cpu: cpuinfo || "unknown",
     memGb: Math.round(Number(/MemTotal:\s+(\d+)/.exec(spawnSync("cat", ["/proc/meminfo"], { encoding: "utf8" }).stdout)?.[1] ?? 0) / 2 ** 20),
