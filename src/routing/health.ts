@@ -91,12 +91,19 @@ export class EndpointHealth {
     const ms = Math.min(this.settings.max_cooldown, this.settings.cooldown * 2 ** (this.trips - 1));
     this.cooldownUntil = this.now() + ms;
     this.consecutiveFailures = 0;
+    this.announceHalfOpenIn(ms);
+    this.onChange("cooldown", `${reason}; cooling down for ${ms} ms`);
+  }
+
+  /** Reports half_open when the cooldown ends (timers may fire a little before the clock says so: re-arm). */
+  private announceHalfOpenIn(ms: number): void {
     clearTimeout(this.halfOpenTimer);
     this.halfOpenTimer = setTimeout(() => {
-      if (this.state() === "half_open") this.onChange("half_open", "cooldown over; the next request is a trial");
+      const s = this.state();
+      if (s === "half_open") this.onChange("half_open", "cooldown over; the next request is a trial");
+      else if (s === "cooldown") this.announceHalfOpenIn(this.retryAfterMs() + 1);
     }, ms);
     this.halfOpenTimer.unref();
-    this.onChange("cooldown", `${reason}; cooling down for ${ms} ms`);
   }
 
   private recover(reason: string): void {
