@@ -5,6 +5,7 @@
  * Every loop is bounded in count AND time.
  */
 import autocannon from "autocannon";
+import { setMaxListeners } from "node:events";
 import { Client, Pool } from "undici";
 
 export interface Target {
@@ -127,6 +128,7 @@ export interface OpenStreams {
 export async function openStreams(t: Target, n: number, maxMs: number): Promise<OpenStreams> {
   const pool = new Pool(t.origin, { connections: n, pipelining: 1, keepAliveTimeout: 60_000, bodyTimeout: 0, headersTimeout: maxMs });
   const ac = new AbortController();
+  setMaxListeners(n + 16, ac.signal); // one signal for all n requests
   const start = performance.now();
   let opened = 0;
   let failed = 0;
