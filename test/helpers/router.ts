@@ -1,7 +1,9 @@
 import OpenAI from "openai";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 import { buildConfig, type RouterConfig } from "../../src/config/load.js";
 import { createLogger } from "../../src/log.js";
 import { startRouter, type RunningRouter, type StartOptions } from "../../src/server.js";
+import { startMockUpstream, type MockUpstream } from "./mock-upstream.js";
 
 export interface TestRouter extends RunningRouter {
   client: OpenAI;
@@ -56,4 +58,34 @@ export function parseSse(text: string): { event: string | undefined; data: any }
       }
       return { event, data: JSON.parse(data) };
     });
+}
+
+export interface TwoKindEnv {
+  chat: MockUpstream;
+  oai: MockUpstream;
+  router: TestRouter;
+}
+
+/**
+ * Registers the usual suite fixture: a chat mock, an openai mock and a router
+ * over both (twoKindConfig), started once per file, request logs cleared
+ * before each test. Properties are filled in by beforeAll.
+ */
+export function useTwoKindRouter(extra: Record<string, unknown> = {}, opts: StartOptions & { apiKey?: string } = {}): TwoKindEnv {
+  const env = {} as TwoKindEnv;
+  beforeAll(async () => {
+    env.chat = await startMockUpstream();
+    env.oai = await startMockUpstream();
+    env.router = await startTestRouter(twoKindConfig(env.chat.url, env.oai.url, extra), opts);
+  });
+  afterAll(async () => {
+    await env.router?.close(1000);
+    await env.chat?.close();
+    await env.oai?.close();
+  });
+  beforeEach(() => {
+    env.chat.requests.length = 0;
+    env.oai.requests.length = 0;
+  });
+  return env;
 }

@@ -1,45 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMockUpstream, upstreamError, type MockUpstream } from "../helpers/mock-upstream.js";
-import { startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
+import { describe, expect, it } from "vitest";
+import { metricSample as sample } from "../helpers/metrics-text.js";
+import { upstreamError } from "../helpers/mock-upstream.js";
+import { useTwoKindRouter } from "../helpers/router.js";
 
-let chat: MockUpstream;
-let oai: MockUpstream;
-let router: TestRouter;
-
-beforeAll(async () => {
-  chat = await startMockUpstream();
-  oai = await startMockUpstream();
-  router = await startTestRouter(twoKindConfig(chat.url, oai.url));
-});
-afterAll(async () => {
-  await router.close(1000);
-  await chat.close();
-  await oai.close();
-});
-
-/** Reads one sample's value from the exposition text (labels given in any order). */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(name)) continue;
-    const m = /^([a-z_]+)(\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[3] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[4]);
-  }
-  return undefined;
-}
+const env = useTwoKindRouter();
 
 describe("/metrics after known traffic", () => {
   it("counts requests, tokens, durations, in-flight and endpoint state with the right values", async () => {
-    await router.client.responses.create({ model: "local", input: "a" });
-    await router.client.responses.create({ model: "local", input: "b" });
-    const s = router.client.responses.stream({ model: "gpt-4.1", input: "c" });
+    await env.router.client.responses.create({ model: "local", input: "a" });
+    await env.router.client.responses.create({ model: "local", input: "b" });
+    const s = env.router.client.responses.stream({ model: "gpt-4.1", input: "c" });
     await s.finalResponse();
-    chat.enqueue("/chat/completions", upstreamError(400, "bad", "invalid_value"));
-    await router.client.responses.create({ model: "local", input: "d" }).catch(() => {});
-    await router.fetch("/v1/responses", { method: "POST", body: "{" });
+    env.chat.enqueue("/chat/completions", upstreamError(400, "bad", "invalid_value"));
+    await env.router.client.responses.create({ model: "local", input: "d" }).catch(() => {});
+    await env.router.fetch("/v1/responses", { method: "POST", body: "{" });
 
-    const res = await router.fetch("/metrics");
+    const res = await env.router.fetch("/metrics");
     expect(res.headers.get("content-type")).toContain("text/plain");
     const text = await res.text();
     const route = "/v1/responses";
@@ -64,14 +40,14 @@ describe("/metrics after known traffic", () => {
   });
 
   it("accepts and returns x-request-id", async () => {
-    const res = await router.fetch("/v1/models", { headers: { "x-request-id": "trace-123" } });
+    const res = await env.router.fetch("/v1/models", { headers: { "x-request-id": "trace-123" } });
     expect(res.headers.get("x-request-id")).toBe("trace-123");
-    const other = await router.fetch("/v1/models");
+    const other = await env.router.fetch("/v1/models");
     expect(other.headers.get("x-request-id")).toMatch(/^req_/);
   });
 
   it("lists configured models in the OpenAI shape", async () => {
-    const list = await router.client.models.list();
+    const list = await env.router.client.models.list();
     expect(list.data.map((m) => m.id).sort()).toEqual(["gpt-4.1", "local"]);
     expect(list.data[0]).toMatchObject({ object: "model", owned_by: "responses-router" });
   });

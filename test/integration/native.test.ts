@@ -1,35 +1,18 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { assertResponsesGrammar } from "../helpers/grammar.js";
-import { nativeEvents, nativeResponse, startMockUpstream, upstreamError, type MockUpstream } from "../helpers/mock-upstream.js";
-import { parseSse, startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
+import { nativeEvents, nativeResponse, upstreamError } from "../helpers/mock-upstream.js";
+import { parseSse, useTwoKindRouter } from "../helpers/router.js";
 
-let chat: MockUpstream;
-let oai: MockUpstream;
-let router: TestRouter;
-
-beforeAll(async () => {
-  chat = await startMockUpstream();
-  oai = await startMockUpstream();
-  router = await startTestRouter(twoKindConfig(chat.url, oai.url));
-});
-afterAll(async () => {
-  await router.close(1000);
-  await chat.close();
-  await oai.close();
-});
-beforeEach(() => {
-  chat.requests.length = 0;
-  oai.requests.length = 0;
-});
+const env = useTwoKindRouter();
 
 describe("native path (kind: openai)", () => {
   it("forwards the body with unknown fields, forces store:false and rewrites the id", async () => {
-    const r = await router.client.responses.create({ model: "gpt-4.1", input: "hi", prompt_cache_key: "abc", client_metadata: { a: "1" } } as any);
+    const r = await env.router.client.responses.create({ model: "gpt-4.1", input: "hi", prompt_cache_key: "abc", client_metadata: { a: "1" } } as any);
     expect(r.id).toMatch(/^resp_/);
     expect(r.id).not.toBe("resp_upstream123");
     expect((r as any).store).toBe(true);
     expect(r.output_text).toBe("Hello from upstream");
-    const sent = oai.requests[0]!;
+    const sent = env.oai.requests[0]!;
     expect(sent.body.store).toBe(false);
     expect(sent.body.prompt_cache_key).toBe("abc");
     expect(sent.body.client_metadata).toEqual({ a: "1" });
@@ -37,23 +20,23 @@ describe("native path (kind: openai)", () => {
   });
 
   it("rewrites the id in every stream event and the SDK accepts the stream", async () => {
-    const res = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "gpt-4.1", input: "hi", stream: true }) });
+    const res = await env.router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "gpt-4.1", input: "hi", stream: true }) });
     const text = await res.text();
     expect(text).not.toContain("resp_upstream123");
     const events = parseSse(text).map((f) => f.data);
     assertResponsesGrammar(events);
     expect(events[0].response.id).toBe(events.at(-1).response.id);
 
-    const stream = router.client.responses.stream({ model: "gpt-4.1", input: "hi" });
+    const stream = env.router.client.responses.stream({ model: "gpt-4.1", input: "hi" });
     const final = await stream.finalResponse();
     expect(final.output_text).toBe("Hello from upstream");
     expect(final.id).not.toBe("resp_upstream123");
   });
 
   it("replays stored history instead of previous_response_id, across backend kinds", async () => {
-    const t1 = await router.client.responses.create({ model: "local", input: "turn one" });
-    const t2 = await router.client.responses.create({ model: "gpt-4.1", input: "turn two", previous_response_id: t1.id });
-    const sent = oai.requests.at(-1)!.body;
+    const t1 = await env.router.client.responses.create({ model: "local", input: "turn one" });
+    const t2 = await env.router.client.responses.create({ model: "gpt-4.1", input: "turn two", previous_response_id: t1.id });
+    const sent = env.oai.requests.at(-1)!.body;
     expect(sent.previous_response_id).toBeUndefined();
     expect(sent.store).toBe(false);
     expect(sent.input.map((i: any) => [i.role, i.id])).toEqual([
@@ -61,32 +44,32 @@ describe("native path (kind: openai)", () => {
       ["assistant", undefined],
       ["user", undefined],
     ]);
-    const t3 = await router.client.responses.create({ model: "local", input: "turn three", previous_response_id: t2.id });
-    expect(chat.requests.at(-1)!.body.messages.map((m: any) => m.content)).toEqual(["turn one", "Hello world", "turn two", "Hello from upstream", "turn three"]);
+    const t3 = await env.router.client.responses.create({ model: "local", input: "turn three", previous_response_id: t2.id });
+    expect(env.chat.requests.at(-1)!.body.messages.map((m: any) => m.content)).toEqual(["turn one", "Hello world", "turn two", "Hello from upstream", "turn three"]);
     expect(t3.previous_response_id).toBe(t2.id);
   });
 
   it("keeps upstream error status and body", async () => {
-    oai.enqueue("/responses", upstreamError(400, "Invalid value for 'temperature'.", "invalid_value", "invalid_request_error", "temperature"));
-    await expect(router.client.responses.create({ model: "gpt-4.1", input: "x" })).rejects.toMatchObject({ status: 400, code: "invalid_value", param: "temperature" });
+    env.oai.enqueue("/responses", upstreamError(400, "Invalid value for 'temperature'.", "invalid_value", "invalid_request_error", "temperature"));
+    await expect(env.router.client.responses.create({ model: "gpt-4.1", input: "x" })).rejects.toMatchObject({ status: 400, code: "invalid_value", param: "temperature" });
   });
 
   it("asks for encrypted reasoning on reasoning models and replays it next turn", async () => {
-    router.config.models["o4-mini"] = { endpoints: ["oai"], hosted_tools: "drop" } as any;
-    router.config.targets.set("o4-mini", [{ endpoint: "oai", upstreamModel: "o4-mini", weight: 1 }]);
+    env.router.config.models["o4-mini"] = { endpoints: ["oai"], hosted_tools: "drop" } as any;
+    env.router.config.targets.set("o4-mini", [{ endpoint: "oai", upstreamModel: "o4-mini", weight: 1 }]);
     const reasoning = { id: "rs_up1", type: "reasoning", summary: [], encrypted_content: "gAAAA-secret" };
-    oai.enqueue("/responses", { kind: "json", body: nativeResponse("4", "o4-mini", "resp_up_r1", [reasoning]) });
-    const t1 = await router.client.responses.create({ model: "o4-mini", input: "2+2?" });
-    expect(oai.requests.at(-1)!.body.include).toContain("reasoning.encrypted_content");
+    env.oai.enqueue("/responses", { kind: "json", body: nativeResponse("4", "o4-mini", "resp_up_r1", [reasoning]) });
+    const t1 = await env.router.client.responses.create({ model: "o4-mini", input: "2+2?" });
+    expect(env.oai.requests.at(-1)!.body.include).toContain("reasoning.encrypted_content");
     expect(JSON.stringify(t1.output)).not.toContain("gAAAA-secret");
-    await router.client.responses.create({ model: "o4-mini", input: "and 3+3?", previous_response_id: t1.id });
-    const replay = oai.requests.at(-1)!.body.input;
+    await env.router.client.responses.create({ model: "o4-mini", input: "and 3+3?", previous_response_id: t1.id });
+    const replay = env.oai.requests.at(-1)!.body.input;
     expect(replay[1]).toEqual({ type: "reasoning", id: "rs_up1", summary: [], encrypted_content: "gAAAA-secret" });
   });
 
   it("ends a stream that dies mid-way with response.failed carrying the router id", async () => {
-    oai.enqueue("/responses", { kind: "sse", frames: nativeEvents(nativeResponse("partial text here")), dieAfter: 5 });
-    const res = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "gpt-4.1", input: "x", stream: true }) });
+    env.oai.enqueue("/responses", { kind: "sse", frames: nativeEvents(nativeResponse("partial text here")), dieAfter: 5 });
+    const res = await env.router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "gpt-4.1", input: "x", stream: true }) });
     const events = parseSse(await res.text()).map((f) => f.data);
     const last = events.at(-1);
     expect(last.type).toBe("response.failed");

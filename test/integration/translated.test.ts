@@ -1,37 +1,20 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { assertResponsesGrammar } from "../helpers/grammar.js";
-import { chatCompletion, chatToolCallChunks, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
-import { parseSse, startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
+import { chatCompletion, chatToolCallChunks } from "../helpers/mock-upstream.js";
+import { parseSse, useTwoKindRouter } from "../helpers/router.js";
 
-let chat: MockUpstream;
-let oai: MockUpstream;
-let router: TestRouter;
-
-beforeAll(async () => {
-  chat = await startMockUpstream();
-  oai = await startMockUpstream();
-  router = await startTestRouter(twoKindConfig(chat.url, oai.url));
-});
-afterAll(async () => {
-  await router.close(1000);
-  await chat.close();
-  await oai.close();
-});
-beforeEach(() => {
-  chat.requests.length = 0;
-  oai.requests.length = 0;
-});
+const env = useTwoKindRouter();
 
 describe("translated path (kind: chat) through the openai SDK", () => {
   it("answers a string input with a complete Response object", async () => {
-    const r = await router.client.responses.create({ model: "local", input: "hi", instructions: "be brief" });
+    const r = await env.router.client.responses.create({ model: "local", input: "hi", instructions: "be brief" });
     expect(r.id).toMatch(/^resp_/);
     expect(r.object).toBe("response");
     expect(r.status).toBe("completed");
     expect(r.output_text).toBe("Hello world");
     expect(r.model).toBe("local");
     expect(r.usage).toEqual({ input_tokens: 5, input_tokens_details: { cached_tokens: 0 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 7 });
-    const sent = chat.requests[0]!.body;
+    const sent = env.chat.requests[0]!.body;
     expect(sent.model).toBe("llama3.1:8b");
     expect(sent.messages).toEqual([
       { role: "system", content: "be brief" },
@@ -40,7 +23,7 @@ describe("translated path (kind: chat) through the openai SDK", () => {
   });
 
   it("streams the full event grammar and the SDK accumulates it", async () => {
-    const stream = router.client.responses.stream({ model: "local", input: "hi" });
+    const stream = env.router.client.responses.stream({ model: "local", input: "hi" });
     const types: string[] = [];
     for await (const ev of stream) types.push(ev.type);
     const final = await stream.finalResponse();
@@ -60,7 +43,7 @@ describe("translated path (kind: chat) through the openai SDK", () => {
   });
 
   it("streams text followed by two tool calls with arguments as they arrive", async () => {
-    chat.enqueue("/chat/completions", {
+    env.chat.enqueue("/chat/completions", {
       kind: "sse",
       frames: chatToolCallChunks(
         [
@@ -70,7 +53,7 @@ describe("translated path (kind: chat) through the openai SDK", () => {
         "Let me check.",
       ),
     });
-    const res = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "local", input: "weather?", stream: true, tools: [{ type: "function", name: "get_weather", parameters: { type: "object" } }, { type: "function", name: "get_time", parameters: { type: "object" } }] }) });
+    const res = await env.router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "local", input: "weather?", stream: true, tools: [{ type: "function", name: "get_weather", parameters: { type: "object" } }, { type: "function", name: "get_time", parameters: { type: "object" } }] }) });
     const events = parseSse(await res.text()).map((f) => f.data);
     assertResponsesGrammar(events);
     const argDeltas = events.filter((e) => e.type === "response.function_call_arguments.delta");
@@ -82,8 +65,8 @@ describe("translated path (kind: chat) through the openai SDK", () => {
   });
 
   it("turns an upstream that dies mid-stream into response.failed", async () => {
-    chat.enqueue("/chat/completions", { kind: "sse", frames: chatToolCallChunks([{ id: "c", name: "f", args: ['{"a"', ":1}"] }]), dieAfter: 2 });
-    const res = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "local", input: "x", stream: true }) });
+    env.chat.enqueue("/chat/completions", { kind: "sse", frames: chatToolCallChunks([{ id: "c", name: "f", args: ['{"a"', ":1}"] }]), dieAfter: 2 });
+    const res = await env.router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "local", input: "x", stream: true }) });
     expect(res.status).toBe(200);
     const events = parseSse(await res.text()).map((f) => f.data);
     expect(events.at(-1).type).toBe("response.failed");
@@ -91,30 +74,30 @@ describe("translated path (kind: chat) through the openai SDK", () => {
   });
 
   it("gives an HTTP error when the upstream fails before the first byte", async () => {
-    chat.enqueue("/chat/completions", { kind: "json", status: 400, body: { error: { message: "context too long", type: "invalid_request_error", param: "messages", code: "context_length_exceeded" } } });
-    await expect(router.client.responses.create({ model: "local", input: "x", stream: true })).rejects.toMatchObject({ status: 400, code: "context_length_exceeded" });
+    env.chat.enqueue("/chat/completions", { kind: "json", status: 400, body: { error: { message: "context too long", type: "invalid_request_error", param: "messages", code: "context_length_exceeded" } } });
+    await expect(env.router.client.responses.create({ model: "local", input: "x", stream: true })).rejects.toMatchObject({ status: 400, code: "context_length_exceeded" });
   });
 
   it("chains with previous_response_id, lists input items and deletes", async () => {
-    const first = await router.client.responses.create({ model: "local", input: "my name is Ann", instructions: "only on turn one" });
-    chat.enqueue("/chat/completions", { kind: "json", body: chatCompletion("Your name is Ann") });
-    const second = await router.client.responses.create({ model: "local", input: "what is my name?", previous_response_id: first.id });
+    const first = await env.router.client.responses.create({ model: "local", input: "my name is Ann", instructions: "only on turn one" });
+    env.chat.enqueue("/chat/completions", { kind: "json", body: chatCompletion("Your name is Ann") });
+    const second = await env.router.client.responses.create({ model: "local", input: "what is my name?", previous_response_id: first.id });
     expect(second.previous_response_id).toBe(first.id);
-    const sent = chat.requests.at(-1)!.body;
+    const sent = env.chat.requests.at(-1)!.body;
     expect(sent.messages).toEqual([
       { role: "user", content: "my name is Ann" },
       { role: "assistant", content: "Hello world" },
       { role: "user", content: "what is my name?" },
     ]);
-    const got = await router.client.responses.retrieve(second.id);
+    const got = await env.router.client.responses.retrieve(second.id);
     expect(got.output_text).toBe("Your name is Ann");
-    const items = await router.client.responses.inputItems.list(second.id, { order: "asc" });
+    const items = await env.router.client.responses.inputItems.list(second.id, { order: "asc" });
     expect(items.data.map((i: any) => i.type)).toEqual(["message", "message", "message"]);
     expect(items.data.every((i: any) => typeof i.id === "string")).toBe(true);
-    const del = await router.client.responses.delete(second.id);
+    const del = await env.router.client.responses.delete(second.id);
     expect(del).toMatchObject({ id: second.id, object: "response", deleted: true });
-    await expect(router.client.responses.retrieve(second.id)).rejects.toMatchObject({ status: 404 });
-    await expect(router.client.responses.create({ model: "local", input: "x", previous_response_id: "resp_doesnotexist" })).rejects.toMatchObject({
+    await expect(env.router.client.responses.retrieve(second.id)).rejects.toMatchObject({ status: 404 });
+    await expect(env.router.client.responses.create({ model: "local", input: "x", previous_response_id: "resp_doesnotexist" })).rejects.toMatchObject({
       status: 404,
       code: "previous_response_not_found",
     });
