@@ -46,6 +46,10 @@ export async function buildPlan(
   const targets = cfg.targets.get(req.model);
   if (!modelCfg || !targets) throw modelNotFound(req.model);
 
+  if (req.conversation != null) {
+    // The router keeps conversations as response chains; the Conversations API is not served.
+    throw invalidRequest("This router does not serve the Conversations API: chain turns with 'previous_response_id' instead.", "conversation", "unsupported_parameter");
+  }
   let history: Item[] = [];
   const previousResponseId = req.previous_response_id ?? null;
   if (previousResponseId) {

@@ -103,3 +103,14 @@ describe("translated path (kind: chat) through the openai SDK", () => {
     });
   });
 });
+
+describe("requests the router does not serve", () => {
+  it("answers 400 for the Conversations API parameter", async () => {
+    await expect(env.router.client.responses.create({ model: "local", input: "x", conversation: "conv_123" } as any)).rejects.toMatchObject({
+      status: 400,
+      param: "conversation",
+      code: "unsupported_parameter",
+    });
+    expect(env.chat.requests).toHaveLength(0);
+  });
+});
