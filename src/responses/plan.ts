@@ -60,6 +60,9 @@ export async function buildPlan(
     history = [...prev.input, ...prev.response.output];
   }
   const input = resolveReferences(withIds(normalizeInput(req.input), deps.ids), history);
+  if (input.length === 0 && history.length === 0 && !req.instructions && req.prompt == null) {
+    throw invalidRequest("The request has no input for the model: send 'input' (or 'instructions').", "input", "missing_required_parameter");
+  }
 
   const cacheByModel = modelCfg.cache?.enabled === true;
   return {

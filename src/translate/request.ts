@@ -47,7 +47,6 @@ export function responsesToChatRequest(req: CreateResponseRequest, items: Item[]
   if (req.prompt != null) {
     throw invalidRequest("Stored prompt templates ('prompt') need an OpenAI-hosted model; this model is served by a chat-completions backend.", "prompt", "unsupported_parameter");
   }
-  if (messages.length === 0) throw invalidRequest("The request has no input for the model: send 'input' (or 'instructions').", "input", "missing_required_parameter");
 
   const body: ChatRequestBody = { model: opts.upstreamModel, messages };
   if (tools.length) {

@@ -40,9 +40,12 @@ export function responseSkeleton(req: CreateResponseRequest, meta: SkeletonMeta)
     truncation: req.truncation ?? "disabled",
     usage: null,
   };
-  if (req.user !== undefined) response.user = req.user;
+  // Echoed as sent, like OpenAI does, only when the client set them.
+  for (const key of ECHOED_WHEN_SET) if (req[key] !== undefined) response[key] = req[key];
   return response;
 }
+
+const ECHOED_WHEN_SET = ["user", "top_logprobs", "max_tool_calls", "prompt_cache_key", "safety_identifier", "service_tier", "prompt"] as const;
 
 function normaliseReasoning(reasoning: JsonObject | null | undefined): JsonObject {
   return { effort: reasoning?.effort ?? null, summary: reasoning?.summary ?? null };

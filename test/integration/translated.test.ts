@@ -113,4 +113,10 @@ describe("requests the router does not serve", () => {
     });
     expect(env.chat.requests).toHaveLength(0);
   });
+
+  it("answers 400 naming 'input' when there is nothing for the model to read", async () => {
+    await expect(env.router.client.responses.create({ model: "local", input: [] })).rejects.toMatchObject({ status: 400, param: "input" });
+    const ok = await env.router.client.responses.create({ model: "local", input: [], instructions: "say hi" });
+    expect(ok.status).toBe("completed");
+  });
 });

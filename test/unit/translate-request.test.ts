@@ -322,10 +322,4 @@ describe("responsesToChatRequest: requests a chat backend cannot serve", () => {
   it("a stored prompt template is a 400 naming 'prompt'", () => {
     expect(apiError(() => translate({ prompt: { id: "pmpt_1" } } as Partial<CreateResponseRequest>)).param).toBe("prompt");
   });
-
-  it("nothing for the model to read is a 400 naming 'input'", () => {
-    const e = apiError(() => translate({ input: [] }));
-    expect(e.param).toBe("input");
-    expect(translate({ input: [], instructions: "say hi" }).body.messages).toEqual([{ role: "system", content: "say hi" }]);
-  });
 });
