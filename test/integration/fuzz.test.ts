@@ -79,8 +79,15 @@ interface Case {
   label: string;
 }
 
-function mutateBody(rng: Rng): Case {
-  const body = clone(rng.pick(VALID));
+/** Valid pass-through bodies, mutated the same way for /v1/chat/completions and /v1/embeddings. */
+const VALID_PASSTHROUGH: [string, Record<string, unknown>][] = [
+  ["/v1/chat/completions", { model: "local", messages: [{ role: "user", content: "hi" }], max_tokens: 5 }],
+  ["/v1/chat/completions", { model: "gpt-4.1", messages: [{ role: "system", content: "x" }, { role: "user", content: [{ type: "text", text: "hi" }] }], stream: true }],
+  ["/v1/embeddings", { model: "local", input: ["a", "b"] }],
+];
+
+function mutateBody(rng: Rng, path = "/v1/responses", base: Record<string, unknown> = rng.pick(VALID)): Case {
+  const body = clone(base);
   const all = paths(body);
   const kind = rng.int(11);
   const [holder, key] = rng.pick(all);
@@ -153,7 +160,7 @@ function mutateBody(rng: Rng): Case {
       text = JSON.stringify(body).replace(/"(model|input|type|role)"/g, (m) => (rng.int(3) === 0 ? `"${m.slice(1, -1).toUpperCase()}"` : m));
       label = "renamed keys";
   }
-  return { method: "POST", path: "/v1/responses", body: bytes ?? text ?? JSON.stringify(body), contentType, label };
+  return { method: "POST", path, body: bytes ?? text ?? JSON.stringify(body), contentType, label };
 }
 
 function otherRoute(rng: Rng): Case {
@@ -191,7 +198,8 @@ describe(`fuzz (seed ${SEED}, ${CASES} cases)`, () => {
     const rng = prng(SEED);
     const counts: Record<number, number> = {};
     for (let i = 0; i < CASES; i++) {
-      const c = rng.int(4) === 0 ? otherRoute(rng) : mutateBody(rng);
+      const roll = rng.int(8);
+      const c = roll < 2 ? otherRoute(rng) : roll === 2 ? mutateBody(rng, ...rng.pick(VALID_PASSTHROUGH)) : mutateBody(rng);
       const headers: Record<string, string> = {};
       if (c.contentType) headers["content-type"] = c.contentType;
       const res = await router.fetch(c.path, { method: c.method, body: c.method === "GET" ? undefined : c.body, headers });
