@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { ApiError, notFound } from "./errors.js";
 import { authenticate } from "./http/auth.js";
 import { fastBodyLimit } from "./http/body-limit.js";
-import type { AppEnv, RequestStats } from "./http/context.js";
+import { nodeOutgoing, type AppEnv, type RequestStats } from "./http/context.js";
 import { errorResponse } from "./http/errors.js";
 import { chatRoutes } from "./http/chat-routes.js";
 import { opsRoutes } from "./http/ops-routes.js";
@@ -25,7 +25,11 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     const stats: RequestStats = { route: "", model: "", endpoint: "" };
     c.set("stats", stats);
     await next();
-    c.res.headers.set("x-request-id", requestId);
+    // On the ServerResponse, merged into node-server's writeHead: `c.res.headers.set` turns the
+    // lightweight Response's plain header object into a web Headers on every request.
+    const outgoing = nodeOutgoing(c);
+    if (outgoing) outgoing.setHeader("x-request-id", requestId);
+    else c.res.headers.set("x-request-id", requestId);
     stats.route = c.req.routePath && !c.req.routePath.includes("*") ? c.req.routePath : "unmatched";
     const status = c.res.status;
     const finish = () => {
@@ -39,7 +43,6 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     // Under @hono/node-server, account when the socket response closes (after its last
     // byte, or when the client went away): the access log line and the metrics are then
     // off the request's critical path, and a stream needs no TransformStream on every chunk.
-    const outgoing = (c.env as { outgoing?: { once(event: "close", fn: () => void): unknown } } | undefined)?.outgoing;
     if (outgoing) outgoing.once("close", finish);
     else if (c.res.headers.get("content-type")?.startsWith("text/event-stream") && c.res.body) {
       c.res = new Response(c.res.body.pipeThrough(onEnd(finish)), c.res);

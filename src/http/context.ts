@@ -78,12 +78,25 @@ export function labelModel(stats: RequestStats, models: Record<string, unknown>,
  */
 export class ClientLink {
   private readonly controller = new AbortController();
-  private readonly client: AbortSignal;
-  private readonly onGone = () => this.controller.abort(this.client.reason);
+  private readonly outgoing: NodeOutgoing | undefined;
+  private readonly client: AbortSignal | undefined;
+  private readonly onGone = () => this.controller.abort(this.client!.reason);
+  private readonly onClose = () => {
+    // What @hono/node-server does on this event to abort `c.req.raw.signal`, same reasons.
+    const incoming = this.outgoing!.req;
+    if (incoming?.errored) this.controller.abort(incoming.errored.toString());
+    else if (!this.outgoing!.writableFinished) this.controller.abort("Client connection prematurely closed.");
+  };
 
   constructor(c: Context<AppEnv>) {
-    this.client = c.req.raw.signal;
-    this.client.addEventListener("abort", this.onGone, { once: true });
+    // Under @hono/node-server, the ServerResponse's close event: reading `c.req.raw.signal`
+    // costs a second AbortController (and EventTarget listeners) per request.
+    this.outgoing = nodeOutgoing(c);
+    if (this.outgoing) this.outgoing.once("close", this.onClose);
+    else {
+      this.client = c.req.raw.signal;
+      this.client.addEventListener("abort", this.onGone, { once: true });
+    }
   }
 
   get signal(): AbortSignal {
@@ -95,6 +108,21 @@ export class ClientLink {
 
   /** The answer is complete (JSON or error): the request's end must abort nothing. */
   detach(): void {
-    this.client.removeEventListener("abort", this.onGone);
+    if (this.outgoing) this.outgoing.removeListener("close", this.onClose);
+    else this.client!.removeEventListener("abort", this.onGone);
   }
+}
+
+/** The part of @hono/node-server's ServerResponse (`c.env.outgoing`) the router uses. */
+export interface NodeOutgoing {
+  readonly req?: { errored?: Error | null };
+  readonly writableFinished: boolean;
+  once(event: "close", fn: () => void): unknown;
+  removeListener(event: "close", fn: () => void): unknown;
+  setHeader(name: string, value: string): unknown;
+}
+
+/** The Node ServerResponse when running under @hono/node-server, else undefined (app.request in tests). */
+export function nodeOutgoing(c: Context): NodeOutgoing | undefined {
+  return (c.env as { outgoing?: NodeOutgoing } | undefined)?.outgoing;
 }
