@@ -17,6 +17,9 @@ const OPEN_ROUTES = { "/healthz": "health", "/readyz": "health", "/metrics": "me
 export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesService } {
   const app = new Hono<AppEnv>();
   const service = new ResponsesService(rt);
+  // The access line's fields are fixed (no key, api_key or authorization among them), so the
+  // redaction pass, about half of a line's cost, has nothing to do: a child logger without it.
+  const accessLog = rt.log.child({}, { redact: [] });
 
   app.use("*", async (c, next) => {
     const started = performance.now();
@@ -38,7 +41,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
       rt.metrics.requestDuration.observe({ route: stats.route, model: stats.model, endpoint: stats.endpoint }, seconds);
       if (stats.upstreamMs !== undefined) rt.metrics.overhead.observe({ route: stats.route }, Math.max(0, seconds - stats.upstreamMs / 1000));
       if (stats.route in OPEN_ROUTES) return;
-      rt.log.info({ requestId, method: c.req.method, route: stats.route, model: stats.model || undefined, endpoint: stats.endpoint || undefined, status, ms: Math.round(seconds * 1000) }, "request");
+      accessLog.info({ requestId, method: c.req.method, route: stats.route, model: stats.model || undefined, endpoint: stats.endpoint || undefined, status, ms: Math.round(seconds * 1000) }, "request");
     };
     // Under @hono/node-server, account when the socket response closes (after its last
     // byte, or when the client went away): the access log line and the metrics are then
