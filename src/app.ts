@@ -27,12 +27,12 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     c.set("requestId", requestId);
     const stats: RequestStats = { route: "", model: "", endpoint: "" };
     c.set("stats", stats);
-    await next();
-    // On the ServerResponse, merged into node-server's writeHead: `c.res.headers.set` turns the
-    // lightweight Response's plain header object into a web Headers on every request.
+    // On the ServerResponse, merged into whatever writeHead comes (node-server's or sseResponse's):
+    // `c.res.headers.set` turns the lightweight Response's plain header object into a web Headers.
     const outgoing = nodeOutgoing(c);
-    if (outgoing) outgoing.setHeader("x-request-id", requestId);
-    else c.res.headers.set("x-request-id", requestId);
+    outgoing?.setHeader("x-request-id", requestId);
+    await next();
+    if (!outgoing) c.res.headers.set("x-request-id", requestId);
     stats.route = c.req.routePath && !c.req.routePath.includes("*") ? c.req.routePath : "unmatched";
     const status = c.res.status;
     const finish = () => {

@@ -3,7 +3,7 @@ import { PassthroughService, type PassthroughContext, type PassthroughResult } f
 import type { Runtime } from "../runtime.js";
 import type { AppEnv } from "./context.js";
 import { ClientLink, labelModel, readJsonBody } from "./context.js";
-import { SSE_HEADERS } from "./sse.js";
+import { sseResponse } from "./sse.js";
 
 /** POST /v1/chat/completions and /v1/embeddings: parse, pass through, serialise. */
 export function chatRoutes(app: Hono<AppEnv>, rt: Runtime): void {
@@ -25,7 +25,7 @@ async function handle(c: Context<AppEnv>, rt: Runtime, call: (body: unknown, ctx
     throw err;
   }
   stats.endpoint = result.endpoint;
-  if (result.kind === "stream") return new Response(result.body, { status: 200, headers: SSE_HEADERS });
+  if (result.kind === "stream") return sseResponse(c, result.body);
   link.detach();
   return new Response(result.body, { status: 200, headers: { "content-type": "application/json" } });
 }

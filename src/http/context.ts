@@ -114,13 +114,7 @@ export class ClientLink {
 }
 
 /** The part of @hono/node-server's ServerResponse (`c.env.outgoing`) the router uses. */
-export interface NodeOutgoing {
-  readonly req?: { errored?: Error | null };
-  readonly writableFinished: boolean;
-  once(event: "close", fn: () => void): unknown;
-  removeListener(event: "close", fn: () => void): unknown;
-  setHeader(name: string, value: string): unknown;
-}
+export type NodeOutgoing = import("node:http").ServerResponse;
 
 /** The Node ServerResponse when running under @hono/node-server, else undefined (app.request in tests). */
 export function nodeOutgoing(c: Context): NodeOutgoing | undefined {

@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import type { ResponsesService } from "../responses/service.js";
 import type { AppEnv } from "./context.js";
 import { ClientLink, labelModel, readJsonBody } from "./context.js";
-import { SSE_HEADERS } from "./sse.js";
+import { sseResponse } from "./sse.js";
 
 /** /v1/responses routes: parse, call the service, serialise. Nothing else. */
 export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, models: () => Record<string, unknown>): void {
@@ -23,13 +23,13 @@ export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, mo
       link.detach();
       return c.json(result.response);
     }
-    return new Response(result.body, { status: 200, headers: SSE_HEADERS });
+    return sseResponse(c, result.body);
   });
 
   app.get("/v1/responses/:id", async (c) => {
     if (c.req.query("stream") === "true") {
       const body = await service.streamAgain(c.req.param("id"), c.get("owner"), c.req.query("starting_after"));
-      return new Response(body, { status: 200, headers: SSE_HEADERS });
+      return sseResponse(c, body);
     }
     return c.json(await service.retrieve(c.req.param("id"), c.get("owner")));
   });
