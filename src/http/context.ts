@@ -113,7 +113,7 @@ export class ClientLink {
   }
 }
 
-/** The part of @hono/node-server's ServerResponse (`c.env.outgoing`) the router uses. */
+/** @hono/node-server's ServerResponse (`c.env.outgoing`). */
 export type NodeOutgoing = import("node:http").ServerResponse;
 
 /** The Node ServerResponse when running under @hono/node-server, else undefined (app.request in tests). */
