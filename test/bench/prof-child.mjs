@@ -1,0 +1,19 @@
+// test/bench/router-child.mjs with an in-process CPU profiler: started on SIGUSR2, stopped and
+// written on SIGUSR1 (PROF_OUT, default .bench/prof/steady.cpuprofile), so a profile holds the
+// steady state only, not start-up and warm-up. Used by ab.ts --prof.
+import { Session } from "node:inspector/promises";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+const s = new Session();
+s.connect();
+await s.post("Profiler.enable");
+await s.post("Profiler.setSamplingInterval", { interval: 200 });
+process.on("SIGUSR2", () => void s.post("Profiler.start"));
+process.on("SIGUSR1", async () => {
+  const { profile } = await s.post("Profiler.stop");
+  const out = process.env.PROF_OUT ?? ".bench/prof/steady.cpuprofile";
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, JSON.stringify(profile));
+  process.send?.({ profiled: true });
+});
+await import("./router-child.mjs");
