@@ -105,9 +105,8 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
       const firstByte = () => rt.metrics.timeToFirstToken.observe({ model: plan.model, endpoint }, (performance.now() - started) / 1000);
       try {
         const native = lease.endpoint.config.kind === "openai";
-        const result = native
-          ? await pumpNative(rt, plan, reply, sink, signal, lease, firstByte, opts)
-          : await pumpChat(rt, plan, reply, sink, signal, lease, skeleton(), toolNames, firstByte, opts);
+        const ctx: PumpContext = { rt, plan, reply, sink, signal, lease, onFirstChunk: firstByte, opts };
+        const result = native ? await pumpNative(ctx) : await pumpChat(ctx, skeleton(), toolNames);
         outcome = result.response.status === "failed" ? "error" : "ok";
         return { ...result, hideEncrypted: native && hidesEncryptedReasoning(plan), endpoint, upstreamMs: performance.now() - started };
       } finally {
@@ -141,18 +140,21 @@ function wantsEncryptedReasoning(plan: Plan): boolean {
 
 type Pumped = Pick<RunOutcome, "response" | "terminal">;
 
-async function pumpChat(
-  rt: Runtime,
-  plan: Plan,
-  reply: UpstreamReply,
-  sink: EventSink | null,
-  signal: AbortSignal,
-  lease: Lease,
-  skeleton: ResponseObject,
-  toolNames: ToolNameMap | undefined,
-  onFirstChunk: () => void,
-  opts: PumpOptions,
-): Promise<Pumped> {
+/** What both pumps read: the request they serve, the upstream reply, and where events go. */
+interface PumpContext {
+  rt: Runtime;
+  plan: Plan;
+  reply: UpstreamReply;
+  sink: EventSink | null;
+  signal: AbortSignal;
+  lease: Lease;
+  /** Called once, when the first upstream chunk (chat) or delta (native) arrives: time to first token. */
+  onFirstChunk: () => void;
+  opts: PumpOptions;
+}
+
+async function pumpChat(ctx: PumpContext, skeleton: ResponseObject, toolNames: ToolNameMap | undefined): Promise<Pumped> {
+  const { rt, reply, sink, signal, lease, onFirstChunk, opts } = ctx;
   if (!sink) {
     const json = (await readJson(reply, lease)) as Parameters<typeof chatCompletionToResponse>[0];
     return { response: chatCompletionToResponse(json, skeleton, rt.ids, toolNames), terminal: null };
@@ -188,16 +190,8 @@ async function pumpChat(
   return { response: tr.response, terminal: { type: terminal.type, data: JSON.stringify(terminal) } };
 }
 
-async function pumpNative(
-  rt: Runtime,
-  plan: Plan,
-  reply: UpstreamReply,
-  sink: EventSink | null,
-  signal: AbortSignal,
-  lease: Lease,
-  onFirstDelta: () => void,
-  opts: PumpOptions,
-): Promise<Pumped> {
+async function pumpNative(ctx: PumpContext): Promise<Pumped> {
+  const { rt, plan, reply, sink, signal, lease, onFirstChunk, opts } = ctx;
   const fields = {
     id: plan.id,
     previousResponseId: plan.previousResponseId,
@@ -221,7 +215,7 @@ async function pumpNative(
       const out = rw.frame(frame.event, frame.data);
       if (first && out.type.endsWith(".delta")) {
         first = false;
-        onFirstDelta();
+        onFirstChunk();
       }
       rt.metrics.streamChunks.inc({ kind: "native" });
       if (out.type === "response.created" && out.parsed) snapshot = out.parsed.response as ResponseObject;
