@@ -102,6 +102,8 @@ export const routerConfigSchema = z
         redis_url: z.string().default(""),
         prefix: z.string().default("rr:"),
         ttl: duration.default(30 * 86_400_000),
+        /** How long a background response's recorded stream events stay resumable (capped at ttl). */
+        events_ttl: duration.default(86_400_000),
         memory: z
           .object({
             max_entries: z.number().int().positive().default(10_000),

@@ -15,8 +15,10 @@ export interface StorageConfig {
   /** Empty: everything lives in this process. Set: Redis, shared by every instance. */
   redis_url: string;
   prefix: string;
-  /** Milliseconds a stored response (and its events) lives. */
+  /** Milliseconds a stored response lives. */
   ttl: number;
+  /** Milliseconds recorded stream events stay resumable (default and cap: ttl). Every delta is kept, so this is shorter. */
+  events_ttl?: number;
   memory: { max_entries: number; max_bytes: number };
   /** Lease tuning for background jobs in Redis mode (tests shorten these). */
   jobs?: { lock_duration?: number; stalled_interval?: number; max_stalled_count?: number };
@@ -31,6 +33,8 @@ export interface StoreOptions {
 
 const alwaysConnected: StoreStatus = { connected: true, onStatusChange: () => () => {} };
 
+const eventsTtl = (cfg: StorageConfig) => Math.min(cfg.events_ttl ?? cfg.ttl, cfg.ttl);
+
 /**
  * The one place that chooses memory or Redis. Everything else sees only the interfaces,
  * so a single instance and a fleet sharing one Redis run the same code.
@@ -40,7 +44,7 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
     const limits = { maxEntries: cfg.memory.max_entries, maxBytes: cfg.memory.max_bytes };
     const responses = new MemoryResponseStore({ ...limits, ttlMs: cfg.ttl });
     const cache = new MemoryResponseCache(limits);
-    const events = new MemoryEventLog({ ...limits, ttlMs: cfg.ttl });
+    const events = new MemoryEventLog({ ...limits, ttlMs: eventsTtl(cfg) });
     const jobs = new MemoryJobQueue({ cancelTtlMs: cfg.ttl, logger });
     return {
       kind: "memory",
@@ -60,7 +64,7 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
   const common = { prefix: cfg.prefix, readyTimeoutMs: opts.readyTimeoutMs };
   const responses = new RedisResponseStore(client, { ...common, ttlMs: cfg.ttl });
   const cache = new RedisResponseCache(client, { prefix: cfg.prefix, onError: opts.onCacheError });
-  const events = new RedisEventLog(client, { ...common, ttlMs: cfg.ttl });
+  const events = new RedisEventLog(client, { ...common, ttlMs: eventsTtl(cfg) });
   const jobs = new RedisJobQueue({
     url: cfg.redis_url,
     client,

@@ -273,3 +273,25 @@ describe("redis store specifics", () => {
     }
   });
 });
+
+describe("redis: recorded events expire before the responses they belong to", () => {
+  it("uses storage.events_ttl for the event stream key and ttl for the response", async () => {
+    const prefix = uniquePrefix();
+    const stores = createStores({ ...config(redis.url, prefix, 600_000), events_ttl: 5_000 });
+    const { default: Redis } = await import("ioredis");
+    const raw = new Redis(redis.url);
+    try {
+      const rec = makeRecord(newId());
+      await stores.responses.save(rec);
+      await stores.events.append(rec.response.id, ev(0, "response.created"));
+      const keys = await raw.keys(`${prefix}*`);
+      const ttlOf = async (part: string) => raw.pttl(keys.find((k) => k.includes(part))!);
+      expect(await ttlOf("events:")).toBeLessThanOrEqual(5_000);
+      expect(await ttlOf("events:")).toBeGreaterThan(0);
+      expect(await ttlOf("resp:")).toBeGreaterThan(500_000);
+    } finally {
+      raw.disconnect();
+      await stores.close();
+    }
+  });
+});
