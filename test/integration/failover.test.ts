@@ -1,31 +1,15 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { assertResponsesGrammar } from "../helpers/grammar.js";
 import { metricSample } from "../helpers/metrics-text.js";
-import { chatTextChunks, startMockUpstream, upstreamError, type MockUpstream } from "../helpers/mock-upstream.js";
+import { chatTextChunks, upstreamError, type MockUpstream } from "../helpers/mock-upstream.js";
 import { deadUrl, poolConfig } from "../helpers/pool-config.js";
-import { parseSse, startTestRouter, type TestRouter } from "../helpers/router.js";
+import { parseSse } from "../helpers/router.js";
+import { usePerTestServers } from "../helpers/per-test.js";
 import { postResponses } from "../helpers/wait.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
 
-async function mocks(n: number): Promise<MockUpstream[]> {
-  const out: MockUpstream[] = [];
-  for (let i = 0; i < n; i++) {
-    const m = await startMockUpstream();
-    cleanups.push(() => m.close());
-    out.push(m);
-  }
-  return out;
-}
+const { mocks, router } = usePerTestServers();
 
-async function router(raw: Record<string, unknown>): Promise<TestRouter> {
-  const r = await startTestRouter(raw);
-  cleanups.push(() => r.close(500));
-  return r;
-}
 
 const chatCalls = (m: MockUpstream) => m.requests.filter((r) => r.path === "/chat/completions").length;
 

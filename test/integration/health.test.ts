@@ -1,34 +1,20 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { captureLog, type CapturedLog } from "../helpers/log-capture.js";
 import { metricSample } from "../helpers/metrics-text.js";
-import { startMockUpstream, upstreamError, type MockUpstream } from "../helpers/mock-upstream.js";
+import { upstreamError, type MockUpstream } from "../helpers/mock-upstream.js";
 import { poolConfig } from "../helpers/pool-config.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
+import { usePerTestServers } from "../helpers/per-test.js";
 import { postResponses, waitUntil } from "../helpers/wait.js";
 
 /** Passive health (circuit breaker per endpoint) and active probes, as seen in traffic, logs and /metrics. */
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
 
-async function mocks(n: number): Promise<MockUpstream[]> {
-  const out: MockUpstream[] = [];
-  for (let i = 0; i < n; i++) {
-    const m = await startMockUpstream();
-    cleanups.push(() => m.close());
-    out.push(m);
-  }
-  return out;
-}
+const servers = usePerTestServers();
+const { mocks } = servers;
 
-async function router(raw: Record<string, unknown>, log: CapturedLog): Promise<TestRouter> {
-  const r = await startTestRouter(raw, { logger: log.logger });
-  cleanups.push(() => r.close(500));
-  return r;
-}
+const router = (raw: Record<string, unknown>, log: CapturedLog) => servers.router(raw, { logger: log.logger });
 
 const calls = (m: MockUpstream, path = "/chat/completions") => m.requests.filter((r) => r.path === path).length;
 const stateLogs = (log: CapturedLog, endpoint: string) => log.lines().filter((l) => l.endpoint === endpoint && typeof l.state === "string");

@@ -1,32 +1,16 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { assertResponsesGrammar } from "../helpers/grammar.js";
-import { chatTextChunks, nativeEvents, nativeResponse, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
+import { chatTextChunks, nativeEvents, nativeResponse, type MockUpstream } from "../helpers/mock-upstream.js";
 import { poolConfig } from "../helpers/pool-config.js";
-import { parseSse, startTestRouter, type TestRouter } from "../helpers/router.js";
+import { parseSse } from "../helpers/router.js";
+import { usePerTestServers } from "../helpers/per-test.js";
 import { postResponses, waitUntil } from "../helpers/wait.js";
 
 /** Per-endpoint timeouts: first_byte (before any answer) fails over; idle (between chunks) ends the stream. */
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
 
-async function mocks(n: number): Promise<MockUpstream[]> {
-  const out: MockUpstream[] = [];
-  for (let i = 0; i < n; i++) {
-    const m = await startMockUpstream();
-    cleanups.push(() => m.close());
-    out.push(m);
-  }
-  return out;
-}
+const { mocks, router } = usePerTestServers();
 
-async function router(raw: Record<string, unknown>): Promise<TestRouter> {
-  const r = await startTestRouter(raw);
-  cleanups.push(() => r.close(500));
-  return r;
-}
 
 const TIGHT = { timeouts: { connect: "2s", first_byte: "300ms", idle: "300ms" } };
 const calls = (m: MockUpstream, path = "/chat/completions") => m.requests.filter((r) => r.path === path).length;
