@@ -1,3 +1,4 @@
+import { scrubSecret } from "../upstream/errors.js";
 import type { SseFrame } from "../upstream/sse.js";
 import type { ChatChunkAccumulator } from "./chat-cache.js";
 
@@ -7,6 +8,8 @@ const USAGE = /"usage"\s*:\s*\{/;
 export interface PassthroughStreamHooks {
   /** Maps the upstream model name back to the client's, per chunk (null: leave it). */
   rename: ((json: string) => string) | null;
+  /** The endpoint's own key: an upstream that echoes it (say, in an in-band error chunk) must not pass it on. */
+  secret?: string;
   /** Folds every chunk into a completion (only when the answer may be cached). */
   accumulator: ChatChunkAccumulator | null;
   onFirstFrame(): void;
@@ -71,7 +74,8 @@ export function passthroughSseBody(frames: AsyncIterable<SseFrame>, hooks: Passt
             usable = false; // not JSON: still forwarded, never cached
           }
         }
-        const data = hooks.rename ? hooks.rename(frame.data) : frame.data;
+        let data = hooks.rename ? hooks.rename(frame.data) : frame.data;
+        if (hooks.secret && data.includes(hooks.secret)) data = scrubSecret(data, hooks.secret);
         controller.enqueue(encoder.encode(`${frame.event ? `event: ${frame.event}\n` : ""}data: ${data}\n\n`));
       },
       cancel(reason) {

@@ -87,6 +87,7 @@ export class PassthroughService {
     const accumulator = store ? new ChatChunkAccumulator() : null;
     const body = passthroughSseBody(readSseFrames(reply.body), {
       rename: modelRenamer(fwd.upstreamModel, req.model),
+      secret: lease.endpoint.config.api_key,
       accumulator,
       abort: ctx.abort,
       onFirstFrame: () => this.rt.metrics.timeToFirstToken.observe({ model: req.model, endpoint }, (performance.now() - fwd.started) / 1000),

@@ -264,3 +264,20 @@ describe("chat completions pass-through: what the router checks itself", () => {
     expect(chat.requests).toHaveLength(0);
   });
 });
+
+describe("chat completions pass-through: secrets", () => {
+  it("an upstream that echoes the endpoint's key in an in-band error chunk does not pass it on", async () => {
+    oai.enqueue("/chat/completions", {
+      kind: "sse",
+      frames: [chatChunk({ role: "assistant", content: "Hi" }), { data: { error: { message: "Incorrect API key provided: sk-upstream-secret-0123456789", type: "invalid_request_error" } } }],
+    });
+    const res = await router.fetch("/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-4.1", messages: [{ role: "user", content: "hi" }], stream: true }),
+    });
+    const text = await res.text();
+    expect(text).toContain("Incorrect API key provided");
+    expect(text).not.toContain("sk-upstream-secret-0123456789");
+  });
+});
