@@ -1,7 +1,7 @@
 import type { RouterConfig } from "./config/load.js";
 import { randomId, type IdGenerator } from "./ids.js";
 import type { Logger } from "./log.js";
-import type { Metrics } from "./metrics.js";
+import { forgetEndpoint, setEndpointState, type Metrics } from "./metrics.js";
 import { EndpointPool } from "./routing/pool.js";
 import { HealthProber } from "./routing/probe.js";
 import type { Stores } from "./store/index.js";
@@ -29,8 +29,7 @@ export class Runtime {
     this.pool = new EndpointPool(config, {
       onHealthChange: (ep, state, reason) => {
         this.log[state === "cooldown" ? "warn" : "info"]({ endpoint: ep.name, state, reason }, `endpoint ${ep.name} is now ${state}`);
-        this.metrics.endpointUp.set({ endpoint: ep.name }, state === "cooldown" ? 0 : 1);
-        for (const s of ["healthy", "cooldown", "half_open"] as const) this.metrics.endpointState.set({ endpoint: ep.name, state: s }, s === state ? 1 : 0);
+        setEndpointState(this.metrics, ep.name, state);
       },
       onInFlightChange: (ep) => this.metrics.inFlight.set({ endpoint: ep.name }, ep.inFlight),
       onQueueTimeout: (model) => this.metrics.poolRejections.inc({ model }),
@@ -82,14 +81,15 @@ export class Runtime {
       else next.set(ep.name, new UpstreamClient(ep));
       this.metrics.maxConcurrency.set({ endpoint: ep.name }, ep.max_concurrency);
       if (!existing) {
-        this.metrics.endpointUp.set({ endpoint: ep.name }, 1);
-        this.metrics.endpointState.set({ endpoint: ep.name, state: "healthy" }, 1);
+        setEndpointState(this.metrics, ep.name, "healthy");
         this.metrics.inFlight.set({ endpoint: ep.name }, 0);
       }
     }
     for (const [name, old] of this.clients) {
       // Replaced or removed: close() lets requests already on it finish.
       if (next.get(name) !== old) void old.close().catch(() => {});
+      // Removed: its series would otherwise report a stale state forever.
+      if (!next.has(name)) forgetEndpoint(this.metrics, name);
     }
     this.clients = next;
   }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { metricSample as sample } from "../helpers/metrics-text.js";
 import { upstreamError } from "../helpers/mock-upstream.js";
-import { useTwoKindRouter } from "../helpers/router.js";
+import { buildConfig } from "../../src/config/load.js";
+import { startTestRouter, twoKindConfig, useTwoKindRouter } from "../helpers/router.js";
 
 const env = useTwoKindRouter();
 
@@ -50,5 +51,23 @@ describe("/metrics after known traffic", () => {
     const list = await env.router.client.models.list();
     expect(list.data.map((m) => m.id).sort()).toEqual(["gpt-4.1", "local"]);
     expect(list.data[0]).toMatchObject({ object: "model", owned_by: "responses-router" });
+  });
+});
+
+describe("/metrics after a reload that removes an endpoint", () => {
+  it("drops the removed endpoint's series and keeps the others", async () => {
+    const raw = twoKindConfig(env.chat.url, env.oai.url);
+    const router = await startTestRouter(raw);
+    try {
+      const before = await (await router.fetch("/metrics")).text();
+      expect(sample(before, "responses_router_endpoint_up", { endpoint: "oai" })).toBe(1);
+      router.runtime.applyConfig(buildConfig({ ...raw, endpoints: raw.endpoints.slice(0, 1), models: { local: raw.models.local } }));
+      const after = await (await router.fetch("/metrics")).text();
+      expect(after).not.toContain('endpoint="oai"');
+      expect(sample(after, "responses_router_endpoint_up", { endpoint: "box" })).toBe(1);
+      expect(sample(after, "responses_router_endpoint_state", { endpoint: "box", state: "healthy" })).toBe(1);
+    } finally {
+      await router.close(500);
+    }
   });
 });
