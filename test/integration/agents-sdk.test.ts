@@ -1,17 +1,15 @@
 import { Agent, OpenAIResponsesModel, run, setTracingDisabled, tool } from "@openai/agents";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { chatChunk, chatCompletion, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
-import { startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
+import { chatChunk, chatCompletion, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
+import { useTwoKindRouter } from "../helpers/router.js";
 
 /**
  * The OpenAI Agents SDK as a real client: an Agent with a function tool runs a
  * two-step tool loop (model calls the tool -> tool result -> final answer) through
  * the router's /v1/responses, streamed and not, on both backend kinds.
  */
-let chat: MockUpstream;
-let oai: MockUpstream;
-let router: TestRouter;
+const env = useTwoKindRouter();
 
 /** The chat backend: a tool call while no tool result is in the conversation, then an answer quoting it. */
 function chatBackend(req: RecordedRequest): Reply {
@@ -37,22 +35,10 @@ function responsesBackend(req: RecordedRequest): Reply {
   return req.body.stream ? { kind: "sse", frames: nativeEvents(resp as ReturnType<typeof nativeResponse>) } : { kind: "json", body: resp };
 }
 
-beforeAll(async () => {
+beforeAll(() => {
   setTracingDisabled(true);
-  chat = await startMockUpstream();
-  oai = await startMockUpstream();
-  chat.setDefault("/chat/completions", chatBackend);
-  oai.setDefault("/responses", responsesBackend);
-  router = await startTestRouter(twoKindConfig(chat.url, oai.url));
-});
-afterAll(async () => {
-  await router.close(1000);
-  await chat.close();
-  await oai.close();
-});
-beforeEach(() => {
-  chat.requests.length = 0;
-  oai.requests.length = 0;
+  env.chat.setDefault("/chat/completions", chatBackend);
+  env.oai.setDefault("/responses", responsesBackend);
 });
 
 function weatherAgent(model: string, calls: string[]) {
@@ -65,14 +51,14 @@ function weatherAgent(model: string, calls: string[]) {
       return "light snow, -3C";
     },
   });
-  return new Agent({ name: "Weather", instructions: "Answer with the weather.", model: new OpenAIResponsesModel(router.client, model), tools: [getWeather] });
+  return new Agent({ name: "Weather", instructions: "Answer with the weather.", model: new OpenAIResponsesModel(env.router.client, model), tools: [getWeather] });
 }
 
 describe.each([
   { kind: "chat", model: "local" },
   { kind: "openai", model: "gpt-4.1" },
 ])("Agents SDK tool loop on a $kind backend", ({ kind, model }) => {
-  const upstreamCalls = () => (kind === "chat" ? chat : oai).requests;
+  const upstreamCalls = () => (kind === "chat" ? env.chat : env.oai).requests;
 
   it("finishes the loop without streaming", async () => {
     const calls: string[] = [];
