@@ -37,8 +37,8 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     const status = c.res.status;
     const finish = () => {
       const seconds = (performance.now() - started) / 1000;
-      rt.metrics.requests.inc({ route: stats.route, model: stats.model, endpoint: stats.endpoint, status: String(status) });
-      rt.metrics.requestDuration.observe({ route: stats.route, model: stats.model, endpoint: stats.endpoint }, seconds);
+      rt.metrics.requests.inc({ route: stats.route, model: stats.model, upstream: stats.endpoint, status: String(status) });
+      rt.metrics.requestDuration.observe({ route: stats.route, model: stats.model, upstream: stats.endpoint }, seconds);
       if (stats.upstreamMs !== undefined) rt.metrics.overhead.observe({ route: stats.route }, Math.max(0, seconds - stats.upstreamMs / 1000));
       if (stats.route in OPEN_ROUTES) return;
       accessLog.info({ requestId, method: c.req.method, route: stats.route, model: stats.model || undefined, endpoint: stats.endpoint || undefined, status, ms: Math.round(seconds * 1000) }, "request");

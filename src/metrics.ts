@@ -5,7 +5,8 @@
  * tests build several routers in one process and each must see only its own numbers.
  *
  * Conventions: prefix `responses_router_`, base units (seconds), counters end in
- * `_total`. Label values come from small fixed sets (route templates, configured
+ * `_total`. The configured endpoint is the label `upstream` (not `endpoint`, which the
+ * Prometheus Operator sets on every target and would shadow it). Label values come from small fixed sets (route templates, configured
  * model and endpoint names, enumerations below) - never request ids, users or text.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
@@ -43,26 +44,26 @@ const QUEUE_WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 
 
 export interface Metrics {
   readonly registry: Registry;
-  /** route: fixed template ("/v1/responses"); status: HTTP status as string; endpoint "" when none. */
-  readonly requests: Counter<"route" | "model" | "endpoint" | "status">;
-  readonly requestDuration: Histogram<"route" | "model" | "endpoint">;
-  readonly timeToFirstToken: Histogram<"model" | "endpoint">;
+  /** route: fixed template ("/v1/responses"); status: HTTP status as string; upstream: the configured endpoint last tried, "" when none was. */
+  readonly requests: Counter<"route" | "model" | "upstream" | "status">;
+  readonly requestDuration: Histogram<"route" | "model" | "upstream">;
+  readonly timeToFirstToken: Histogram<"model" | "upstream">;
   /** outcome: ok | error */
-  readonly upstreamDuration: Histogram<"endpoint" | "outcome">;
+  readonly upstreamDuration: Histogram<"upstream" | "outcome">;
   /** Total request time minus time spent waiting on the upstream. */
   readonly overhead: Histogram<"route">;
   /** type: input | output | cached | reasoning */
-  readonly tokens: Counter<"model" | "endpoint" | "type">;
-  readonly inFlight: Gauge<"endpoint">;
-  readonly maxConcurrency: Gauge<"endpoint">;
+  readonly tokens: Counter<"model" | "upstream" | "type">;
+  readonly inFlight: Gauge<"upstream">;
+  readonly maxConcurrency: Gauge<"upstream">;
   /** 1 when healthy or half-open, 0 in cooldown. Prefer setEndpointState() to keep it in step with endpointState. */
-  readonly endpointUp: Gauge<"endpoint">;
+  readonly endpointUp: Gauge<"upstream">;
   /** One series per state; 1 for the current state, 0 for the others. */
-  readonly endpointState: Gauge<"endpoint" | "state">;
+  readonly endpointState: Gauge<"upstream" | "state">;
   readonly queueWait: Histogram<"model">;
   readonly poolRejections: Counter<"model">;
   /** reason: connect | timeout | status_5xx | status_429 | other */
-  readonly retries: Counter<"model" | "endpoint" | "reason">;
+  readonly retries: Counter<"model" | "upstream" | "reason">;
   readonly failovers: Counter<"model">;
   /** result: hit | miss | error */
   readonly cache: Counter<"model" | "result">;
@@ -100,39 +101,39 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
 
   const m: Metrics = {
     registry,
-    requests: counter("requests_total", "HTTP requests answered, by route template, model, endpoint and status code.", [
+    requests: counter("requests_total", "HTTP requests answered, by route template, model, upstream (the endpoint last tried) and status code.", [
       "route",
       "model",
-      "endpoint",
+      "upstream",
       "status",
     ]),
     requestDuration: histogram(
       "request_duration_seconds",
       "Time from request received to response finished (last byte of a stream).",
-      ["route", "model", "endpoint"],
+      ["route", "model", "upstream"],
       LATENCY_BUCKETS,
     ),
     timeToFirstToken: histogram(
       "time_to_first_token_seconds",
       "Time from request received to the first output token sent to the client.",
-      ["model", "endpoint"],
+      ["model", "upstream"],
       TTFT_BUCKETS,
     ),
     upstreamDuration: histogram(
       "upstream_duration_seconds",
       "Duration of one upstream call attempt, by outcome (ok|error).",
-      ["endpoint", "outcome"],
+      ["upstream", "outcome"],
       LATENCY_BUCKETS,
     ),
     overhead: histogram("overhead_seconds", "Router time per request: total minus time waiting on upstreams.", ["route"], OVERHEAD_BUCKETS),
-    tokens: counter("tokens_total", "Tokens reported by upstream usage, by type (input|output|cached|reasoning).", ["model", "endpoint", "type"]),
-    inFlight: gauge("endpoint_in_flight", "Requests currently holding a slot on the endpoint.", ["endpoint"]),
-    maxConcurrency: gauge("endpoint_max_concurrency", "Configured max_concurrency of the endpoint.", ["endpoint"]),
-    endpointUp: gauge("endpoint_up", "1 when the endpoint takes traffic (healthy or half-open), 0 in cooldown.", ["endpoint"]),
-    endpointState: gauge("endpoint_state", "Endpoint health state: 1 for the current state, 0 for the others.", ["endpoint", "state"]),
+    tokens: counter("tokens_total", "Tokens reported by upstream usage, by type (input|output|cached|reasoning).", ["model", "upstream", "type"]),
+    inFlight: gauge("endpoint_in_flight", "Requests currently holding a slot on the endpoint.", ["upstream"]),
+    maxConcurrency: gauge("endpoint_max_concurrency", "Configured max_concurrency of the endpoint.", ["upstream"]),
+    endpointUp: gauge("endpoint_up", "1 when the endpoint takes traffic (healthy or half-open), 0 in cooldown.", ["upstream"]),
+    endpointState: gauge("endpoint_state", "Endpoint health state: 1 for the current state, 0 for the others.", ["upstream", "state"]),
     queueWait: histogram("queue_wait_seconds", "Time a request waited for a free endpoint slot.", ["model"], QUEUE_WAIT_BUCKETS),
     poolRejections: counter("pool_rejections_total", "Requests rejected (429) because no endpoint slot freed up in time.", ["model"]),
-    retries: counter("upstream_retries_total", "Upstream call attempts retried, by reason.", ["model", "endpoint", "reason"]),
+    retries: counter("upstream_retries_total", "Upstream call attempts retried, by reason.", ["model", "upstream", "reason"]),
     failovers: counter("failovers_total", "Requests that moved to another endpoint after a failure.", ["model"]),
     cache: counter("cache_requests_total", "Response cache lookups, by result (hit|miss|error).", ["model", "result"]),
     backgroundJobs: counter("background_jobs_total", "Background jobs that reached a terminal status.", ["status"]),
@@ -161,16 +162,16 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
 
 /** Sets endpoint_up and the endpoint_state series of one endpoint together. */
 export function setEndpointState(m: Metrics, endpoint: string, state: EndpointState): void {
-  m.endpointUp.set({ endpoint }, state === "cooldown" ? 0 : 1);
-  for (const s of ENDPOINT_STATES) m.endpointState.set({ endpoint, state: s }, s === state ? 1 : 0);
+  m.endpointUp.set({ upstream: endpoint }, state === "cooldown" ? 0 : 1);
+  for (const s of ENDPOINT_STATES) m.endpointState.set({ upstream: endpoint, state: s }, s === state ? 1 : 0);
 }
 
 /** Drops the per-endpoint gauge series of an endpoint removed by a config reload. */
 export function forgetEndpoint(m: Metrics, endpoint: string): void {
-  m.inFlight.remove({ endpoint });
-  m.maxConcurrency.remove({ endpoint });
-  m.endpointUp.remove({ endpoint });
-  for (const state of ENDPOINT_STATES) m.endpointState.remove({ endpoint, state });
+  m.inFlight.remove({ upstream: endpoint });
+  m.maxConcurrency.remove({ upstream: endpoint });
+  m.endpointUp.remove({ upstream: endpoint });
+  for (const state of ENDPOINT_STATES) m.endpointState.remove({ upstream: endpoint, state });
 }
 
 /**

@@ -31,7 +31,7 @@ export class Runtime {
         this.log[state === "cooldown" ? "warn" : "info"]({ endpoint: ep.name, state, reason }, `endpoint ${ep.name} is now ${state}`);
         setEndpointState(this.metrics, ep.name, state);
       },
-      onInFlightChange: (ep) => this.metrics.inFlight.set({ endpoint: ep.name }, ep.inFlight),
+      onInFlightChange: (ep) => this.metrics.inFlight.set({ upstream: ep.name }, ep.inFlight),
       onQueueTimeout: (model) => this.metrics.poolRejections.inc({ model }),
     });
     this.syncClients(config);
@@ -79,10 +79,10 @@ export class Runtime {
       const existing = this.clients.get(ep.name);
       if (existing && existing.sameTransport(ep)) next.set(ep.name, existing);
       else next.set(ep.name, new UpstreamClient(ep));
-      this.metrics.maxConcurrency.set({ endpoint: ep.name }, ep.max_concurrency);
+      this.metrics.maxConcurrency.set({ upstream: ep.name }, ep.max_concurrency);
       if (!existing) {
         setEndpointState(this.metrics, ep.name, "healthy");
-        this.metrics.inFlight.set({ endpoint: ep.name }, 0);
+        this.metrics.inFlight.set({ upstream: ep.name }, 0);
       }
     }
     for (const [name, old] of this.clients) {

@@ -193,6 +193,15 @@ describe("alert rules and dashboard only use metrics that exist", () => {
     for (const r of rules) expect(r.alert).toMatch(/^[A-Z][A-Za-z0-9]+$/);
   });
 
+  it("name the configured endpoint by the label upstream, never endpoint (the Prometheus Operator's target label)", () => {
+    const texts = [...rules.flatMap((r: any) => [r.expr, ...Object.values(r.annotations ?? {})]), ...panelExprs, ...varExprs];
+    texts.push(...panels.flatMap((p) => (p.targets ?? []).map((t: any) => String(t.legendFormat ?? ""))));
+    const endpointLabel = /\bendpoint\s*(=~|!~|=|!=)|(by|without)\s*\([^)]*\bendpoint\b|\$labels\.endpoint\b|\{\{\s*endpoint\s*\}\}|\$endpoint\b|,\s*endpoint\)/;
+    expect(texts.filter((t) => endpointLabel.test(String(t)))).toEqual([]);
+    expect(rules.find((r) => /responses_router_endpoint_up/.test(r.expr))?.expr).toMatch(/by \(upstream\)/);
+    expect(dashboard.templating.list.map((v: any) => v.name)).toContain("upstream");
+  });
+
   it("dashboard expressions and variables reference known metrics", () => {
     const used = refs([...panelExprs, ...varExprs]);
     expect(used.filter((n) => !known.has(n))).toEqual([]);
@@ -239,7 +248,7 @@ describe("alert rules and dashboard only use metrics that exist", () => {
     const dir = mkdtempSync(join(tmpdir(), "rr-dash-"));
     const asRules = panelExprs.map((e, i) => ({
       record: `dashboard:expr${i}`,
-      expr: e.replaceAll("$__rate_interval", "5m").replaceAll("$model", ".*").replaceAll("$endpoint", ".*"),
+      expr: e.replaceAll("$__rate_interval", "5m").replaceAll("$model", ".*").replaceAll("$upstream", ".*"),
     }));
     writeFileSync(join(dir, "dashboard-rules.json"), JSON.stringify({ groups: [{ name: "dashboard", rules: asRules }] }));
     execFileSync("promtool", ["check", "rules", join(dir, "dashboard-rules.json")], { stdio: "pipe" });

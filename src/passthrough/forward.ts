@@ -49,7 +49,7 @@ export async function forward(rt: Runtime, req: PassthroughRequest, targets: Mod
       routing: cfg.routing,
       signal,
       onRetry: (failure, endpoint) => {
-        rt.metrics.retries.inc({ model: req.model, endpoint, reason: failure.reason });
+        rt.metrics.retries.inc({ model: req.model, upstream: endpoint, reason: failure.reason });
         rt.log.warn({ model: req.model, endpoint, path, reason: failure.reason, err: failure.message }, "upstream attempt failed; trying another endpoint");
       },
     },
@@ -89,7 +89,7 @@ export function countTokens(rt: Runtime, model: string, endpoint: string, usage:
     prompt_tokens_details?: { cached_tokens?: number } | null;
     completion_tokens_details?: { reasoning_tokens?: number } | null;
   };
-  const labels = { model, endpoint };
+  const labels = { model, upstream: endpoint };
   const add = (type: "input" | "output" | "cached" | "reasoning", n: unknown) => {
     if (typeof n === "number" && Number.isFinite(n) && n > 0) rt.metrics.tokens.inc({ ...labels, type }, n);
   };

@@ -77,7 +77,7 @@ export class PassthroughService {
       lease.release();
       const ms = performance.now() - fwd.started;
       if (ctx.stats) ctx.stats.upstreamMs = ms;
-      this.rt.metrics.upstreamDuration.observe({ endpoint, outcome }, ms / 1000);
+      this.rt.metrics.upstreamDuration.observe({ upstream: endpoint, outcome }, ms / 1000);
     }
   }
 
@@ -90,13 +90,13 @@ export class PassthroughService {
       secret: lease.endpoint.config.api_key,
       accumulator,
       abort: ctx.abort,
-      onFirstFrame: () => this.rt.metrics.timeToFirstToken.observe({ model: req.model, endpoint }, (performance.now() - fwd.started) / 1000),
+      onFirstFrame: () => this.rt.metrics.timeToFirstToken.observe({ model: req.model, upstream: endpoint }, (performance.now() - fwd.started) / 1000),
       onUsage: (usage) => countTokens(this.rt, req.model, endpoint, usage),
       onEnd: (outcome) => {
         lease.release();
         const ms = performance.now() - fwd.started;
         if (ctx.stats) ctx.stats.upstreamMs = ms;
-        this.rt.metrics.upstreamDuration.observe({ endpoint, outcome: outcome.ok ? "ok" : "error" }, ms / 1000);
+        this.rt.metrics.upstreamDuration.observe({ upstream: endpoint, outcome: outcome.ok ? "ok" : "error" }, ms / 1000);
         if (!outcome.ok && !outcome.cancelled) {
           lease.endpoint.health.recordFailure(`stream broke: ${(outcome.error as Error)?.message ?? outcome.error}`);
           this.rt.log.warn({ model: req.model, endpoint, err: (outcome.error as Error)?.message }, "chat completion stream broke mid-way");

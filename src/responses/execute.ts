@@ -64,7 +64,7 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
       routing: plan.cfg.routing,
       signal,
       onRetry: (failure, endpoint) => {
-        rt.metrics.retries.inc({ model: plan.model, endpoint, reason: failure.reason });
+        rt.metrics.retries.inc({ model: plan.model, upstream: endpoint, reason: failure.reason });
         rt.log.warn({ model: plan.model, endpoint, reason: failure.reason, err: failure.message }, "upstream attempt failed; trying another endpoint");
       },
     },
@@ -102,7 +102,7 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
     pump: async (sink, opts = {}) => {
       const endpoint = lease.endpoint.name;
       let outcome: "ok" | "error" = "error";
-      const firstByte = () => rt.metrics.timeToFirstToken.observe({ model: plan.model, endpoint }, (performance.now() - started) / 1000);
+      const firstByte = () => rt.metrics.timeToFirstToken.observe({ model: plan.model, upstream: endpoint }, (performance.now() - started) / 1000);
       try {
         const native = lease.endpoint.config.kind === "openai";
         const ctx: PumpContext = { rt, plan, reply, sink, signal, lease, onFirstChunk: firstByte, opts };
@@ -111,7 +111,7 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
         return { ...result, hideEncrypted: native && hidesEncryptedReasoning(plan), endpoint, upstreamMs: performance.now() - started };
       } finally {
         lease.release();
-        rt.metrics.upstreamDuration.observe({ endpoint, outcome }, (performance.now() - started) / 1000);
+        rt.metrics.upstreamDuration.observe({ upstream: endpoint, outcome }, (performance.now() - started) / 1000);
       }
     },
   };
@@ -121,7 +121,7 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
 export function recordTokenUsage(rt: Runtime, model: string, out: Pick<RunOutcome, "response" | "endpoint">): void {
   const u = out.response.usage;
   if (!u) return;
-  const labels = { model, endpoint: out.endpoint };
+  const labels = { model, upstream: out.endpoint };
   const m = rt.metrics.tokens;
   m.inc({ ...labels, type: "input" }, u.input_tokens ?? 0);
   m.inc({ ...labels, type: "output" }, u.output_tokens ?? 0);

@@ -29,9 +29,9 @@ describe("failover before the first byte", () => {
     // The dead endpoint was tripped after two refused connections and takes no more traffic.
     expect(r.runtime.pool.get("a")!.health.state()).toBe("cooldown");
     const metrics = await (await r.fetch("/metrics")).text();
-    expect(metricSample(metrics, "responses_router_endpoint_up", { endpoint: "a" })).toBe(0);
-    expect(metricSample(metrics, "responses_router_endpoint_state", { endpoint: "a", state: "cooldown" })).toBe(1);
-    expect(metricSample(metrics, "responses_router_upstream_retries_total", { model: "m", endpoint: "a", reason: "connect" })).toBeGreaterThanOrEqual(2);
+    expect(metricSample(metrics, "responses_router_endpoint_up", { upstream: "a" })).toBe(0);
+    expect(metricSample(metrics, "responses_router_endpoint_state", { upstream: "a", state: "cooldown" })).toBe(1);
+    expect(metricSample(metrics, "responses_router_upstream_retries_total", { model: "m", upstream: "a", reason: "connect" })).toBeGreaterThanOrEqual(2);
   });
 
   it("retries a 5xx on another endpoint and the client never sees it", async () => {
@@ -46,7 +46,7 @@ describe("failover before the first byte", () => {
     expect(chatCalls(a!)).toBeGreaterThan(0);
     const metrics = await (await r.fetch("/metrics")).text();
     expect(metricSample(metrics, "responses_router_failovers_total", { model: "m" })).toBe(chatCalls(a!));
-    expect(metricSample(metrics, "responses_router_upstream_retries_total", { model: "m", endpoint: "a", reason: "status_5xx" })).toBe(chatCalls(a!));
+    expect(metricSample(metrics, "responses_router_upstream_retries_total", { model: "m", upstream: "a", reason: "status_5xx" })).toBe(chatCalls(a!));
   });
 
   it("moves a 429 to another endpoint at once, and passes 429 + Retry-After on when every endpoint refuses", async () => {

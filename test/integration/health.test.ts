@@ -33,10 +33,10 @@ describe("passive health", () => {
       expect.objectContaining({ level: "warn", state: "cooldown", msg: "endpoint a is now cooldown", reason: expect.stringContaining("cooling down for 60000 ms") }),
     ]);
     const text = await metrics(r);
-    expect(metricSample(text, "responses_router_endpoint_up", { endpoint: "a" })).toBe(0);
-    expect(metricSample(text, "responses_router_endpoint_state", { endpoint: "a", state: "cooldown" })).toBe(1);
-    expect(metricSample(text, "responses_router_endpoint_state", { endpoint: "a", state: "healthy" })).toBe(0);
-    expect(metricSample(text, "responses_router_endpoint_up", { endpoint: "b" })).toBe(1);
+    expect(metricSample(text, "responses_router_endpoint_up", { upstream: "a" })).toBe(0);
+    expect(metricSample(text, "responses_router_endpoint_state", { upstream: "a", state: "cooldown" })).toBe(1);
+    expect(metricSample(text, "responses_router_endpoint_state", { upstream: "a", state: "healthy" })).toBe(0);
+    expect(metricSample(text, "responses_router_endpoint_up", { upstream: "b" })).toBe(1);
     const ready = await r.fetch("/readyz");
     expect(ready.status).toBe(200);
     expect(((await ready.json()) as any).models.m).toEqual({ healthy: ["b"], unhealthy: ["a"] });
@@ -60,7 +60,7 @@ describe("passive health", () => {
 
     await waitUntil("half-open", () => ep.health.state() === "half_open");
     await waitUntil("half-open announced", () => stateLogs(log, "a").some((l) => l.state === "half_open"));
-    expect(metricSample(await metrics(r), "responses_router_endpoint_state", { endpoint: "a", state: "half_open" })).toBe(1);
+    expect(metricSample(await metrics(r), "responses_router_endpoint_state", { upstream: "a", state: "half_open" })).toBe(1);
     expect((await postResponses(r.url, { model: "m", input: "trial 1" })).status).toBe(502); // the trial fails
     expect(stateLogs(log, "a").at(-1)).toMatchObject({ state: "cooldown", reason: expect.stringContaining("cooling down for 800 ms") });
 
@@ -71,8 +71,8 @@ describe("passive health", () => {
     expect(stateLogs(log, "a").map((l) => l.state)).toEqual(["cooldown", "half_open", "cooldown", "half_open", "healthy"]);
     expect(stateLogs(log, "a").at(-1)).toMatchObject({ level: "info", reason: "trial request succeeded" });
     const text = await metrics(r);
-    expect(metricSample(text, "responses_router_endpoint_up", { endpoint: "a" })).toBe(1);
-    expect(metricSample(text, "responses_router_endpoint_state", { endpoint: "a", state: "healthy" })).toBe(1);
+    expect(metricSample(text, "responses_router_endpoint_up", { upstream: "a" })).toBe(1);
+    expect(metricSample(text, "responses_router_endpoint_state", { upstream: "a", state: "healthy" })).toBe(1);
   });
 });
 
@@ -95,7 +95,7 @@ describe("active probes (routing.health.probe_interval)", () => {
     a!.setDefault("/models", () => undefined);
     await waitUntil("a good probe ends the cooldown", () => ep.health.state() === "healthy");
     expect(stateLogs(log, "a").at(-1)).toMatchObject({ state: "healthy", reason: "health probe succeeded" });
-    expect(metricSample(await metrics(r), "responses_router_endpoint_up", { endpoint: "a" })).toBe(1);
+    expect(metricSample(await metrics(r), "responses_router_endpoint_up", { upstream: "a" })).toBe(1);
     for (let i = 0; i < 4; i++) await r.client.responses.create({ model: "m", input: `${i}` });
     expect(calls(a!)).toBeGreaterThan(0);
     // Probes carry the endpoint's own credentials only (none here) and take no request slot.

@@ -20,21 +20,21 @@ describe("/metrics after known traffic", () => {
     expect(res.headers.get("content-type")).toContain("text/plain");
     const text = await res.text();
     const route = "/v1/responses";
-    expect(sample(text, "responses_router_requests_total", { route, model: "local", endpoint: "box", status: "200" })).toBe(2);
-    expect(sample(text, "responses_router_requests_total", { route, model: "gpt-4.1", endpoint: "oai", status: "200" })).toBe(1);
+    expect(sample(text, "responses_router_requests_total", { route, model: "local", upstream: "box", status: "200" })).toBe(2);
+    expect(sample(text, "responses_router_requests_total", { route, model: "gpt-4.1", upstream: "oai", status: "200" })).toBe(1);
     expect(sample(text, "responses_router_requests_total", { route, model: "local", status: "400" })).toBe(1);
     expect(sample(text, "responses_router_requests_total", { route, model: "", status: "400" })).toBe(1);
     // mock chat usage: 5 prompt + 2 completion per call; native mock: 3 in (1 cached) + 4 out
-    expect(sample(text, "responses_router_tokens_total", { model: "local", endpoint: "box", type: "input" })).toBe(10);
-    expect(sample(text, "responses_router_tokens_total", { model: "local", endpoint: "box", type: "output" })).toBe(4);
-    expect(sample(text, "responses_router_tokens_total", { model: "gpt-4.1", endpoint: "oai", type: "cached" })).toBe(1);
-    expect(sample(text, "responses_router_request_duration_seconds_count", { route, model: "local", endpoint: "box" })).toBe(2);
-    expect(sample(text, "responses_router_upstream_duration_seconds_count", { endpoint: "box", outcome: "ok" })).toBe(2);
-    expect(sample(text, "responses_router_time_to_first_token_seconds_count", { model: "gpt-4.1", endpoint: "oai" })).toBe(1);
+    expect(sample(text, "responses_router_tokens_total", { model: "local", upstream: "box", type: "input" })).toBe(10);
+    expect(sample(text, "responses_router_tokens_total", { model: "local", upstream: "box", type: "output" })).toBe(4);
+    expect(sample(text, "responses_router_tokens_total", { model: "gpt-4.1", upstream: "oai", type: "cached" })).toBe(1);
+    expect(sample(text, "responses_router_request_duration_seconds_count", { route, model: "local", upstream: "box" })).toBe(2);
+    expect(sample(text, "responses_router_upstream_duration_seconds_count", { upstream: "box", outcome: "ok" })).toBe(2);
+    expect(sample(text, "responses_router_time_to_first_token_seconds_count", { model: "gpt-4.1", upstream: "oai" })).toBe(1);
     expect(sample(text, "responses_router_overhead_seconds_count", { route })).toBe(3);
-    expect(sample(text, "responses_router_endpoint_in_flight", { endpoint: "box" })).toBe(0);
-    expect(sample(text, "responses_router_endpoint_max_concurrency", { endpoint: "oai" })).toBe(8);
-    expect(sample(text, "responses_router_endpoint_up", { endpoint: "box" })).toBe(1);
+    expect(sample(text, "responses_router_endpoint_in_flight", { upstream: "box" })).toBe(0);
+    expect(sample(text, "responses_router_endpoint_max_concurrency", { upstream: "oai" })).toBe(8);
+    expect(sample(text, "responses_router_endpoint_up", { upstream: "box" })).toBe(1);
     expect(sample(text, "responses_router_stream_chunks_total", { kind: "native" })).toBeGreaterThan(5);
     expect(text).not.toContain("sk-upstream-secret");
     expect(text).not.toMatch(/resp_[0-9a-f]{10}/);
@@ -60,12 +60,12 @@ describe("/metrics after a reload that removes an endpoint", () => {
     const router = await startTestRouter(raw);
     try {
       const before = await (await router.fetch("/metrics")).text();
-      expect(sample(before, "responses_router_endpoint_up", { endpoint: "oai" })).toBe(1);
+      expect(sample(before, "responses_router_endpoint_up", { upstream: "oai" })).toBe(1);
       router.runtime.applyConfig(buildConfig({ ...raw, endpoints: raw.endpoints.slice(0, 1), models: { local: raw.models.local } }));
       const after = await (await router.fetch("/metrics")).text();
-      expect(after).not.toContain('endpoint="oai"');
-      expect(sample(after, "responses_router_endpoint_up", { endpoint: "box" })).toBe(1);
-      expect(sample(after, "responses_router_endpoint_state", { endpoint: "box", state: "healthy" })).toBe(1);
+      expect(after).not.toContain('upstream="oai"');
+      expect(sample(after, "responses_router_endpoint_up", { upstream: "box" })).toBe(1);
+      expect(sample(after, "responses_router_endpoint_state", { upstream: "box", state: "healthy" })).toBe(1);
     } finally {
       await router.close(500);
     }

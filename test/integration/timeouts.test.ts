@@ -27,7 +27,7 @@ describe("timeouts", () => {
     expect(calls(ok!)).toBe(1);
     await waitUntil("the timed-out upstream request was closed", () => slow!.aborted === 1);
     const metrics = await (await r.fetch("/metrics")).text();
-    expect(metrics).toMatch(/responses_router_upstream_retries_total\{[^}]*endpoint="a"[^}]*reason="timeout"[^}]*\} 1/);
+    expect(metrics).toMatch(/responses_router_upstream_retries_total\{[^}]*upstream="a"[^}]*reason="timeout"[^}]*\} 1/);
   });
 
   it("a first_byte timeout on every endpoint gives 504 in OpenAI shape after the bounded attempts", async () => {

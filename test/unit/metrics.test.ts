@@ -4,23 +4,23 @@ import { createMetrics, forgetEndpoint, metricNames, setEndpointState } from "..
 describe("createMetrics", () => {
   it("exposes incremented values in the registry text", async () => {
     const m = createMetrics({ collectDefault: false });
-    m.requests.inc({ route: "/v1/responses", model: "gpt-x", endpoint: "a", status: "200" });
-    m.requests.inc({ route: "/v1/responses", model: "gpt-x", endpoint: "a", status: "200" });
-    m.requestDuration.observe({ route: "/v1/responses", model: "gpt-x", endpoint: "a" }, 0.3);
+    m.requests.inc({ route: "/v1/responses", model: "gpt-x", upstream: "a", status: "200" });
+    m.requests.inc({ route: "/v1/responses", model: "gpt-x", upstream: "a", status: "200" });
+    m.requestDuration.observe({ route: "/v1/responses", model: "gpt-x", upstream: "a" }, 0.3);
     m.overhead.observe({ route: "/v1/responses" }, 0.00007);
-    m.tokens.inc({ model: "gpt-x", endpoint: "a", type: "output" }, 42);
-    m.inFlight.set({ endpoint: "a" }, 3);
+    m.tokens.inc({ model: "gpt-x", upstream: "a", type: "output" }, 42);
+    m.inFlight.set({ upstream: "a" }, 3);
     m.configLastReload.set(1_700_000_000);
     m.redisUp.set(1);
 
     const text = await m.registry.metrics();
-    expect(text).toContain('responses_router_requests_total{route="/v1/responses",model="gpt-x",endpoint="a",status="200"} 2');
-    expect(text).toContain('responses_router_request_duration_seconds_bucket{le="0.5",route="/v1/responses",model="gpt-x",endpoint="a"} 1');
-    expect(text).toContain('responses_router_request_duration_seconds_count{route="/v1/responses",model="gpt-x",endpoint="a"} 1');
+    expect(text).toContain('responses_router_requests_total{route="/v1/responses",model="gpt-x",upstream="a",status="200"} 2');
+    expect(text).toContain('responses_router_request_duration_seconds_bucket{le="0.5",route="/v1/responses",model="gpt-x",upstream="a"} 1');
+    expect(text).toContain('responses_router_request_duration_seconds_count{route="/v1/responses",model="gpt-x",upstream="a"} 1');
     expect(text).toContain('responses_router_overhead_seconds_bucket{le="0.0001",route="/v1/responses"} 1');
     expect(text).toContain('responses_router_overhead_seconds_bucket{le="0.00005",route="/v1/responses"} 0');
-    expect(text).toContain('responses_router_tokens_total{model="gpt-x",endpoint="a",type="output"} 42');
-    expect(text).toContain('responses_router_endpoint_in_flight{endpoint="a"} 3');
+    expect(text).toContain('responses_router_tokens_total{model="gpt-x",upstream="a",type="output"} 42');
+    expect(text).toContain('responses_router_endpoint_in_flight{upstream="a"} 3');
     expect(text).toContain("responses_router_config_last_reload_timestamp_seconds 1700000000");
     expect(text).toContain("responses_router_redis_up 1");
     // Fixed-label series exist at zero before the first event.
@@ -50,17 +50,17 @@ describe("createMetrics", () => {
     const m = createMetrics({ collectDefault: false });
     setEndpointState(m, "gpu1", "cooldown");
     let text = await m.registry.metrics();
-    expect(text).toContain('responses_router_endpoint_up{endpoint="gpu1"} 0');
-    expect(text).toContain('responses_router_endpoint_state{endpoint="gpu1",state="cooldown"} 1');
-    expect(text).toContain('responses_router_endpoint_state{endpoint="gpu1",state="healthy"} 0');
+    expect(text).toContain('responses_router_endpoint_up{upstream="gpu1"} 0');
+    expect(text).toContain('responses_router_endpoint_state{upstream="gpu1",state="cooldown"} 1');
+    expect(text).toContain('responses_router_endpoint_state{upstream="gpu1",state="healthy"} 0');
     setEndpointState(m, "gpu1", "half_open");
     text = await m.registry.metrics();
-    expect(text).toContain('responses_router_endpoint_up{endpoint="gpu1"} 1');
-    expect(text).toContain('responses_router_endpoint_state{endpoint="gpu1",state="half_open"} 1');
-    expect(text).toContain('responses_router_endpoint_state{endpoint="gpu1",state="cooldown"} 0');
-    m.inFlight.set({ endpoint: "gpu1" }, 1);
+    expect(text).toContain('responses_router_endpoint_up{upstream="gpu1"} 1');
+    expect(text).toContain('responses_router_endpoint_state{upstream="gpu1",state="half_open"} 1');
+    expect(text).toContain('responses_router_endpoint_state{upstream="gpu1",state="cooldown"} 0');
+    m.inFlight.set({ upstream: "gpu1" }, 1);
     forgetEndpoint(m, "gpu1");
-    expect(await m.registry.metrics()).not.toContain('endpoint="gpu1"');
+    expect(await m.registry.metrics()).not.toContain('upstream="gpu1"');
   });
 });
 
