@@ -55,7 +55,9 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   app.use("*", async (c, next) => {
     const kind = OPEN_ROUTES[c.req.path as keyof typeof OPEN_ROUTES];
     const open = kind === "health" ? rt.config.server.public_health : kind === "metrics" ? rt.config.server.public_metrics : false;
-    c.set("owner", open ? null : authenticate(rt.config, c.req.header("authorization")));
+    const key = open ? null : authenticate(rt.config, c.req.header("authorization"));
+    c.set("apiKey", key);
+    c.set("owner", key?.name ?? null);
     await next();
   });
 

@@ -58,7 +58,14 @@ const modelSchema = z
   })
   .strict();
 
-const apiKeySchema = z.object({ name, key: z.string().min(1) }).strict();
+const apiKeySchema = z
+  .object({
+    name,
+    key: z.string().min(1),
+    /** Models this key may call: names or globs (`*`, `?`). Unset: every model. */
+    models: z.array(z.string().min(1)).optional(),
+  })
+  .strict();
 
 export const routerConfigSchema = z
   .object({
@@ -161,10 +168,20 @@ export const routerConfigSchema = z
       });
     }
     const keys = new Set<string>();
+    const keyNames = new Set<string>();
     cfg.server.api_keys.forEach((k, i) => {
       if (keys.has(k.key)) ctx.addIssue({ code: "custom", path: ["server", "api_keys", i, "key"], message: "duplicate api key value" });
       keys.add(k.key);
+      // The name is the key's identity for ownership, limits, usage and metrics.
+      if (keyNames.has(k.name)) ctx.addIssue({ code: "custom", path: ["server", "api_keys", i, "name"], message: `duplicate api key name "${k.name}"` });
+      keyNames.add(k.name);
+      k.models?.forEach((pattern, j) => {
+        if (!/[*?]/.test(pattern) && !Object.hasOwn(cfg.models, pattern)) {
+          ctx.addIssue({ code: "custom", path: ["server", "api_keys", i, "models", j], message: `unknown model "${pattern}"` });
+        }
+      });
     });
+
   });
 
 export type RawRouterConfig = z.input<typeof routerConfigSchema>;

@@ -1,15 +1,17 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { RouterConfig } from "../config/load.js";
 import { ApiError } from "../errors.js";
+import type { ApiKey } from "../keys/policy.js";
 
 /**
  * Bearer auth against server.api_keys. Keys are compared as SHA-256 digests
  * with timingSafeEqual, and every configured key is checked, so neither the
  * length nor the position of a match leaks through timing.
- * Returns the key's name (the owner of what it creates), or null when the
- * router runs without keys.
+ * Returns the key's entry (its name owns what it creates), or null when the
+ * router runs without keys. The entry is read from the config in force, so a
+ * reload that removes a key rejects it from the next request on.
  */
-export function authenticate(cfg: RouterConfig, header: string | undefined): string | null {
+export function authenticate(cfg: RouterConfig, header: string | undefined): ApiKey | null {
   const keys = cfg.server.api_keys;
   if (keys.length === 0) return null;
   const token = header?.startsWith("Bearer ") ? header.slice(7).trim() : header?.startsWith("bearer ") ? header.slice(7).trim() : "";
@@ -20,8 +22,8 @@ export function authenticate(cfg: RouterConfig, header: string | undefined): str
     });
   }
   const digest = sha(token);
-  let owner: string | null = null;
-  for (const k of keys) if (timingSafeEqual(digest, digestOf(k.key))) owner = k.name;
+  let owner: ApiKey | null = null;
+  for (const k of keys) if (timingSafeEqual(digest, digestOf(k.key))) owner = k;
   if (owner === null) {
     throw new ApiError(401, "Incorrect API key provided.", { type: "invalid_request_error", code: "invalid_api_key" });
   }

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { ApiError, invalidRequest } from "../errors.js";
+import type { ApiKey } from "../keys/policy.js";
 
 /** What a request carries through the middleware chain. */
 export interface RequestStats {
@@ -13,6 +14,8 @@ export interface RequestStats {
 export type AppEnv = {
   Variables: {
     owner: string | null;
+    /** The caller's api_keys entry; null without keys (or on an open health route). */
+    apiKey: ApiKey | null;
     requestId: string;
     stats: RequestStats;
   };

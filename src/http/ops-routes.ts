@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
 import { notFound } from "../errors.js";
+import { mayUseModel, visibleModels } from "../keys/policy.js";
 import type { Runtime } from "../runtime.js";
 import type { AppEnv } from "./context.js";
 
@@ -37,11 +38,12 @@ export function opsRoutes(app: Hono<AppEnv>, rt: Runtime): void {
     return c.body(text, 200, { "content-type": rt.metrics.registry.contentType });
   });
 
-  app.get("/v1/models", (c) => c.json({ object: "list", data: Object.keys(rt.config.models).map((id) => modelObject(id)) }));
+  // Each key sees only the models it may call; another key's model is "does not exist".
+  app.get("/v1/models", (c) => c.json({ object: "list", data: visibleModels(rt.config, c.get("apiKey")).map((id) => modelObject(id)) }));
 
   app.get("/v1/models/:model{.+}", (c) => {
     const id = c.req.param("model");
-    if (!rt.config.models[id]) throw notFound(`The model '${id}' does not exist`, "model", "model_not_found");
+    if (!Object.hasOwn(rt.config.models, id) || !mayUseModel(c.get("apiKey"), id)) throw notFound(`The model '${id}' does not exist`, "model", "model_not_found");
     return c.json(modelObject(id));
   });
 }

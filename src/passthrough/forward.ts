@@ -1,4 +1,5 @@
 import type { ModelTarget, RouterConfig } from "../config/load.js";
+import { mayUseModel, type ApiKey } from "../keys/policy.js";
 import { modelNotFound } from "../responses/plan.js";
 import type { Lease } from "../routing/pool.js";
 import type { Runtime } from "../runtime.js";
@@ -21,11 +22,11 @@ export interface Forwarded {
   started: number;
 }
 
-/** The model's pool, or 404 model_not_found. */
-export function targetsFor(cfg: RouterConfig, model: string): { modelCfg: RouterConfig["models"][string]; targets: ModelTarget[] } {
+/** The model's pool, or 404 model_not_found (also for a model outside the key's list: no oracle). */
+export function targetsFor(cfg: RouterConfig, model: string, key: ApiKey | null = null): { modelCfg: RouterConfig["models"][string]; targets: ModelTarget[] } {
   const modelCfg = cfg.models[model];
   const targets = cfg.targets.get(model);
-  if (!modelCfg || !targets) throw modelNotFound(model);
+  if (!modelCfg || !targets || !mayUseModel(key, model)) throw modelNotFound(model);
   return { modelCfg, targets };
 }
 

@@ -1,3 +1,4 @@
+import type { ApiKey } from "../keys/policy.js";
 import type { Runtime } from "../runtime.js";
 import { UpstreamFailure } from "../upstream/errors.js";
 import { readSseFrames } from "../upstream/sse.js";
@@ -7,6 +8,8 @@ import { countTokens, forward, modelRenamer, targetsFor, type Forwarded } from "
 import { checkChatRequest, checkEmbeddingsRequest, type CheckedRequest } from "./validate.js";
 
 export interface PassthroughContext {
+  /** The caller's key entry (allow-list); null without keys. */
+  key?: ApiKey | null;
   signal: AbortSignal;
   /** Aborts the upstream call (a stream's client went away). */
   abort(): void;
@@ -29,7 +32,7 @@ export class PassthroughService {
 
   async chatCompletions(raw: unknown, ctx: PassthroughContext): Promise<PassthroughResult> {
     const req = checkChatRequest(raw);
-    const { modelCfg, targets } = targetsFor(this.rt.config, req.model);
+    const { modelCfg, targets } = targetsFor(this.rt.config, req.model, ctx.key);
     const useCache = req.cache ?? modelCfg.cache?.enabled === true;
     const key = useCache ? chatCacheKey(req.model, req.body) : null;
     const ttl = modelCfg.cache?.ttl ?? 3_600_000;
@@ -45,7 +48,7 @@ export class PassthroughService {
 
   async embeddings(raw: unknown, ctx: PassthroughContext): Promise<PassthroughResult> {
     const req = checkEmbeddingsRequest(raw);
-    const { targets } = targetsFor(this.rt.config, req.model);
+    const { targets } = targetsFor(this.rt.config, req.model, ctx.key);
     return this.json(req, await forward(this.rt, req, targets, "/embeddings", ctx.signal), ctx, null);
   }
 

@@ -1,6 +1,7 @@
 import type { ModelTarget, RouterConfig } from "../config/load.js";
 import { ApiError, invalidRequest, notFound, responseNotFound } from "../errors.js";
 import type { IdGenerator, IdPrefix } from "../ids.js";
+import { mayUseModel, type ApiKey } from "../keys/policy.js";
 import type { ResponseStore, StoredResponse } from "../store/types.js";
 import { normalizeInput } from "../translate/index.js";
 import type { CreateResponseRequest, Item } from "../types.js";
@@ -39,12 +40,14 @@ export async function buildPlan(
   body: CreateResponseRequest,
   deps: { cfg: RouterConfig; responses: ResponseStore; ids: IdGenerator; now(): number },
   owner: string | null,
+  key: ApiKey | null = null,
 ): Promise<Plan> {
   const { cfg } = deps;
   const { router: ext, ...req } = body as CreateResponseRequest & { router?: { cache?: boolean } };
   const modelCfg = cfg.models[req.model];
   const targets = cfg.targets.get(req.model);
-  if (!modelCfg || !targets) throw modelNotFound(req.model);
+  // A model outside the key's list is answered exactly as one that does not exist.
+  if (!modelCfg || !targets || !mayUseModel(key, req.model)) throw modelNotFound(req.model);
 
   if (req.conversation != null) {
     // The router keeps conversations as response chains; the Conversations API is not served.

@@ -1,4 +1,5 @@
 import { ApiError, invalidRequest } from "../errors.js";
+import type { ApiKey } from "../keys/policy.js";
 import type { Runtime } from "../runtime.js";
 import type { StoredResponse } from "../store/types.js";
 import { responseSkeleton, responseToEvents } from "../translate/index.js";
@@ -14,6 +15,8 @@ import { validateCreateRequest } from "./validate.js";
 
 export interface RequestContext {
   owner: string | null;
+  /** The caller's key entry (allow-list); null without keys. */
+  key?: ApiKey | null;
   signal: AbortSignal;
   /** Aborts the upstream call (a stream's client went away). */
   abort(): void;
@@ -36,7 +39,7 @@ export class ResponsesService {
 
   async create(body: unknown, ctx: RequestContext): Promise<CreateResult> {
     const req = validateCreateRequest(body);
-    const plan = await buildPlan(req, { cfg: this.rt.config, responses: this.rt.stores.responses, ids: this.rt.ids, now: Date.now }, ctx.owner);
+    const plan = await buildPlan(req, { cfg: this.rt.config, responses: this.rt.stores.responses, ids: this.rt.ids, now: Date.now }, ctx.owner, ctx.key ?? null);
     // Fail before spending an upstream call on a response that could not be stored.
     if (plan.store) await requireConnected(this.rt.stores.status);
     if (plan.background) return this.createBackground(plan);

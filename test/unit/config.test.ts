@@ -100,3 +100,17 @@ describe("CLI check", () => {
     expect(r.stderr).toContain('models.m.endpoints.0: unknown endpoint "zz"');
   });
 });
+
+describe("config: api key policy", () => {
+  const keyed = (key: string) => `${minimal}\nserver:\n  api_keys:\n    - ${key}\n`;
+
+  it("accepts model lists of names and globs", () => {
+    const cfg = parseConfigText(keyed('{ name: a, key: k1, models: [m, "gpt-*"] }'), "t", {});
+    expect(cfg.server.api_keys[0]!.models).toEqual(["m", "gpt-*"]);
+  });
+
+  it("reports an unknown model name in a key's list (globs may match nothing) and duplicate key names", () => {
+    expect(issuesOf(keyed("{ name: a, key: k1, models: [m, typo, \"x-*\"] }"))).toEqual(['server.api_keys.0.models.1: unknown model "typo"']);
+    expect(issuesOf(`${minimal}\nserver:\n  api_keys: [{ name: a, key: k1 }, { name: a, key: k2 }]\n`)).toEqual(['server.api_keys.1.name: duplicate api key name "a"']);
+  });
+});
