@@ -3,6 +3,8 @@
  * loose: the router forwards unknown fields, and validation of client input
  * happens in responses/validate.ts. These aliases document intent.
  */
+import type { ResponseUsage } from "openai/resources/responses/responses";
+
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type JsonObject = { [k: string]: unknown };
 
@@ -34,13 +36,8 @@ export interface CreateResponseRequest extends JsonObject {
 
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "incomplete" | "failed" | "cancelled";
 
-export interface Usage {
-  input_tokens: number;
-  input_tokens_details: { cached_tokens: number };
-  output_tokens: number;
-  output_tokens_details: { reasoning_tokens: number };
-  total_tokens: number;
-}
+/** Token usage exactly as the openai package types it (every field OpenAI requires). */
+export type Usage = ResponseUsage;
 
 /** The Response object as the router returns it. */
 export interface ResponseObject extends JsonObject {
@@ -75,6 +72,6 @@ export interface ChatUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
   total_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number } | null;
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
   completion_tokens_details?: { reasoning_tokens?: number } | null;
 }

@@ -10,6 +10,12 @@ export interface RouterFields {
   model?: string;
   /** The router asked for encrypted reasoning the client did not: hide it from the client. */
   stripEncryptedReasoning: boolean;
+  /**
+   * The router's skeleton of this response: fields an upstream snapshot lacks are filled
+   * from it, so the router's own snapshots (background `queued`, cancelled) and the
+   * upstream's carry the same fields.
+   */
+  defaults?: ResponseObject;
 }
 
 const ENCRYPTED = "reasoning.encrypted_content";
@@ -76,6 +82,7 @@ export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObj
   obj.store = f.store;
   obj.background = f.background;
   if (f.model !== undefined) obj.model = f.model;
+  if (f.defaults) for (const key in f.defaults) if (obj[key] === undefined) obj[key] = f.defaults[key];
   return obj as ResponseObject;
 }
 

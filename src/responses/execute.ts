@@ -199,6 +199,7 @@ async function pumpNative(ctx: PumpContext): Promise<Pumped> {
     background: plan.background,
     model: lease.target.upstreamModel === plan.model ? undefined : plan.model,
     stripEncryptedReasoning: hidesEncryptedReasoning(plan),
+    defaults: responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "in_progress", previousResponseId: plan.previousResponseId }),
   };
   if (!sink) {
     const json = (await readJson(reply, lease)) as Record<string, unknown>;

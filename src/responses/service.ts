@@ -1,4 +1,5 @@
-import { ApiError, invalidRequest } from "../errors.js";
+import type { ResponseItemList } from "openai/resources/responses/input-items";
+import { ApiError } from "../errors.js";
 import type { ApiKey } from "../keys/policy.js";
 import type { Runtime } from "../runtime.js";
 import type { StoredResponse } from "../store/types.js";
@@ -10,6 +11,7 @@ import { BackgroundJobs, isFinished } from "./background.js";
 import { cacheKey } from "./cache-key.js";
 import { connect, recordTokenUsage, type EventSink, type RunOutcome } from "./execute.js";
 import { buildPlan, loadOwned, type Plan } from "./plan.js";
+import { listPage } from "./input-items.js";
 import { readStore, requireConnected } from "./store-access.js";
 import { validateCreateRequest } from "./validate.js";
 
@@ -96,7 +98,7 @@ export class ResponsesService {
     return { kind: "stream", body: this.background.follow(plan.id, -1, false), endpoint: "background" };
   }
 
-  async inputItems(id: string, owner: string | null, query: { after?: string; limit?: string; order?: string }): Promise<JsonObject> {
+  async inputItems(id: string, owner: string | null, query: { after?: string; limit?: string; order?: string }): Promise<ResponseItemList> {
     const rec = await loadOwned(this.rt.stores.responses, id, owner);
     return listPage(rec.input, query);
   }
@@ -156,13 +158,24 @@ export class ResponsesService {
     }
   }
 
-  /** A cache hit becomes a new response (new ids) and is stored like any other. */
+  /**
+   * A cache hit becomes a new response (new ids) and is stored like any other. It is the
+   * cached response with the fields the cache key leaves out (cache-key.ts) taken from this
+   * request, so a hit carries exactly the fields the miss carried.
+   */
   private async serveCached(plan: Plan, cached: ResponseObject): Promise<CreateResult> {
+    const fresh = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: cached.status, previousResponseId: plan.previousResponseId });
     const response: ResponseObject = {
-      ...responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: cached.status, previousResponseId: plan.previousResponseId }),
+      ...fresh,
+      ...cached,
+      id: fresh.id,
+      created_at: fresh.created_at,
+      previous_response_id: fresh.previous_response_id,
+      store: fresh.store,
+      background: fresh.background,
+      metadata: fresh.metadata,
+      model: fresh.model,
       output: cached.output.map((item) => ({ ...item, id: this.rt.ids(idPrefix(item)) })),
-      usage: cached.usage,
-      incomplete_details: cached.incomplete_details,
     };
     if (plan.store) await this.save(plan, response);
     if (!plan.stream) return { kind: "json", response, endpoint: "cache" };
@@ -176,29 +189,4 @@ export class ResponsesService {
 
 function idPrefix(item: Item): "msg" | "fc" | "rs" | "item" {
   return item.type === "message" ? "msg" : item.type === "function_call" ? "fc" : item.type === "reasoning" ? "rs" : "item";
-}
-
-/** One page of input items, as GET /v1/responses/{id}/input_items returns it. */
-export function listPage(items: Item[], query: { after?: string; limit?: string; order?: string }): JsonObject {
-  const order = query.order ?? "desc";
-  if (order !== "asc" && order !== "desc") throw invalidRequest(`Invalid value: '${order}'. Supported values are: 'asc' and 'desc'.`, "order", "invalid_value");
-  const limit = query.limit === undefined ? 20 : Number(query.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-    throw invalidRequest(`Invalid 'limit': expected an integer between 1 and 100, but got '${query.limit}'.`, "limit", "invalid_value");
-  }
-  const ordered = order === "asc" ? items : [...items].reverse();
-  let start = 0;
-  if (query.after) {
-    const at = ordered.findIndex((i) => i.id === query.after);
-    if (at === -1) throw invalidRequest(`No input item with id '${query.after}' in this response.`, "after", "invalid_value");
-    start = at + 1;
-  }
-  const data = ordered.slice(start, start + limit);
-  return {
-    object: "list",
-    data,
-    first_id: data[0]?.id ?? null,
-    last_id: data[data.length - 1]?.id ?? null,
-    has_more: start + limit < ordered.length,
-  };
 }

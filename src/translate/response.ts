@@ -35,7 +35,7 @@ export function chatUsageToResponses(u: ChatUsage | null | undefined): Usage {
   const total = typeof u?.total_tokens === "number" && Number.isFinite(u.total_tokens) ? int(u.total_tokens) : input + output;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: int(u?.prompt_tokens_details?.cached_tokens) },
+    input_tokens_details: { cached_tokens: int(u?.prompt_tokens_details?.cached_tokens), cache_write_tokens: int(u?.prompt_tokens_details?.cache_write_tokens) },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: int(u?.completion_tokens_details?.reasoning_tokens) },
     total_tokens: total,

@@ -1,7 +1,10 @@
 /**
  * The Response object with every field the protocol lists, before any output exists.
- * Both the JSON path and the stream state machine start from it.
+ * Every snapshot the router builds itself (the JSON path, the chat stream machine, the
+ * background `queued` response, cache hits, cancelled and failed responses) starts from
+ * it, so all snapshots of one response carry the same fields as OpenAI's own.
  */
+import type { Response as OpenAIResponse, ResponseUsage } from "openai/resources/responses/responses";
 import type { CreateResponseRequest, Item, JsonObject, ResponseObject, ResponseStatus, Usage } from "../types.js";
 
 export interface SkeletonMeta {
@@ -14,8 +17,15 @@ export interface SkeletonMeta {
   previousResponseId?: string | null;
 }
 
+/**
+ * The Response fields OpenAI always sends, typed by the openai package so a field it
+ * requires cannot go missing (`output_text` is the SDK's own convenience property;
+ * `usage` is null until the response finishes, as in OpenAI's own snapshots).
+ */
+export type EmittedResponse = Omit<OpenAIResponse, "output_text" | "usage"> & { usage: ResponseUsage | null; store: boolean };
+
 export function responseSkeleton(req: CreateResponseRequest, meta: SkeletonMeta): ResponseObject {
-  const response: ResponseObject = {
+  const response = {
     id: meta.id,
     object: "response",
     created_at: meta.createdAt,
@@ -23,29 +33,43 @@ export function responseSkeleton(req: CreateResponseRequest, meta: SkeletonMeta)
     background: req.background ?? false,
     error: null,
     incomplete_details: null,
-    instructions: req.instructions ?? null,
+    instructions: (req.instructions ?? null) as EmittedResponse["instructions"],
     max_output_tokens: req.max_output_tokens ?? null,
+    max_tool_calls: (req.max_tool_calls as number | undefined) ?? null,
     metadata: req.metadata ?? {},
     model: meta.model,
     output: [],
     parallel_tool_calls: req.parallel_tool_calls ?? true,
     previous_response_id: meta.previousResponseId ?? req.previous_response_id ?? null,
-    reasoning: normaliseReasoning(req.reasoning),
+    prompt_cache_key: (req.prompt_cache_key as string | undefined) ?? null,
+    reasoning: normaliseReasoning(req.reasoning) as EmittedResponse["reasoning"],
+    safety_identifier: (req.safety_identifier as string | undefined) ?? null,
+    service_tier: (req.service_tier as EmittedResponse["service_tier"]) ?? "auto",
     store: req.store ?? true,
     temperature: req.temperature ?? 1,
-    text: req.text ?? { format: { type: "text" } },
-    tool_choice: req.tool_choice ?? "auto",
-    tools: req.tools ?? [],
+    text: { format: { type: "text" }, verbosity: "medium", ...req.text } as EmittedResponse["text"],
+    tool_choice: (req.tool_choice ?? "auto") as EmittedResponse["tool_choice"],
+    tools: echoTools(req.tools) as unknown as EmittedResponse["tools"],
+    top_logprobs: (req.top_logprobs as number | undefined) ?? 0,
     top_p: req.top_p ?? 1,
-    truncation: req.truncation ?? "disabled",
+    truncation: (req.truncation ?? "disabled") as EmittedResponse["truncation"],
     usage: null,
-  };
+    access_programs: null,
+  } satisfies EmittedResponse as ResponseObject;
   // Echoed as sent, like OpenAI does, only when the client set them.
   for (const key of ECHOED_WHEN_SET) if (req[key] !== undefined) response[key] = req[key];
   return response;
 }
 
-const ECHOED_WHEN_SET = ["user", "top_logprobs", "max_tool_calls", "prompt_cache_key", "safety_identifier", "service_tier", "prompt"] as const;
+const ECHOED_WHEN_SET = ["user", "prompt", "prompt_cache_retention"] as const;
+
+/** Tools as OpenAI echoes them: a function tool gets its defaults (strict: true, description and parameters null). */
+function echoTools(tools: JsonObject[] | undefined): JsonObject[] {
+  if (!tools) return [];
+  return tools.map((tool) =>
+    tool.type === "function" ? { ...tool, description: tool.description ?? null, parameters: tool.parameters ?? null, strict: tool.strict ?? true } : tool,
+  );
+}
 
 function normaliseReasoning(reasoning: JsonObject | null | undefined): JsonObject {
   return { effort: reasoning?.effort ?? null, summary: reasoning?.summary ?? null };
@@ -54,11 +78,11 @@ function normaliseReasoning(reasoning: JsonObject | null | undefined): JsonObjec
 export function emptyUsage(): Usage {
   return {
     input_tokens: 0,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
     output_tokens: 0,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: 0,
-  };
+  } satisfies ResponseUsage;
 }
 
 /** Concatenated `output_text` parts of the assistant messages (what SDKs expose as `output_text`). */

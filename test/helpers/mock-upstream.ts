@@ -223,7 +223,7 @@ export function nativeResponse(text: string, model = "gpt-4.1", id = "resp_upstr
     top_p: 1,
     store: false,
     metadata: {},
-    usage: { input_tokens: 3, input_tokens_details: { cached_tokens: 1 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 7 },
+    usage: { input_tokens: 3, input_tokens_details: { cached_tokens: 1, cache_write_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 7 },
   };
 }
 

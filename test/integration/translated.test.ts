@@ -13,7 +13,7 @@ describe("translated path (kind: chat) through the openai SDK", () => {
     expect(r.status).toBe("completed");
     expect(r.output_text).toBe("Hello world");
     expect(r.model).toBe("local");
-    expect(r.usage).toEqual({ input_tokens: 5, input_tokens_details: { cached_tokens: 0 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 7 });
+    expect(r.usage).toEqual({ input_tokens: 5, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 7 });
     const sent = env.chat.requests[0]!.body;
     expect(sent.model).toBe("llama3.1:8b");
     expect(sent.messages).toEqual([

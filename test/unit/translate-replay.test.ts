@@ -56,7 +56,7 @@ describe("responseToEvents", () => {
     const response: ResponseObject = {
       ...skeleton(),
       status: "completed",
-      usage: { input_tokens: 1, input_tokens_details: { cached_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 2 },
+      usage: { input_tokens: 1, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 1, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 2 },
       output: [
         { id: "rs_1", type: "reasoning", summary: [{ type: "summary_text", text: "s1" }, { type: "summary_text", text: "s2" }], encrypted_content: "enc" },
         { id: "ws_1", type: "web_search_call", status: "completed", action: { type: "search", query: "q" } },

@@ -20,20 +20,26 @@ describe("responseSkeleton", () => {
       incomplete_details: null,
       instructions: null,
       max_output_tokens: null,
+      max_tool_calls: null,
       metadata: {},
       model: "my-model",
       output: [],
       parallel_tool_calls: true,
       previous_response_id: null,
+      prompt_cache_key: null,
       reasoning: { effort: null, summary: null },
+      safety_identifier: null,
+      service_tier: "auto",
       store: true,
       temperature: 1,
-      text: { format: { type: "text" } },
+      text: { format: { type: "text" }, verbosity: "medium" },
       tool_choice: "auto",
       tools: [],
+      top_logprobs: 0,
       top_p: 1,
       truncation: "disabled",
       usage: null,
+      access_programs: null,
     });
     expect(r).not.toHaveProperty("output_text");
     expect(r).not.toHaveProperty("user");
@@ -90,7 +96,7 @@ describe("chatMessageToOutputItems", () => {
 describe("chatUsageToResponses", () => {
   it("maps tokens incl. cached and reasoning details", () => {
     expect(chatUsageToResponses({ prompt_tokens: 7, completion_tokens: 5, total_tokens: 12, prompt_tokens_details: { cached_tokens: 2 }, completion_tokens_details: { reasoning_tokens: 3 } })).toEqual({
-      input_tokens: 7, input_tokens_details: { cached_tokens: 2 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 3 }, total_tokens: 12,
+      input_tokens: 7, input_tokens_details: { cached_tokens: 2, cache_write_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 3 }, total_tokens: 12,
     });
   });
   it("defaults to integer zeros and computes a missing total", () => {

@@ -52,7 +52,7 @@ describe("ChatStreamTranslator: text", () => {
       id: "msg_1", type: "message", status: "completed", role: "assistant",
       content: [{ type: "output_text", text: "Hello", annotations: [], logprobs: [] }],
     });
-    expect(resp.usage).toEqual({ input_tokens: 7, input_tokens_details: { cached_tokens: 2 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 3 }, total_tokens: 12 });
+    expect(resp.usage).toEqual({ input_tokens: 7, input_tokens_details: { cached_tokens: 2, cache_write_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 3 }, total_tokens: 12 });
     const sdk = await runThroughOpenAISdk(events);
     expect(sdk.final.output_text).toBe("Hello");
     expect(sdk.final.usage?.total_tokens).toBe(12);
