@@ -61,6 +61,9 @@ export const notFound = (message: string, param: string | null = null, code: str
 export const responseNotFound = (id: string, param: string | null = null) =>
   notFound(`Response with id '${id}' not found.`, param, param === "previous_response_id" ? "previous_response_not_found" : null);
 
+export const modelNotFound = (model: string) =>
+  notFound(`The model \`${model}\` does not exist or you do not have access to it.`, "model", "model_not_found");
+
 export const storageUnavailable = (detail: string) =>
   new ApiError(503, `The router's response store is unavailable: ${detail}`, { type: "server_error", code: "store_unavailable" });
 

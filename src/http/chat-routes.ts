@@ -1,5 +1,5 @@
 import type { Context, Hono } from "hono";
-import { PassthroughService, type PassthroughContext, type PassthroughResult } from "../passthrough/service.js";
+import { PassthroughService, type PassthroughContext, type PassthroughResult } from "../proxy/service.js";
 import type { Runtime } from "../runtime.js";
 import type { AppEnv } from "./context.js";
 import { ClientLink, labelModel, readJsonBody } from "./context.js";

@@ -2,10 +2,9 @@
  * The recorded event stream of background responses: the sink a job writes through,
  * the terminal events the router writes itself, and the SSE body that follows a log.
  */
-import { sseBody } from "../http/sse.js";
+import { sseBody, type EventSink } from "../sse-writer.js";
 import type { EventLog } from "../store/types.js";
 import type { Item, ResponseObject, ResponseStatus, StreamEvent } from "../types.js";
-import type { EventSink } from "./execute.js";
 
 /**
  * Appends a job's stream events to the EventLog in order (one append at a time, so

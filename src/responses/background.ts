@@ -7,14 +7,14 @@
  * event is recorded: a client that sees the end can chain from the response at once.
  */
 import type { RouterConfig } from "../config/load.js";
-import { invalidRequest, notFound, responseNotFound, toApiError } from "../errors.js";
+import { invalidRequest, modelNotFound, notFound, responseNotFound, toApiError } from "../errors.js";
 import type { Runtime } from "../runtime.js";
 import { EventOrderError, jobAbortKind, type JobContext, type JobHooks, type StoredResponse } from "../store/types.js";
 import { responseSkeleton } from "../translate/index.js";
 import type { CreateResponseRequest, ResponseObject } from "../types.js";
 import { EventRecorder, finishedItems, followBody, terminalEvent } from "./background-events.js";
 import { connect, recordTokenUsage, type RunOutcome } from "./execute.js";
-import { loadOwned, modelNotFound, type Plan } from "./plan.js";
+import { loadOwned, type Plan } from "./plan.js";
 import { readStore } from "./store-access.js";
 
 /** What a job carries; the rest (input, owner, ids) is in the stored record. */

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { canonicalJson } from "../canonical-json.js";
 import type { CreateResponseRequest, Item } from "../types.js";
 
 /** Request fields that change what a model answers. Everything else (stream, store, metadata, ...) does not. */
@@ -34,12 +35,4 @@ export function cacheKey(req: CreateResponseRequest, model: string, items: Item[
 function stripId(item: Item): unknown {
   const { id: _id, status: _status, ...rest } = item;
   return rest;
-}
-
-/** JSON with object keys sorted at every depth. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(",")}}`;
 }

@@ -1,6 +1,7 @@
 import { applyRouterFields, hideEncrypted, NativeStreamRewriter, nativeRequestBody, TERMINAL_EVENTS } from "../native/rewrite.js";
 import type { Endpoint, Lease } from "../routing/pool.js";
 import type { Runtime } from "../runtime.js";
+import type { EventSink } from "../sse-writer.js";
 import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, responseSkeleton } from "../translate/index.js";
 import type { ToolNameMap } from "../translate/index.js";
 import type { ResponseObject, StreamEvent } from "../types.js";
@@ -9,13 +10,6 @@ import { UpstreamFailure, scrubSecret } from "../upstream/errors.js";
 import type { UpstreamReply } from "../upstream/client.js";
 import { readSseFrames } from "../upstream/sse.js";
 import type { Plan } from "./plan.js";
-
-/** Where stream events go: the client's SSE body, a background event log, or nowhere. */
-export interface EventSink {
-  send(type: string, data: string): void;
-  /** Called after each upstream chunk: a chance to write batched events at once. */
-  flush?(): void;
-}
 
 export interface RunOutcome {
   /** The full response, as stored. */

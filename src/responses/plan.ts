@@ -1,5 +1,5 @@
 import type { ModelTarget, RouterConfig } from "../config/load.js";
-import { ApiError, invalidRequest, notFound, responseNotFound } from "../errors.js";
+import { invalidRequest, modelNotFound, responseNotFound } from "../errors.js";
 import type { IdGenerator, IdPrefix } from "../ids.js";
 import { mayUseModel, type ApiKey } from "../keys/policy.js";
 import type { ResponseStore, StoredResponse } from "../store/types.js";
@@ -29,10 +29,6 @@ export interface Plan {
   stream: boolean;
   /** Serve from / fill the response cache. */
   useCache: boolean;
-}
-
-export function modelNotFound(model: string): ApiError {
-  return notFound(`The model \`${model}\` does not exist or you do not have access to it.`, "model", "model_not_found");
 }
 
 /** Resolves model, history and ids for a validated request. */

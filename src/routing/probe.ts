@@ -1,9 +1,13 @@
-import type { UpstreamClient } from "../upstream/client.js";
 import type { Endpoint } from "./pool.js";
+
+/** What a probe needs of an endpoint's HTTP client (upstream/client.ts's UpstreamClient is one). */
+export interface ProbeClient {
+  get(path: string, signal: AbortSignal): Promise<{ status: number; body: { dump(): Promise<unknown> } }>;
+}
 
 export interface ProbeDeps {
   endpoints(): Iterable<Endpoint>;
-  client(endpoint: string): UpstreamClient | undefined;
+  client(endpoint: string): ProbeClient | undefined;
   /** Every probe's outcome (for debug logs). */
   onProbe?(endpoint: Endpoint, ok: boolean, detail: string): void;
 }

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { settlesWithin } from "./settles-within.js";
 import { JobAbortedError, StoreUnavailableError, type BackgroundJob, type JobHandler, type JobHooks, type JobQueue } from "./types.js";
 
 interface Running {
@@ -101,17 +102,6 @@ export class MemoryJobQueue implements JobQueue {
   private sweepCancelled(): void {
     const now = Date.now();
     for (const [id, until] of this.cancelled) if (until <= now) this.cancelled.delete(id);
-  }
-}
-
-/** True when p settled within ms. */
-export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([p.then(() => true, () => true), timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

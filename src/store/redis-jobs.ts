@@ -1,8 +1,8 @@
 import { Queue, QueueEvents, WaitingError, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { settlesWithin } from "./memory-jobs.js";
 import { closeClient, createRedisClient, redisCall } from "./redis-client.js";
+import { settlesWithin } from "./settles-within.js";
 import {
   JobAbortedError,
   StoreUnavailableError,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { cacheable, ChatChunkAccumulator, chatCacheKey, completionToChunks } from "../../src/passthrough/chat-cache.js";
-import { modelRenamer } from "../../src/passthrough/forward.js";
-import { checkChatRequest } from "../../src/passthrough/validate.js";
+import { cacheable, ChatChunkAccumulator, chatCacheKey, completionToChunks } from "../../src/proxy/chat-cache.js";
+import { modelRenamer } from "../../src/proxy/forward.js";
+import { checkChatRequest } from "../../src/proxy/validate.js";
 
 const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({ id: "chatcmpl-9", object: "chat.completion.chunk", created: 5, model: "qwen", choices, ...extra });
 

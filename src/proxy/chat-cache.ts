@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { canonicalJson } from "../responses/cache-key.js";
+import { canonicalJson } from "../canonical-json.js";
 import type { CachedResponse, ResponseCache } from "../store/types.js";
 
 /** A chat completion object as a backend returns it (only what the cache reads is typed). */

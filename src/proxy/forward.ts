@@ -1,6 +1,6 @@
 import type { ModelTarget, RouterConfig } from "../config/load.js";
+import { modelNotFound } from "../errors.js";
 import { mayUseModel, type ApiKey } from "../keys/policy.js";
-import { modelNotFound } from "../responses/plan.js";
 import type { Lease } from "../routing/pool.js";
 import type { Runtime } from "../runtime.js";
 import type { UpstreamReply } from "../upstream/client.js";
