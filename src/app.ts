@@ -9,6 +9,7 @@ import { chatRoutes } from "./http/chat-routes.js";
 import { opsRoutes } from "./http/ops-routes.js";
 import { responsesRoutes } from "./http/responses-routes.js";
 import { ResponsesService } from "./responses/service.js";
+import { UpstreamFailure } from "./upstream/errors.js";
 import type { Runtime } from "./runtime.js";
 
 const OPEN_ROUTES = { "/healthz": "health", "/readyz": "health", "/metrics": "metrics" } as const;
@@ -79,7 +80,9 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   opsRoutes(app, rt);
 
   app.notFound((c) => errorResponse(notFound(`Invalid URL (${c.req.method} ${c.req.path})`, null, "unknown_url")));
-  app.onError((err) => {
+  app.onError((err, c) => {
+    // An upstream failure names the endpoint last tried: count the answer under it.
+    if (err instanceof UpstreamFailure) c.get("stats").endpoint ||= err.endpoint;
     const known = err instanceof ApiError || typeof (err as { toApiError?: unknown }).toApiError === "function";
     if (!known) rt.log.error({ err: { name: (err as Error).name, message: (err as Error).message, stack: (err as Error).stack } }, "unhandled error");
     return errorResponse(err);

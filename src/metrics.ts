@@ -67,7 +67,10 @@ export interface Metrics {
   readonly failovers: Counter<"model">;
   /** result: hit | miss | error */
   readonly cache: Counter<"model" | "result">;
-  /** status: a terminal status (completed | failed | cancelled | incomplete) */
+  /**
+   * status: a terminal status (completed | failed | cancelled | incomplete). Named
+   * background_jobs_finished_total so its family does not clash with the gauge background_jobs.
+   */
   readonly backgroundJobs: Counter<"status">;
   /** status: queued | in_progress */
   readonly backgroundActive: Gauge<"status">;
@@ -83,7 +86,10 @@ export interface Metrics {
 }
 
 export interface CreateMetricsOptions {
-  /** Node process metrics (CPU, memory, event loop, GC) with the same prefix. Default true. */
+  /**
+   * Node process metrics (CPU, memory, event loop, GC) under prom-client's standard names
+   * (process_*, nodejs_*), unprefixed so stock Node.js dashboards match. Default true.
+   */
   collectDefault?: boolean;
 }
 
@@ -136,14 +142,14 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     retries: counter("upstream_retries_total", "Upstream call attempts retried, by reason.", ["model", "upstream", "reason"]),
     failovers: counter("failovers_total", "Requests that moved to another endpoint after a failure.", ["model"]),
     cache: counter("cache_requests_total", "Response cache lookups, by result (hit|miss|error).", ["model", "result"]),
-    backgroundJobs: counter("background_jobs_total", "Background jobs that reached a terminal status.", ["status"]),
+    backgroundJobs: counter("background_jobs_finished_total", "Background jobs that reached a terminal status.", ["status"]),
     backgroundActive: gauge(
       "background_jobs",
       "Background jobs waiting (status=queued: the shared queue's count in Redis mode, the same on every instance) or running on this instance (status=in_progress).",
       ["status"],
     ),
     configReloads: counter("config_reloads_total", "Config reload attempts, by result (ok|error).", ["result"]),
-    configLastReload: gauge("config_last_reload_timestamp_seconds", "Unix time of the last successful config load.", []),
+    configLastReload: gauge("config_last_reload_timestamp_seconds", "Unix time of the last successful config load (at start, then on each reload).", []),
     storeErrors: counter("store_errors_total", "Errors from a storage backend, by store and operation.", ["store", "op"]),
     redisUp: gauge("redis_up", "1 when the Redis connection is ready, 0 otherwise (absent without Redis).", []),
     droppedTools: counter("dropped_tools_total", "Hosted tools dropped because the chat backend cannot run them.", ["model", "tool_type"]),
@@ -156,7 +162,12 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
   for (const status of BACKGROUND_ACTIVE) m.backgroundActive.set({ status }, 0);
   for (const kind of STREAM_CHUNK_KINDS) m.streamChunks.inc({ kind }, 0);
 
-  if (opts.collectDefault !== false) collectDefaultMetrics({ register: registry, prefix: p });
+  if (opts.collectDefault !== false) {
+    collectDefaultMetrics({ register: registry });
+    // prom-client's nodejs_active_{handles,requests,resources}_total are gauges named like counters
+    // (promtool check metrics flags them); they are only sums of the per-type nodejs_active_* gauges.
+    for (const kind of ["handles", "requests", "resources"]) registry.removeSingleMetric(`nodejs_active_${kind}_total`);
+  }
   return m;
 }
 

@@ -5,7 +5,7 @@ import { buildApp } from "./app.js";
 import { trackConnections } from "./http/drain.js";
 import type { RouterConfig } from "./config/load.js";
 import { createLogger, type Logger } from "./log.js";
-import { createMetrics, type Metrics } from "./metrics.js";
+import { createMetrics, METRIC_PREFIX, type Metrics } from "./metrics.js";
 import { Runtime } from "./runtime.js";
 import { createStores, type StoreOptions } from "./store/index.js";
 import type { Stores } from "./store/types.js";
@@ -40,7 +40,10 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
       onCacheError: () => metrics.storeErrors.inc({ store: "cache", op: "cache" }),
       ...opts.storeOptions,
     });
-  metrics.redisUp.set(stores.kind === "redis" && stores.status.connected ? 1 : 0);
+  // Without Redis there is no connection to report: the series is absent, not 0 (which would page).
+  if (stores.kind === "redis") metrics.redisUp.set(stores.status.connected ? 1 : 0);
+  else metrics.registry.removeSingleMetric(`${METRIC_PREFIX}redis_up`);
+  metrics.configLastReload.set(Date.now() / 1000);
   stores.status.onStatusChange((up) => {
     if (stores.kind === "redis") metrics.redisUp.set(up ? 1 : 0);
     log[up ? "info" : "error"]({ store: stores.kind }, up ? "store connected" : "store connection lost");

@@ -3,7 +3,6 @@
  * and check the parts that must agree with the code (metric names, config schema, CLI,
  * health routes) and with each other (labels, ports, mounted files).
  */
-import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
@@ -12,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { parseConfigText } from "../src/config/load.js";
 import { createMetrics, metricNames } from "../src/metrics.js";
+import { promtool, skipPromtool } from "./helpers/promtool.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const deploy = join(root, "deploy");
@@ -187,7 +187,7 @@ describe("alert rules and dashboard only use metrics that exist", () => {
     expect(rules.find((r) => /responses_router_endpoint_up/.test(r.expr)) as any).toMatchObject({ for: "2m" });
     expect(byMetric(/status=~"5\.\."/)).not.toHaveLength(0);
     expect(byMetric(/histogram_quantile\(0\.99,[\s\S]*responses_router_request_duration_seconds_bucket/)).not.toHaveLength(0);
-    expect(byMetric(/responses_router_background_jobs\{status="in_progress"\}[\s\S]*responses_router_background_jobs_total\[15m\]/)).not.toHaveLength(0);
+    expect(byMetric(/responses_router_background_jobs\{status="in_progress"\}[\s\S]*responses_router_background_jobs_finished_total\[15m\]/)).not.toHaveLength(0);
     expect(byMetric(/responses_router_redis_up\s*==\s*0/)).not.toHaveLength(0);
     expect(byMetric(/responses_router_config_reloads_total\{result="error"\}/)).not.toHaveLength(0);
     for (const r of rules) expect(r.alert).toMatch(/^[A-Z][A-Za-z0-9]+$/);
@@ -222,7 +222,7 @@ describe("alert rules and dashboard only use metrics that exist", () => {
       "responses_router_failovers_total",
       "responses_router_cache_requests_total",
       "responses_router_background_jobs",
-      "responses_router_background_jobs_total",
+      "responses_router_background_jobs_finished_total",
       "responses_router_redis_up",
       "responses_router_config_reloads_total",
     ]) {
@@ -240,18 +240,39 @@ describe("alert rules and dashboard only use metrics that exist", () => {
     expect(services().grafana.volumes).toContain(`./grafana/dashboards:${provider.options.path}:ro`);
   });
 
-  // promtool (Debian package "prometheus") is optional: where it exists it checks PromQL syntax too.
-  const hasPromtool = spawnSync("promtool", ["--version"], { stdio: "ignore" }).status === 0;
-
-  it.skipIf(!hasPromtool)("promtool accepts the alert rules and every dashboard expression", () => {
-    execFileSync("promtool", ["check", "rules", join(deploy, "prometheus/alerts.yml")], { stdio: "pipe" });
+  it.skipIf(skipPromtool)("promtool accepts the alert rules and every dashboard expression", () => {
+    promtool(["check", "rules", join(deploy, "prometheus/alerts.yml")]);
     const dir = mkdtempSync(join(tmpdir(), "rr-dash-"));
     const asRules = panelExprs.map((e, i) => ({
       record: `dashboard:expr${i}`,
       expr: e.replaceAll("$__rate_interval", "5m").replaceAll("$model", ".*").replaceAll("$upstream", ".*"),
     }));
     writeFileSync(join(dir, "dashboard-rules.json"), JSON.stringify({ groups: [{ name: "dashboard", rules: asRules }] }));
-    execFileSync("promtool", ["check", "rules", join(dir, "dashboard-rules.json")], { stdio: "pipe" });
+    promtool(["check", "rules", join(dir, "dashboard-rules.json")]);
+  });
+
+  it.skipIf(skipPromtool)("promtool accepts prometheus.yml (with its rule file where compose mounts it)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "rr-prom-"));
+    const text = read("prometheus/prometheus.yml");
+    expect(text).toContain("/etc/prometheus/alerts.yml");
+    writeFileSync(join(dir, "prometheus.yml"), text.replace("/etc/prometheus/alerts.yml", join(deploy, "prometheus/alerts.yml")));
+    promtool(["check", "config", join(dir, "prometheus.yml")]);
+  });
+
+  it.skipIf(skipPromtool)("the alert rules' unit tests pass (any job name, upstream label, no Redis alert without Redis)", () => {
+    expect(promtool(["test", "rules", join(deploy, "prometheus/alerts.test.yml")])).toContain("SUCCESS");
+  });
+
+  it("RouterReplicaDown does not depend on a job name", () => {
+    const rule = rules.find((r) => r.alert === "RouterReplicaDown")!;
+    expect(rule.expr).toMatch(/\bup\b/);
+    expect(rule.expr).not.toMatch(/job\s*=/);
+  });
+
+  it("process panels use Node's standard metric names, which the router exports", () => {
+    const std = [...new Set(panelExprs.flatMap((e) => e.match(/\b(process|nodejs)_[a-z0-9_]+/g) ?? []))];
+    expect(std.length).toBeGreaterThanOrEqual(3);
+    expect(std.filter((n) => !known.has(n))).toEqual([]);
   });
 
   function services() {

@@ -53,6 +53,7 @@ export async function forward(rt: Runtime, req: PassthroughRequest, targets: Mod
         rt.metrics.retries.inc({ model: req.model, upstream: endpoint, reason: failure.reason });
         rt.log.warn({ model: req.model, endpoint, path, reason: failure.reason, err: failure.message }, "upstream attempt failed; trying another endpoint");
       },
+      onAttemptFailed: (failure, seconds) => rt.metrics.upstreamDuration.observe({ upstream: failure.endpoint, outcome: "error" }, seconds),
     },
     (client, lease) => {
       upstreamModel = lease.target.upstreamModel;

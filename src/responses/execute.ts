@@ -61,6 +61,7 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
         rt.metrics.retries.inc({ model: plan.model, upstream: endpoint, reason: failure.reason });
         rt.log.warn({ model: plan.model, endpoint, reason: failure.reason, err: failure.message }, "upstream attempt failed; trying another endpoint");
       },
+      onAttemptFailed: (failure, seconds) => rt.metrics.upstreamDuration.observe({ upstream: failure.endpoint, outcome: "error" }, seconds),
     },
     (client, lease) => {
       if (lease.endpoint.config.kind === "chat") {

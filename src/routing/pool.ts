@@ -217,16 +217,20 @@ export class EndpointPool {
   private unavailableReason(targets: ModelTarget[], exclude: ReadonlySet<string>): ApiError | null {
     let minRetry = Infinity;
     let anyAdmitting = false;
+    const cooling: string[] = [];
     for (const t of targets) {
       if (exclude.has(t.endpoint)) continue;
       const ep = this.endpoints.get(t.endpoint);
       if (!ep) continue;
-      if (ep.health.state() === "cooldown") minRetry = Math.min(minRetry, ep.health.retryAfterMs());
-      else anyAdmitting = true;
+      if (ep.health.state() === "cooldown") {
+        minRetry = Math.min(minRetry, ep.health.retryAfterMs());
+        cooling.push(ep.name);
+      } else anyAdmitting = true;
     }
     if (anyAdmitting) return null;
     const retryAfter = Number.isFinite(minRetry) ? String(Math.max(1, Math.ceil(minRetry / 1000))) : "1";
-    return new ApiError(503, "No healthy endpoint is available for this model right now.", {
+    const which = cooling.length > 0 ? ` (cooling down after failures: ${cooling.join(", ")}; retry in ${retryAfter}s)` : "";
+    return new ApiError(503, `No healthy endpoint is available for this model right now${which}.`, {
       type: "server_error",
       code: "no_healthy_endpoint",
       headers: { "retry-after": retryAfter },

@@ -39,22 +39,22 @@ export class UpstreamFailure extends Error {
     const headers: Record<string, string> = {};
     if (this.retryAfterMs !== undefined) headers["retry-after"] = String(Math.max(1, Math.ceil(this.retryAfterMs / 1000)));
     if (this.kind === "connect") {
-      return new ApiError(502, `Could not reach an upstream for this model (${this.message}).`, { type: "server_error", code: "upstream_unreachable" });
+      return new ApiError(502, `Could not reach the upstream endpoint "${this.endpoint}" for this model (${this.message}).`, { type: "server_error", code: "upstream_unreachable" });
     }
     if (this.kind === "timeout") {
-      return new ApiError(504, `The upstream did not answer in time (${this.message}).`, { type: "server_error", code: "upstream_timeout" });
+      return new ApiError(504, `The upstream endpoint "${this.endpoint}" did not answer in time (${this.message}).`, { type: "server_error", code: "upstream_timeout" });
     }
     if (this.kind === "protocol") {
-      return new ApiError(502, `The upstream sent an invalid response (${this.message}).`, { type: "server_error", code: "bad_upstream_response" });
+      return new ApiError(502, `The upstream endpoint "${this.endpoint}" sent an invalid response (${this.message}).`, { type: "server_error", code: "bad_upstream_response" });
     }
     const status = this.status ?? 502;
     if (status === 401 || status === 403) {
       // The router's credentials were refused; the client's own key is fine, so never answer 401 to it.
-      return new ApiError(502, "The upstream endpoint refused the router's credentials.", { type: "server_error", code: "upstream_auth_failed" });
+      return new ApiError(502, `The upstream endpoint "${this.endpoint}" refused the router's credentials.`, { type: "server_error", code: "upstream_auth_failed" });
     }
     if (status >= 500) {
       const mapped = status === 503 || status === 504 ? status : 502;
-      return new ApiError(mapped, `The upstream failed: ${this.body?.message ?? `HTTP ${status}`}`, {
+      return new ApiError(mapped, `The upstream endpoint "${this.endpoint}" failed: ${this.body?.message ?? `HTTP ${status}`}`, {
         type: "server_error",
         code: this.body?.code ?? "upstream_error",
         headers,

@@ -13,6 +13,8 @@ export interface FailoverContext {
   signal: AbortSignal;
   /** Called for every failed attempt that will be retried elsewhere. */
   onRetry?(failure: UpstreamFailure, endpoint: string): void;
+  /** Called for every attempt an endpoint failed before its first byte (retried or not), with its duration. */
+  onAttemptFailed?(failure: UpstreamFailure, seconds: number): void;
 }
 
 export interface Attempt {
@@ -52,6 +54,7 @@ export async function callWithFailover(
       throw new AbortError((last && tried.size > 0 ? last : err) as Error);
     }
     const name = lease.endpoint.name;
+    const callStarted = performance.now();
     try {
       const reply = await call(ctx.client(name), lease);
       lease.endpoint.health.recordSuccess();
@@ -60,6 +63,7 @@ export async function callWithFailover(
     } catch (err) {
       lease.release();
       if (!(err instanceof UpstreamFailure)) throw new AbortError(err as Error);
+      ctx.onAttemptFailed?.(err, (performance.now() - callStarted) / 1000);
       tried.add(name);
       if (!err.retryable) {
         lease.endpoint.health.recordSuccess(); // it answered: alive, just said no

@@ -204,9 +204,9 @@ describe("background mode (memory store)", () => {
 
   it("counts finished jobs by status and shows waiting jobs", async () => {
     const metrics = await (await fetch(`${router.url}/metrics`)).text();
-    expect(metrics).toMatch(/responses_router_background_jobs_total\{status="completed"\} [1-9]/);
-    expect(metrics).toMatch(/responses_router_background_jobs_total\{status="cancelled"\} [1-9]/);
-    expect(metrics).toMatch(/responses_router_background_jobs_total\{status="failed"\} [1-9]/);
+    expect(metrics).toMatch(/responses_router_background_jobs_finished_total\{status="completed"\} [1-9]/);
+    expect(metrics).toMatch(/responses_router_background_jobs_finished_total\{status="cancelled"\} [1-9]/);
+    expect(metrics).toMatch(/responses_router_background_jobs_finished_total\{status="failed"\} [1-9]/);
     expect(metrics).toContain('responses_router_background_jobs{status="queued"} 0');
     expect(metrics).toContain('responses_router_background_jobs{status="in_progress"} 0');
   });

@@ -22,13 +22,15 @@ describe("/metrics after known traffic", () => {
     const route = "/v1/responses";
     expect(sample(text, "responses_router_requests_total", { route, model: "local", upstream: "box", status: "200" })).toBe(2);
     expect(sample(text, "responses_router_requests_total", { route, model: "gpt-4.1", upstream: "oai", status: "200" })).toBe(1);
-    expect(sample(text, "responses_router_requests_total", { route, model: "local", status: "400" })).toBe(1);
-    expect(sample(text, "responses_router_requests_total", { route, model: "", status: "400" })).toBe(1);
+    // The upstream's 400 is counted under the endpoint that gave it; the malformed body never reached one.
+    expect(sample(text, "responses_router_requests_total", { route, model: "local", upstream: "box", status: "400" })).toBe(1);
+    expect(sample(text, "responses_router_requests_total", { route, model: "", upstream: "", status: "400" })).toBe(1);
     // mock chat usage: 5 prompt + 2 completion per call; native mock: 3 in (1 cached) + 4 out
     expect(sample(text, "responses_router_tokens_total", { model: "local", upstream: "box", type: "input" })).toBe(10);
     expect(sample(text, "responses_router_tokens_total", { model: "local", upstream: "box", type: "output" })).toBe(4);
     expect(sample(text, "responses_router_tokens_total", { model: "gpt-4.1", upstream: "oai", type: "cached" })).toBe(1);
-    expect(sample(text, "responses_router_request_duration_seconds_count", { route, model: "local", upstream: "box" })).toBe(2);
+    expect(sample(text, "responses_router_request_duration_seconds_count", { route, model: "local", upstream: "box" })).toBe(3);
+    expect(sample(text, "responses_router_upstream_duration_seconds_count", { upstream: "box", outcome: "error" })).toBe(1);
     expect(sample(text, "responses_router_upstream_duration_seconds_count", { upstream: "box", outcome: "ok" })).toBe(2);
     expect(sample(text, "responses_router_time_to_first_token_seconds_count", { model: "gpt-4.1", upstream: "oai" })).toBe(1);
     expect(sample(text, "responses_router_overhead_seconds_count", { route })).toBe(3);

@@ -37,13 +37,18 @@ describe("createMetrics", () => {
     expect((await b.failovers.get()).values).toEqual([]);
   });
 
-  it("collects default process metrics with the prefix unless disabled", async () => {
+  it("collects Node's default process metrics under their standard, unprefixed names unless disabled", async () => {
     const withDefault = createMetrics();
     const again = createMetrics();
-    expect(metricNames(withDefault)).toContain("responses_router_process_cpu_seconds_total");
-    expect(metricNames(again)).toContain("responses_router_process_cpu_seconds_total");
-    expect(await withDefault.registry.metrics()).toContain("responses_router_process_resident_memory_bytes");
-    expect(metricNames(createMetrics({ collectDefault: false }))).not.toContain("responses_router_process_cpu_seconds_total");
+    expect(metricNames(withDefault)).toContain("process_cpu_seconds_total");
+    expect(metricNames(again)).toContain("process_cpu_seconds_total");
+    expect(metricNames(withDefault)).toContain("nodejs_eventloop_lag_p99_seconds");
+    expect(metricNames(withDefault).filter((n) => /^responses_router_(process|nodejs)_/.test(n))).toEqual([]);
+    // Gauges named like counters (promtool flags them) are left out; the per-type gauges stay.
+    expect(metricNames(withDefault)).not.toContain("nodejs_active_handles_total");
+    expect(metricNames(withDefault)).toContain("nodejs_active_handles");
+    expect(await withDefault.registry.metrics()).toContain("process_resident_memory_bytes");
+    expect(metricNames(createMetrics({ collectDefault: false }))).not.toContain("process_cpu_seconds_total");
   });
 
   it("sets endpoint up and state together, and forgets removed endpoints", async () => {
