@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { canonicalJson } from "../canonical-json.js";
+import { canonicalJson, keyedFields } from "../canonical-json.js";
 import type { CachedResponse, ResponseCache } from "../store/types.js";
 
 /** A chat completion object as a backend returns it (only what the cache reads is typed). */
@@ -27,13 +27,19 @@ interface ToolCall {
   function: { name: string; arguments: string };
 }
 
-/** Request fields that never change the answer: left out of the key. */
-const UNKEYED = new Set(["model", "stream", "stream_options", "store", "metadata", "user", "service_tier"]);
+/**
+ * The same rule as the response cache (responses/cache-key.ts): every request field is
+ * keyed except these, which cannot change the answer and are not echoed in a completion:
+ * delivery (`stream`, `stream_options`), bookkeeping (`store`, `metadata`), `user` (abuse
+ * monitoring only), and `model`, keyed as the router's model name instead. `service_tier`
+ * is keyed: the completion echoes it.
+ */
+export const CHAT_CACHE_UNKEYED: ReadonlySet<string> = new Set(["model", "stream", "stream_options", "store", "metadata", "user"]);
 
 /** The chat cache key: every answer-shaping field of the request, canonical JSON, in a namespace of its own. */
 export function chatCacheKey(model: string, body: Record<string, unknown>): string {
-  const keyed: Record<string, unknown> = { model };
-  for (const [k, v] of Object.entries(body)) if (!UNKEYED.has(k) && v !== undefined && v !== null) keyed[k] = v;
+  const keyed = keyedFields(body, CHAT_CACHE_UNKEYED);
+  keyed.model = model;
   return `chat:${createHash("sha256").update(canonicalJson(keyed)).digest("hex")}`;
 }
 

@@ -112,6 +112,36 @@ for (const mode of ["memory", "redis"] as const) {
       expect(upstreamCalls()).toBe(3);
     });
 
+    it("keys every field but a short list: prompt, text.verbosity, include, max_tool_calls, service_tier each miss; stream, store, metadata share the entry", async () => {
+      const base = { model: "gpt-4.1", input: prompt() };
+      const post = (body: Record<string, unknown>) =>
+        router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...base, ...body }) }).then((r) => r.text());
+      await post({});
+      expect(oai.requests).toHaveLength(1);
+      const variants: Record<string, unknown>[] = [
+        { prompt: { id: "pmpt_1", variables: { city: "Paris" } } },
+        { prompt: { id: "pmpt_1", variables: { city: "Rome" } } },
+        { text: { verbosity: "low" } },
+        { text: { verbosity: "high" } },
+        { include: ["message.output_text.logprobs"] },
+        { max_tool_calls: 1 },
+        { max_tool_calls: 2 },
+        { service_tier: "flex" },
+        { service_tier: "priority" },
+        { some_future_field: true },
+      ];
+      for (const [i, v] of variants.entries()) {
+        await post(v);
+        expect(oai.requests, JSON.stringify(v)).toHaveLength(2 + i);
+      }
+      // Each variant now hits its own entry; delivery and bookkeeping fields do not change the key.
+      for (const v of variants) await post({ ...v, store: false, metadata: { run: "2" } });
+      await post({ stream: true });
+      await post({ store: false, metadata: { team: "b" } });
+      await post({ stream: true, stream_options: { include_obfuscation: false }, store: false });
+      expect(oai.requests).toHaveLength(1 + variants.length);
+    });
+
     it("is opt-in per model and per request, and the router extension never goes upstream", async () => {
       const input = prompt();
       await router.client.responses.create({ model: "plain", input });

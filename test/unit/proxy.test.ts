@@ -84,6 +84,11 @@ describe("chatCacheKey", () => {
     const k = chatCacheKey("m", body({ temperature: 0, tools: [{ type: "function", function: { name: "f", parameters: { a: 1, b: 2 } } }] }));
     expect(chatCacheKey("m", body({ tools: [{ function: { parameters: { b: 2, a: 1 }, name: "f" }, type: "function" }], temperature: 0, stream: true, stream_options: { include_usage: true }, user: "u", metadata: { x: "1" } }))).toBe(k);
     expect(chatCacheKey("m", body({ temperature: 1, tools: [{ type: "function", function: { name: "f", parameters: { a: 1, b: 2 } } }] }))).not.toBe(k);
+    // Everything not on the short unkeyed list is keyed, including fields the API gains later.
+    const base = body({ temperature: 0, tools: [{ type: "function", function: { name: "f", parameters: { a: 1, b: 2 } } }] });
+    for (const extra of [{ service_tier: "flex" }, { reasoning_effort: "high" }, { verbosity: "low" }, { prediction: { type: "content", content: "x" } }, { some_future_field: 1 }]) {
+      expect(chatCacheKey("m", { ...base, ...extra }), JSON.stringify(extra)).not.toBe(k);
+    }
     expect(chatCacheKey("other", body({ temperature: 0, tools: [{ type: "function", function: { name: "f", parameters: { a: 1, b: 2 } } }] }))).not.toBe(k);
     expect(k).toMatch(/^chat:[0-9a-f]{64}$/);
   });
