@@ -6,8 +6,10 @@ import { fastBodyLimit } from "./http/body-limit.js";
 import { nodeOutgoing, type AppEnv, type RequestStats } from "./http/context.js";
 import { errorResponse } from "./http/errors.js";
 import { chatRoutes } from "./http/chat-routes.js";
+import { conversationsRoutes } from "./http/conversations-routes.js";
 import { opsRoutes } from "./http/ops-routes.js";
 import { responsesRoutes } from "./http/responses-routes.js";
+import { ConversationsService } from "./responses/conversations.js";
 import { ResponsesService } from "./responses/service.js";
 import { UpstreamFailure } from "./upstream/errors.js";
 import type { Runtime } from "./runtime.js";
@@ -76,6 +78,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   );
 
   responsesRoutes(app, service, () => rt.config.models);
+  conversationsRoutes(app, new ConversationsService(rt));
   chatRoutes(app, rt);
   opsRoutes(app, rt);
 

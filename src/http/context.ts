@@ -21,8 +21,8 @@ export type AppEnv = {
   };
 };
 
-/** Reads a JSON body with OpenAI-shaped errors for empty, oversized or malformed input. */
-export async function readJsonBody(c: Context<AppEnv>): Promise<unknown> {
+/** Reads a JSON body with OpenAI-shaped errors for empty (unless `allowEmpty`: then undefined), oversized or malformed input. */
+export async function readJsonBody(c: Context<AppEnv>, allowEmpty = false): Promise<unknown> {
   let text: string;
   try {
     text = await c.req.text();
@@ -30,6 +30,7 @@ export async function readJsonBody(c: Context<AppEnv>): Promise<unknown> {
     if (err instanceof ApiError) throw err;
     throw invalidRequest("Could not read the request body.", null, "invalid_body");
   }
+  if (text.length === 0 && allowEmpty) return undefined;
   if (text.length === 0) throw invalidRequest("The request body is empty; send a JSON object.", null, "invalid_body");
   let body: unknown;
   try {

@@ -28,8 +28,14 @@ function contentView(assistant: boolean, content: unknown): unknown {
   );
 }
 
-/** One page of input items, as GET /v1/responses/{id}/input_items returns it. */
-export function listPage(items: Item[], query: { after?: string; limit?: string; order?: string }): ResponseItemList {
+export interface ListQuery {
+  after?: string;
+  limit?: string;
+  order?: string;
+}
+
+/** One page of input items, as GET /v1/responses/{id}/input_items (and a conversation's item list) returns it. */
+export function listPage(items: Item[], query: ListQuery, unknownAfter = (id: string) => `No input item with id '${id}' in this response.`): ResponseItemList {
   const order = query.order ?? "desc";
   if (order !== "asc" && order !== "desc") throw invalidRequest(`Invalid value: '${order}'. Supported values are: 'asc' and 'desc'.`, "order", "invalid_value");
   const limit = query.limit === undefined ? 20 : Number(query.limit);
@@ -40,7 +46,7 @@ export function listPage(items: Item[], query: { after?: string; limit?: string;
   let start = 0;
   if (query.after) {
     const at = ordered.findIndex((i) => i.id === query.after);
-    if (at === -1) throw invalidRequest(`No input item with id '${query.after}' in this response.`, "after", "invalid_value");
+    if (at === -1) throw invalidRequest(unknownAfter(query.after), "after", "invalid_value");
     start = at + 1;
   }
   const data = ordered.slice(start, start + limit).map(inputItemView) as unknown as ResponseItemList["data"];

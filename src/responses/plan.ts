@@ -1,8 +1,8 @@
 import type { ModelTarget, RouterConfig } from "../config/load.js";
-import { invalidRequest, modelNotFound, responseNotFound } from "../errors.js";
+import { invalidRequest, modelNotFound, notFound, responseNotFound } from "../errors.js";
 import type { IdGenerator, IdPrefix } from "../ids.js";
 import { mayUseModel, type ApiKey } from "../keys/policy.js";
-import type { ResponseStore, StoredResponse } from "../store/types.js";
+import type { ConversationStore, ResponseStore, StoredConversation, StoredResponse } from "../store/types.js";
 import { normalizeInput } from "../translate/index.js";
 import type { CreateResponseRequest, Item } from "../types.js";
 import { readStore } from "./store-access.js";
@@ -83,6 +83,15 @@ export async function buildPlan(
   };
 }
 
+export const conversationNotFound = (id: string, param: string | null = null) => notFound(`Conversation with id '${id}' not found.`, param, null);
+
+/** A conversation, or 404 when it is unknown or belongs to another API key (exactly like a missing one). */
+export async function loadConversation(store: ConversationStore, id: string, owner: string | null, param: string | null = null): Promise<StoredConversation> {
+  const rec = await readStore(() => store.get(id));
+  if (!rec || (rec.owner !== null && rec.owner !== owner)) throw conversationNotFound(id, param);
+  return rec;
+}
+
 /** A stored response, or 404 when it is unknown or belongs to another API key. */
 export async function loadOwned(store: ResponseStore, id: string, owner: string | null, param: string | null = null): Promise<StoredResponse> {
   const rec = await readStore(() => store.get(id));
@@ -103,7 +112,7 @@ export function withIds(items: Item[], ids: IdGenerator): Item[] {
 }
 
 /** Replaces `item_reference` items by the referenced item from the history. */
-function resolveReferences(items: Item[], history: Item[]): Item[] {
+export function resolveReferences(items: Item[], history: Item[]): Item[] {
   if (!items.some((i) => i.type === "item_reference")) return items;
   return items.map((it, i) => {
     if (it.type !== "item_reference") return it;

@@ -125,7 +125,7 @@ const TOOL_TYPES = new Set([
 ]);
 const DATED = /_\d{4}_\d{2}_\d{2}$/;
 
-function checkItem(item: unknown, path: string): void {
+export function checkItem(item: unknown, path: string): void {
   if (item === null || typeof item !== "object" || Array.isArray(item)) throw invalidType(path, "an object", item);
   const it = item as JsonObject;
   const type = it.type ?? (it.role !== undefined ? "message" : undefined);
@@ -200,7 +200,7 @@ function checkToolChoice(choice: unknown): void {
   }
 }
 
-function checkMetadata(m: JsonObject): void {
+export function checkMetadata(m: JsonObject): void {
   const entries = Object.entries(m);
   if (entries.length > 16) throw invalidRequest("Invalid 'metadata': too many properties. Expected at most 16.", "metadata", "object_above_max_properties");
   for (const [k, v] of entries) {
@@ -244,7 +244,7 @@ function describe(v: unknown): string {
   return `a ${typeof v}`;
 }
 
-function invalidType(param: string, expected: string, got: unknown) {
+export function invalidType(param: string, expected: string, got: unknown) {
   return invalidRequest(`Invalid type for '${param}': expected ${expected}, but got ${describe(got)} instead.`, param, "invalid_type");
 }
 

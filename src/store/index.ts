@@ -1,8 +1,10 @@
 import type { Logger } from "pino";
 import { MemoryEventLog } from "./memory-events.js";
 import { MemoryJobQueue } from "./memory-jobs.js";
+import { MemoryConversationStore } from "./memory-conversations.js";
 import { MemoryResponseCache, MemoryResponseStore } from "./memory.js";
 import { closeClient, createRedisClient } from "./redis-client.js";
+import { RedisConversationStore } from "./redis-conversations.js";
 import { RedisEventLog } from "./redis-events.js";
 import { RedisJobQueue } from "./redis-jobs.js";
 import { RedisResponseCache, RedisResponseStore, type CacheErrorHook } from "./redis.js";
@@ -43,19 +45,21 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
   if (!cfg.redis_url) {
     const limits = { maxEntries: cfg.memory.max_entries, maxBytes: cfg.memory.max_bytes };
     const responses = new MemoryResponseStore({ ...limits, ttlMs: cfg.ttl });
+    const conversations = new MemoryConversationStore({ ...limits, ttlMs: cfg.ttl });
     const cache = new MemoryResponseCache(limits);
     const events = new MemoryEventLog({ ...limits, ttlMs: eventsTtl(cfg) });
     const jobs = new MemoryJobQueue({ cancelTtlMs: cfg.ttl, logger });
     return {
       kind: "memory",
       responses,
+      conversations,
       cache,
       events,
       jobs,
       status: alwaysConnected,
       async close() {
         await jobs.close();
-        await Promise.all([responses.close(), cache.close(), events.close()]);
+        await Promise.all([responses.close(), conversations.close(), cache.close(), events.close()]);
       },
     };
   }
@@ -63,6 +67,7 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
   const client = createRedisClient(cfg.redis_url, { connectionName: "rr-store" });
   const common = { prefix: cfg.prefix, readyTimeoutMs: opts.readyTimeoutMs };
   const responses = new RedisResponseStore(client, { ...common, ttlMs: cfg.ttl });
+  const conversations = new RedisConversationStore(client, { ...common, ttlMs: cfg.ttl });
   const cache = new RedisResponseCache(client, { prefix: cfg.prefix, onError: opts.onCacheError });
   const events = new RedisEventLog(client, { ...common, ttlMs: eventsTtl(cfg) });
   const jobs = new RedisJobQueue({
@@ -79,6 +84,7 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
   return {
     kind: "redis",
     responses,
+    conversations,
     cache,
     events,
     jobs,
@@ -95,5 +101,7 @@ export { MemoryEventLog } from "./memory-events.js";
 export { MemoryJobQueue } from "./memory-jobs.js";
 export { RedisResponseStore, RedisResponseCache } from "./redis.js";
 export { RedisEventLog } from "./redis-events.js";
+export { MemoryConversationStore } from "./memory-conversations.js";
+export { RedisConversationStore } from "./redis-conversations.js";
 export { RedisJobQueue } from "./redis-jobs.js";
 export { createRedisClient, RedisStatus } from "./redis-client.js";

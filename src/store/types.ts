@@ -11,6 +11,8 @@ export interface StoredResponse {
   input: Item[];
   /** Name of the API key that created it; null when the router runs without keys. */
   owner: string | null;
+  /** The endpoint that served it, so a follow-up turn can prefer it (routing affinity). */
+  endpoint?: string;
 }
 
 /**
@@ -27,6 +29,43 @@ export interface ResponseStore {
   /** Cheap reachability check for /readyz. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** A conversation's own fields, as GET /v1/conversations/{id} returns them. */
+export interface ConversationRecord {
+  id: string;
+  object: "conversation";
+  created_at: number;
+  metadata: Record<string, string>;
+}
+
+export interface StoredConversation {
+  conversation: ConversationRecord;
+  /** Name of the API key that created it; null when the router runs without keys. */
+  owner: string | null;
+  /** The endpoint that served its latest turn (routing affinity); null before the first. */
+  endpoint: string | null;
+}
+
+/**
+ * Conversations (the Conversations API) and their items, oldest first. Adapters: memory
+ * and Redis; every write is atomic per conversation, so two instances appending turns to
+ * one conversation never lose or interleave a turn. Records live `storage.ttl` after
+ * their last write. Unreachable store: StoreUnavailableError, as for ResponseStore.
+ */
+export interface ConversationStore {
+  create(record: StoredConversation, items: Item[]): Promise<void>;
+  get(id: string): Promise<StoredConversation | null>;
+  /** Replaces the metadata; null when the conversation does not exist. */
+  update(id: string, metadata: Record<string, string>): Promise<StoredConversation | null>;
+  /** True when something was deleted. */
+  delete(id: string): Promise<boolean>;
+  /** Appends items in one step; `endpoint`, when given, is recorded as the one that served them. False when the conversation does not exist. */
+  append(id: string, items: Item[], endpoint?: string): Promise<boolean>;
+  /** Every item, oldest first; null when the conversation does not exist. */
+  items(id: string): Promise<Item[] | null>;
+  /** True when the item was there and is gone. */
+  deleteItem(id: string, itemId: string): Promise<boolean>;
 }
 
 /** Response cache: canonical-request hash -> a completed response. Errors are misses. */
@@ -168,6 +207,7 @@ export interface StoreStatus {
 export interface Stores {
   kind: "memory" | "redis";
   responses: ResponseStore;
+  conversations: ConversationStore;
   cache: ResponseCache;
   jobs: JobQueue;
   events: EventLog;

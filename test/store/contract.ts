@@ -82,6 +82,104 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
       });
     });
 
+    describe("conversations", () => {
+      const conv = (id: string, owner: string | null = "team-a") => ({
+        conversation: { id, object: "conversation" as const, created_at: 1_700_000_000, metadata: { topic: "demo" } },
+        owner,
+        endpoint: null,
+      });
+      const msg = (id: string, text = id) => ({ id, type: "message", role: "user", status: "completed", content: [{ type: "input_text", text }] });
+
+      it("creates with items, gets, updates metadata and deletes", async () => {
+        const { conversations } = await open();
+        const id = `conv_${newId()}`;
+        expect(await conversations.get(id)).toBeNull();
+        expect(await conversations.items(id)).toBeNull();
+        await conversations.create(conv(id), [msg("msg_1"), msg("msg_2")]);
+        expect(await conversations.get(id)).toEqual(conv(id));
+        expect((await conversations.items(id))!.map((i) => i.id)).toEqual(["msg_1", "msg_2"]);
+        const updated = await conversations.update(id, { topic: "other" });
+        expect(updated?.conversation.metadata).toEqual({ topic: "other" });
+        expect((await conversations.get(id))?.conversation.metadata).toEqual({ topic: "other" });
+        expect(await conversations.delete(id)).toBe(true);
+        expect(await conversations.get(id)).toBeNull();
+        expect(await conversations.items(id)).toBeNull();
+        expect(await conversations.delete(id)).toBe(false);
+        expect(await conversations.update(id, {})).toBeNull();
+      });
+
+      it("a conversation without items exists and lists none", async () => {
+        const { conversations } = await open();
+        const id = `conv_${newId()}`;
+        await conversations.create(conv(id, null), []);
+        expect(await conversations.items(id)).toEqual([]);
+        expect((await conversations.get(id))?.owner).toBeNull();
+      });
+
+      it("appends in order, records the serving endpoint, and refuses a missing conversation", async () => {
+        const { conversations } = await open();
+        const id = `conv_${newId()}`;
+        await conversations.create(conv(id), [msg("msg_0")]);
+        expect(await conversations.append(id, [msg("msg_1"), msg("msg_2")], "box-a")).toBe(true);
+        expect((await conversations.get(id))?.endpoint).toBe("box-a");
+        expect(await conversations.append(id, [msg("msg_3")])).toBe(true);
+        expect((await conversations.get(id))?.endpoint).toBe("box-a"); // kept when not given
+        expect((await conversations.items(id))!.map((i) => i.id)).toEqual(["msg_0", "msg_1", "msg_2", "msg_3"]);
+        expect(await conversations.append("conv_missing", [msg("msg_x")], "box-a")).toBe(false);
+        expect(await conversations.get("conv_missing")).toBeNull();
+        await conversations.delete(id);
+        expect(await conversations.append(id, [msg("msg_4")])).toBe(false);
+        expect(await conversations.items(id)).toBeNull();
+      });
+
+      it("concurrent appends never lose or interleave a turn", async () => {
+        const { conversations } = await open();
+        const id = `conv_${newId()}`;
+        await conversations.create(conv(id), []);
+        const turns = Array.from({ length: 20 }, (_, t) => [msg(`msg_${t}_a`), msg(`msg_${t}_b`), msg(`msg_${t}_c`)]);
+        await Promise.all(turns.map((items) => conversations.append(id, items, "ep")));
+        const ids = (await conversations.items(id))!.map((i) => i.id!);
+        expect(ids).toHaveLength(60);
+        for (let i = 0; i < 60; i += 3) {
+          const turn = ids[i]!.slice(0, -2);
+          expect(ids.slice(i, i + 3)).toEqual([`${turn}_a`, `${turn}_b`, `${turn}_c`]);
+        }
+      });
+
+      it("deletes one item by id", async () => {
+        const { conversations } = await open();
+        const id = `conv_${newId()}`;
+        await conversations.create(conv(id), [msg("msg_1"), msg("msg_2", "same text"), msg("msg_3", "same text")]);
+        expect(await conversations.deleteItem(id, "msg_2")).toBe(true);
+        expect(await conversations.deleteItem(id, "msg_2")).toBe(false);
+        expect(await conversations.deleteItem("conv_missing", "msg_1")).toBe(false);
+        expect((await conversations.items(id))!.map((i) => i.id)).toEqual(["msg_1", "msg_3"]);
+      });
+
+      it("forgets conversations after the TTL", async () => {
+        const { conversations } = await open({ ttlMs: 150 });
+        const id = `conv_${newId()}`;
+        await conversations.create(conv(id), [msg("msg_1")]);
+        await sleep(300);
+        expect(await conversations.get(id)).toBeNull();
+        expect(await conversations.items(id)).toBeNull();
+      });
+
+      it("isolates stored state from the caller's objects", async () => {
+        const { conversations } = await open();
+        const id = `conv_${newId()}`;
+        const rec = conv(id);
+        const items = [msg("msg_1")];
+        await conversations.create(rec, items);
+        rec.conversation.metadata.topic = "changed";
+        items.push(msg("msg_2"));
+        const got = (await conversations.items(id))!;
+        got.push(msg("msg_3"));
+        expect((await conversations.get(id))?.conversation.metadata).toEqual({ topic: "demo" });
+        expect(await conversations.items(id)).toHaveLength(1);
+      });
+    });
+
     describe("cache", () => {
       it("gets what was set, misses otherwise, expires per entry", async () => {
         const { cache } = await open();
