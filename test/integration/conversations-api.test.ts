@@ -136,7 +136,7 @@ describe.each(["memory", "redis"] as const)("Conversations API (%s store)", (sto
     await expect(client.conversations.items.list(conv.id, { limit: 101 })).rejects.toMatchObject({ status: 400, error: { param: "limit" } });
     const res = await router.fetch("/v1/conversations", { method: "POST", headers: { authorization: "Bearer key-a", "content-type": "application/json" }, body: "{oops" });
     expect(res.status).toBe(400);
-    expect((await res.json()).error.code).toBe("invalid_json");
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("invalid_json");
   });
 
   it("needs a valid API key", async () => {
