@@ -4,6 +4,7 @@
  * happens in responses/validate.ts. These aliases document intent.
  */
 import type { ResponseUsage } from "openai/resources/responses/responses";
+import type { ResponseStatus } from "./protocol.js";
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type JsonObject = { [k: string]: unknown };
@@ -34,7 +35,7 @@ export interface CreateResponseRequest extends JsonObject {
   user?: string;
 }
 
-export type ResponseStatus = "queued" | "in_progress" | "completed" | "incomplete" | "failed" | "cancelled";
+export type { ResponseStatus } from "./protocol.js";
 
 /** Token usage exactly as the openai package types it (every field OpenAI requires). */
 export type Usage = ResponseUsage;

@@ -1,3 +1,4 @@
+import { ENCRYPTED_REASONING, LIFECYCLE_EVENTS, TERMINAL_EVENTS } from "../protocol.js";
 import type { CreateResponseRequest, Item, JsonObject, ResponseObject } from "../types.js";
 
 /** What the router owns in a native Response: its id and the fields it handles itself. */
@@ -9,7 +10,7 @@ export interface RouterFields {
   /** Replaces upstream's `model` when the client used an alias; undefined keeps upstream's value. */
   model?: string;
   /** The router asked for encrypted reasoning the client did not: hide it from the client. */
-  stripEncryptedReasoning: boolean;
+  hideEncryptedReasoning: boolean;
   /**
    * The router's skeleton of this response: fields an upstream snapshot lacks are filled
    * from it, so the router's own snapshots (background `queued`, cancelled) and the
@@ -17,8 +18,6 @@ export interface RouterFields {
    */
   defaults?: ResponseObject;
 }
-
-const ENCRYPTED = "reasoning.encrypted_content";
 
 /**
  * Builds the body sent to an OpenAI-hosted endpoint: the client's body with
@@ -41,7 +40,7 @@ export function nativeRequestBody(
   }
   if (opts.wantEncryptedReasoning) {
     const include = Array.isArray(req.include) ? req.include : [];
-    if (!include.includes(ENCRYPTED)) body.include = [...include, ENCRYPTED];
+    if (!include.includes(ENCRYPTED_REASONING)) body.include = [...include, ENCRYPTED_REASONING];
   }
   if (!opts.stream) delete body.stream_options;
   return body;
@@ -87,23 +86,12 @@ export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObj
 }
 
 /** JSON.stringify replacer hiding encrypted reasoning the client did not ask for (the stored copy keeps it). */
-export const hideEncrypted = (key: string, value: unknown): unknown => (key === "encrypted_content" ? undefined : value);
+export const omitEncryptedContent = (key: string, value: unknown): unknown => (key === "encrypted_content" ? undefined : value);
 
 /** A copy of a response as the client should see it. */
 export function clientView(response: ResponseObject, hide: boolean): ResponseObject {
-  return hide ? (JSON.parse(JSON.stringify(response, hideEncrypted)) as ResponseObject) : response;
+  return hide ? (JSON.parse(JSON.stringify(response, omitEncryptedContent)) as ResponseObject) : response;
 }
-
-const LIFECYCLE = new Set([
-  "response.created",
-  "response.in_progress",
-  "response.queued",
-  "response.completed",
-  "response.incomplete",
-  "response.failed",
-  "response.cancelled",
-]);
-export const TERMINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed", "response.cancelled"]);
 
 export interface RewrittenFrame {
   type: string;
@@ -130,18 +118,18 @@ export class NativeStreamRewriter {
 
   frame(eventName: string | undefined, data: string): RewrittenFrame {
     const type = eventName ?? sniffType(data);
-    if (type !== undefined && (LIFECYCLE.has(type) || type.startsWith("response.output_item.") || type === "error")) {
+    if (type !== undefined && (LIFECYCLE_EVENTS.has(type) || type.startsWith("response.output_item.") || type === "error")) {
       const parsed = JSON.parse(data) as JsonObject;
       this.track(parsed);
       const t = String(parsed.type ?? type);
-      if (LIFECYCLE.has(t) && parsed.response && typeof parsed.response === "object") {
+      if (LIFECYCLE_EVENTS.has(t) && parsed.response && typeof parsed.response === "object") {
         const resp = parsed.response as JsonObject;
         if (typeof resp.id === "string" && this.upstreamId === null) this.upstreamId = resp.id;
         applyRouterFields(resp, this.fields);
         if (TERMINAL_EVENTS.has(t)) this.final = resp as ResponseObject;
       }
       if (t === "response.output_item.done" && typeof parsed.output_index === "number") this.items[parsed.output_index] = parsed.item as Item;
-      return { type: t, data: JSON.stringify(parsed, this.fields.stripEncryptedReasoning ? hideEncrypted : undefined), parsed };
+      return { type: t, data: JSON.stringify(parsed, this.fields.hideEncryptedReasoning ? omitEncryptedContent : undefined), parsed };
     }
     this.trackRaw(data);
     if (this.upstreamId !== null && data.includes(this.upstreamId)) data = data.split(this.upstreamId).join(this.fields.id);

@@ -4,7 +4,8 @@
  */
 import { sseBody, type EventSink } from "../sse-writer.js";
 import type { EventLog } from "../store/types.js";
-import type { Item, ResponseObject, ResponseStatus, StreamEvent } from "../types.js";
+import { TERMINAL_EVENT_FOR_STATUS } from "../protocol.js";
+import type { Item, ResponseObject, StreamEvent } from "../types.js";
 
 /**
  * Appends a job's stream events to the EventLog in order (one append at a time, so
@@ -54,16 +55,9 @@ export class EventRecorder implements EventSink {
  * output: every client treats it as a terminal lifecycle event and ends the stream.
  */
 export function terminalEvent(response: ResponseObject, sequenceNumber: number): StreamEvent {
-  const type = TERMINAL_TYPE[response.status] ?? "response.failed";
+  const type = response.status === "cancelled" ? "response.incomplete" : (TERMINAL_EVENT_FOR_STATUS[response.status] ?? "response.failed");
   return { type, response, sequence_number: sequenceNumber };
 }
-
-const TERMINAL_TYPE: Partial<Record<ResponseStatus, string>> = {
-  completed: "response.completed",
-  incomplete: "response.incomplete",
-  failed: "response.failed",
-  cancelled: "response.incomplete",
-};
 
 /** The items that were finished in a recorded stream (partial output of a run that stopped). */
 export function finishedItems(events: StreamEvent[]): Item[] {

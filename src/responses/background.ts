@@ -8,6 +8,7 @@
  */
 import type { RouterConfig } from "../config/load.js";
 import { invalidRequest, modelNotFound, notFound, responseNotFound, toApiError } from "../errors.js";
+import { isFinished } from "../protocol.js";
 import type { Runtime } from "../runtime.js";
 import { EventOrderError, jobAbortKind, type JobContext, type JobHooks, type StoredResponse } from "../store/types.js";
 import { responseSkeleton } from "../translate/index.js";
@@ -15,7 +16,7 @@ import type { CreateResponseRequest, ResponseObject } from "../types.js";
 import { EventRecorder, finishedItems, followBody, terminalEvent } from "./background-events.js";
 import { connect, recordTokenUsage, type RunOutcome } from "./execute.js";
 import { loadOwned, type Plan } from "./plan.js";
-import { readStore } from "./store-access.js";
+import { callStore } from "./store-access.js";
 
 /** What a job carries; the rest (input, owner, ids) is in the stored record. */
 export interface BackgroundPayload {
@@ -30,8 +31,6 @@ type Failure = { code: string; message: string };
 
 const INSTANCE_LOST = "The router instance running this background response stopped before it finished.";
 const SHUT_DOWN = "The router shut down before this background response finished.";
-
-export const isFinished = (status: string) => status !== "queued" && status !== "in_progress";
 
 export class BackgroundJobs {
   constructor(private readonly rt: Runtime) {}
@@ -77,7 +76,7 @@ export class BackgroundJobs {
     // job never runs, and a job whose instance is gone never answers: then record it here.
     const deadline = Date.now() + this.rt.config.background.cancel_wait;
     for (;;) {
-      const now = await readStore(() => this.rt.stores.responses.get(id));
+      const now = await callStore(() => this.rt.stores.responses.get(id));
       if (!now) throw responseNotFound(id);
       if (isFinished(now.response.status)) return now.response;
       if (now.response.status === "queued" || Date.now() >= deadline) break;
@@ -200,7 +199,7 @@ export class BackgroundJobs {
   /** A store call that answers 503 when the store is unreachable, counted in store_errors_total. */
   private async store<T>(store: StoreName, op: string, fn: () => Promise<T>): Promise<T> {
     try {
-      return await readStore(fn);
+      return await callStore(fn);
     } catch (err) {
       this.rt.metrics.storeErrors.inc({ store, op });
       throw err;

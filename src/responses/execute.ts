@@ -1,4 +1,5 @@
-import { applyRouterFields, hideEncrypted, NativeStreamRewriter, nativeRequestBody, TERMINAL_EVENTS } from "../native/rewrite.js";
+import { applyRouterFields, omitEncryptedContent, NativeStreamRewriter, nativeRequestBody } from "../native/rewrite.js";
+import { ENCRYPTED_REASONING, TERMINAL_EVENTS } from "../protocol.js";
 import type { Endpoint, Lease } from "../routing/pool.js";
 import type { Runtime } from "../runtime.js";
 import type { EventSink } from "../sse-writer.js";
@@ -15,7 +16,7 @@ export interface RunOutcome {
   /** The full response, as stored. */
   response: ResponseObject;
   /** Hide encrypted reasoning the router asked for on the client's behalf. */
-  hideEncrypted: boolean;
+  hideEncryptedReasoning: boolean;
   /** The terminal event, held back so the caller can store the response before the client sees it. */
   terminal: { type: string; data: string } | null;
   endpoint: string;
@@ -103,7 +104,7 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
         const ctx: PumpContext = { rt, plan, reply, sink, signal, lease, onFirstChunk: firstByte, opts };
         const result = native ? await pumpNative(ctx) : await pumpChat(ctx, skeleton(), toolNames);
         outcome = result.response.status === "failed" ? "error" : "ok";
-        return { ...result, hideEncrypted: native && hidesEncryptedReasoning(plan), endpoint, upstreamMs: performance.now() - started };
+        return { ...result, hideEncryptedReasoning: native && shouldHideEncryptedReasoning(plan), endpoint, upstreamMs: performance.now() - started };
       } finally {
         lease.release();
         rt.metrics.upstreamDuration.observe({ upstream: endpoint, outcome }, (performance.now() - started) / 1000);
@@ -124,8 +125,8 @@ export function recordTokenUsage(rt: Runtime, model: string, out: Pick<RunOutcom
   m.inc({ ...labels, type: "reasoning" }, u.output_tokens_details?.reasoning_tokens ?? 0);
 }
 
-export function hidesEncryptedReasoning(plan: Plan): boolean {
-  return wantsEncryptedReasoning(plan) && !(plan.req.include ?? []).includes("reasoning.encrypted_content");
+export function shouldHideEncryptedReasoning(plan: Plan): boolean {
+  return wantsEncryptedReasoning(plan) && !(plan.req.include ?? []).includes(ENCRYPTED_REASONING);
 }
 
 function wantsEncryptedReasoning(plan: Plan): boolean {
@@ -193,7 +194,7 @@ async function pumpNative(ctx: PumpContext): Promise<Pumped> {
     store: plan.store,
     background: plan.background,
     model: lease.target.upstreamModel === plan.model ? undefined : plan.model,
-    stripEncryptedReasoning: hidesEncryptedReasoning(plan),
+    hideEncryptedReasoning: shouldHideEncryptedReasoning(plan),
     defaults: responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "in_progress", previousResponseId: plan.previousResponseId }),
   };
   if (!sink) {
@@ -244,7 +245,7 @@ async function pumpNative(ctx: PumpContext): Promise<Pumped> {
     output: rw.items.filter(Boolean),
   };
   const event = { type: "response.failed", response, sequence_number: rw.lastSequence + 1 };
-  return { response, terminal: { type: event.type, data: JSON.stringify(event, fields.stripEncryptedReasoning ? hideEncrypted : undefined) } };
+  return { response, terminal: { type: event.type, data: JSON.stringify(event, fields.hideEncryptedReasoning ? omitEncryptedContent : undefined) } };
 }
 
 /** Sends events; flushes unless the caller knows more frames from the same upstream read follow. */

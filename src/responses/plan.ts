@@ -5,7 +5,7 @@ import { mayUseModel, type ApiKey } from "../keys/policy.js";
 import type { ConversationStore, ResponseStore, StoredConversation, StoredResponse } from "../store/types.js";
 import { normalizeInput } from "../translate/index.js";
 import type { CreateResponseRequest, Item } from "../types.js";
-import { readStore } from "./store-access.js";
+import { callStore } from "./store-access.js";
 
 type ModelConfig = RouterConfig["models"][string];
 
@@ -94,7 +94,7 @@ export async function loadConversation(store: ConversationStore, id: string, own
 
 /** A stored response, or 404 when it is unknown or belongs to another API key. */
 export async function loadOwned(store: ResponseStore, id: string, owner: string | null, param: string | null = null): Promise<StoredResponse> {
-  const rec = await readStore(() => store.get(id));
+  const rec = await callStore(() => store.get(id));
   // Another key's response is indistinguishable from a missing one.
   if (!rec || (rec.owner !== null && rec.owner !== owner)) throw responseNotFound(id, param);
   return rec;

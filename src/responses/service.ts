@@ -1,18 +1,19 @@
 import type { ResponseItemList } from "openai/resources/responses/input-items";
 import { ApiError } from "../errors.js";
 import type { ApiKey } from "../keys/policy.js";
+import { isFinished } from "../protocol.js";
 import type { Runtime } from "../runtime.js";
 import { sseBody, type EventSink } from "../sse-writer.js";
 import type { StoredResponse } from "../store/types.js";
 import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import type { Item, JsonObject, ResponseObject } from "../types.js";
-import { clientView, hideEncrypted } from "../native/rewrite.js";
-import { BackgroundJobs, isFinished } from "./background.js";
+import { clientView, omitEncryptedContent } from "../native/rewrite.js";
+import { BackgroundJobs } from "./background.js";
 import { cacheKey } from "./cache-key.js";
 import { connect, recordTokenUsage, type RunOutcome } from "./execute.js";
 import { buildPlan, loadOwned, type Plan } from "./plan.js";
 import { listPage } from "./input-items.js";
-import { readStore, requireConnected } from "./store-access.js";
+import { callStore, requireConnected } from "./store-access.js";
 import { validateCreateRequest } from "./validate.js";
 
 export interface RequestContext {
@@ -58,7 +59,7 @@ export class ResponsesService {
       const out = await conn.pump(null);
       if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
       await this.finish(plan, out, key);
-      return { kind: "json", response: clientView(out.response, out.hideEncrypted), endpoint };
+      return { kind: "json", response: clientView(out.response, out.hideEncryptedReasoning), endpoint };
     }
     const stream = sseBody(async (sink) => {
       const out = await conn.pump(sink);
@@ -76,8 +77,8 @@ export class ResponsesService {
   async remove(id: string, owner: string | null): Promise<JsonObject> {
     const rec = await loadOwned(this.rt.stores.responses, id, owner);
     // A background job still running stops; its recorded events go with it.
-    if (rec.response.background === true && !isFinished(rec.response.status)) await readStore(() => this.rt.stores.jobs.cancel(id));
-    await readStore(() => this.rt.stores.responses.delete(id));
+    if (rec.response.background === true && !isFinished(rec.response.status)) await callStore(() => this.rt.stores.jobs.cancel(id));
+    await callStore(() => this.rt.stores.responses.delete(id));
     if (rec.response.background === true) await this.rt.stores.events.delete(id).catch(() => this.rt.metrics.storeErrors.inc({ store: "events", op: "delete" }));
     return { id, object: "response", deleted: true };
   }
@@ -125,14 +126,14 @@ export class ResponsesService {
       const seq = (JSON.parse(out.terminal!.data) as { sequence_number: number }).sequence_number;
       const response = { ...out.response, status: "failed", error: { code: "server_error", message } };
       const event = { type: "response.failed", response, sequence_number: seq };
-      return { type: "response.failed", data: JSON.stringify(event, out.hideEncrypted ? hideEncrypted : undefined) };
+      return { type: "response.failed", data: JSON.stringify(event, out.hideEncryptedReasoning ? omitEncryptedContent : undefined) };
     }
   }
 
   private async save(plan: Plan, response: ResponseObject): Promise<void> {
     const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner };
     try {
-      await readStore(() => this.rt.stores.responses.save(record));
+      await callStore(() => this.rt.stores.responses.save(record));
     } catch (err) {
       this.rt.metrics.storeErrors.inc({ store: "responses", op: "save" });
       throw err;

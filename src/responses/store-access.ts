@@ -2,7 +2,7 @@ import { ApiError, storageUnavailable } from "../errors.js";
 import { StoreUnavailableError, type StoreStatus } from "../store/types.js";
 
 /** Runs a store call; an unreachable store becomes a 503 the client can act on. */
-export async function readStore<T>(op: () => Promise<T>): Promise<T> {
+export async function callStore<T>(op: () => Promise<T>): Promise<T> {
   try {
     return await op();
   } catch (err) {

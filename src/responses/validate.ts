@@ -1,4 +1,5 @@
 import { invalidRequest } from "../errors.js";
+import { INPUT_CONTENT_TYPES, INPUT_ITEM_TYPES, MESSAGE_ROLES, TOOL_TYPES } from "../protocol.js";
 import type { CreateResponseRequest, JsonObject } from "../types.js";
 
 /**
@@ -64,65 +65,6 @@ export function validateCreateRequest(body: unknown): CreateResponseRequest {
   return b as CreateResponseRequest;
 }
 
-const ITEM_TYPES = new Set([
-  "message",
-  "function_call",
-  "function_call_output",
-  "reasoning",
-  "item_reference",
-  "custom_tool_call",
-  "custom_tool_call_output",
-  "web_search_call",
-  "file_search_call",
-  "computer_call",
-  "computer_call_output",
-  "local_shell_call",
-  "local_shell_call_output",
-  "mcp_call",
-  "mcp_list_tools",
-  "mcp_approval_request",
-  "mcp_approval_response",
-  "image_generation_call",
-  "code_interpreter_call",
-  "compaction",
-  "compaction_trigger",
-  "shell_call",
-  "shell_call_output",
-  "apply_patch_call",
-  "apply_patch_call_output",
-  "tool_search_call",
-  "tool_search_output",
-  "additional_tools",
-  "configuration_update",
-  "program",
-  "program_output",
-]);
-
-/**
- * Tool types the Responses API defines (openai-node 7.x `Tool` union, plus Codex's
- * `namespace`); dated variants such as `web_search_preview_2025_03_11` are accepted
- * for any of them. Hosted ones pass through natively and are dropped (or rejected,
- * per model) on chat backends; anything else is a client error on every path.
- */
-const TOOL_TYPES = new Set([
-  "function",
-  "namespace",
-  "custom",
-  "file_search",
-  "web_search",
-  "web_search_preview",
-  "computer",
-  "computer_use",
-  "computer_use_preview",
-  "mcp",
-  "code_interpreter",
-  "image_generation",
-  "local_shell",
-  "shell",
-  "apply_patch",
-  "tool_search",
-  "programmatic_tool_calling",
-]);
 const DATED = /_\d{4}_\d{2}_\d{2}$/;
 
 export function checkItem(item: unknown, path: string): void {
@@ -130,11 +72,11 @@ export function checkItem(item: unknown, path: string): void {
   const it = item as JsonObject;
   const type = it.type ?? (it.role !== undefined ? "message" : undefined);
   if (typeof type !== "string") throw invalidRequest(`Missing required parameter: '${path}.type'.`, `${path}.type`, "missing_required_parameter");
-  if (!ITEM_TYPES.has(type)) {
+  if (!INPUT_ITEM_TYPES.has(type)) {
     throw invalidRequest(`Invalid value: '${truncate(type)}'. '${path}.type' is not a supported input item type.`, `${path}.type`, "invalid_value");
   }
   if (type === "message") {
-    if (!["user", "assistant", "system", "developer"].includes(it.role as string)) {
+    if (!MESSAGE_ROLES.has(it.role as string)) {
       throw invalidRequest(
         `Invalid value: '${truncate(String(it.role))}'. Supported values are: 'assistant', 'system', 'developer', and 'user'.`,
         `${path}.role`,
@@ -147,7 +89,7 @@ export function checkItem(item: unknown, path: string): void {
         const pp = `${path}.content[${j}]`;
         if (p === null || typeof p !== "object") throw invalidType(pp, "an object", p);
         const pt = (p as JsonObject).type;
-        if (!["input_text", "input_image", "input_file", "input_audio", "output_text", "refusal", "text", "summary_text", "reasoning_text"].includes(pt as string)) {
+        if (!INPUT_CONTENT_TYPES.has(pt as string)) {
           throw invalidRequest(`Invalid value: '${truncate(String(pt))}'. '${pp}.type' is not a supported content part type.`, `${pp}.type`, "invalid_value");
         }
         if ((pt === "input_text" || pt === "output_text") && typeof (p as JsonObject).text !== "string") throw invalidType(`${pp}.text`, "a string", (p as JsonObject).text);

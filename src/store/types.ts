@@ -1,3 +1,4 @@
+import { isFinished, TERMINAL_EVENTS } from "../protocol.js";
 import type { Item, ResponseObject, StreamEvent } from "../types.js";
 
 /**
@@ -113,14 +114,12 @@ export interface EventLog {
 
 /** Events after which a response stream ends. OpenAI has no `response.cancelled` event: a
  * cancelled response ends with a lifecycle event whose `response.status` is "cancelled". */
-const TERMINAL_EVENT_TYPES = new Set(["response.completed", "response.incomplete", "response.failed", "response.cancelled", "error"]);
-const TERMINAL_STATUSES = new Set(["completed", "incomplete", "failed", "cancelled"]);
 
 export function isTerminalEvent(event: StreamEvent): boolean {
-  if (TERMINAL_EVENT_TYPES.has(event.type)) return true;
+  if (TERMINAL_EVENTS.has(event.type) || event.type === "error") return true;
   if (!event.type.startsWith("response.")) return false;
   const response = event.response as { status?: unknown } | undefined;
-  return typeof response === "object" && response !== null && TERMINAL_STATUSES.has(String(response.status)) && event.type !== "response.created";
+  return typeof response === "object" && response !== null && isFinished(String(response.status)) && event.type !== "response.created";
 }
 
 export class EventOrderError extends Error {

@@ -7,6 +7,7 @@
  * A `cancelled` response ends without a terminal event (the API has no
  * `response.cancelled`); `queued`/`in_progress` snapshots also end without one.
  */
+import { TERMINAL_EVENT_FOR_STATUS } from "../protocol.js";
 import type { Item, ResponseObject, StreamEvent } from "../types.js";
 
 export function responseToEvents(response: ResponseObject, startSequence = 0): StreamEvent[] {
@@ -41,9 +42,7 @@ export function responseToEvents(response: ResponseObject, startSequence = 0): S
     }
   });
 
-  const terminal = { completed: "response.completed", incomplete: "response.incomplete", failed: "response.failed" }[
-    response.status as string
-  ];
+  const terminal = TERMINAL_EVENT_FOR_STATUS[response.status];
   if (terminal) emit(terminal, { response });
   return out;
 }

@@ -16,6 +16,7 @@
  * - item_reference must have been resolved by the service: 400 if one remains.
  */
 import { invalidRequest } from "../errors.js";
+import { MESSAGE_ROLES } from "../protocol.js";
 import type { ChatMessage, ChatToolCall, Item, JsonObject } from "../types.js";
 import type { ToolNameMap } from "./chat-types.js";
 import { chatNameFor } from "./tool-names.js";
@@ -29,8 +30,6 @@ export interface InputOptions {
    */
   historyItems?: number;
 }
-
-const ROLES = new Set(["user", "assistant", "system", "developer"]);
 
 /** Output items of hosted tools that may sit in replayed history; chat cannot express them. */
 const HOSTED_HISTORY_ITEMS = new Set([
@@ -162,7 +161,7 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
 
 function messageToChat(item: Item, at: string, developerRole: "system" | "developer"): ChatMessage {
   const role = item.role;
-  if (typeof role !== "string" || !ROLES.has(role)) {
+  if (typeof role !== "string" || !MESSAGE_ROLES.has(role)) {
     throw invalidRequest(
       `Invalid role '${String(role)}': expected one of 'user', 'assistant', 'system' or 'developer'.`,
       `${at}.role`,
