@@ -5,10 +5,10 @@ import type { Runtime } from "../runtime.js";
 import type { StoredConversation } from "../store/types.js";
 import { normalizeInput } from "../translate/index.js";
 import type { Item, JsonObject } from "../types.js";
-import { hideEncrypted } from "../native/rewrite.js";
+import { omitEncryptedContent } from "../native/rewrite.js";
 import { inputItemView, listPage, type ListQuery } from "./input-items.js";
 import { loadConversation, resolveReferences, withIds } from "./plan.js";
-import { readStore } from "./store-access.js";
+import { callStore } from "./store-access.js";
 import { checkItem, checkMetadata, invalidType } from "./validate.js";
 
 /** OpenAI accepts at most this many items per create call. */
@@ -46,7 +46,7 @@ export class ConversationsService {
       owner,
       endpoint: null,
     };
-    await readStore(() => this.store.create(record, items));
+    await callStore(() => this.store.create(record, items));
     return record.conversation;
   }
 
@@ -59,14 +59,14 @@ export class ConversationsService {
     if (!("metadata" in b)) throw invalidRequest("Missing required parameter: 'metadata'.", "metadata", "missing_required_parameter");
     const metadata = readMetadata(b.metadata, true);
     await this.load(id, owner);
-    const updated = await readStore(() => this.store.update(id, metadata));
+    const updated = await callStore(() => this.store.update(id, metadata));
     if (!updated) throw notFoundConversation(id);
     return updated.conversation;
   }
 
   async remove(id: string, owner: string | null): Promise<ConversationDeletedResource> {
     await this.load(id, owner);
-    await readStore(() => this.store.delete(id));
+    await callStore(() => this.store.delete(id));
     return { id, object: "conversation.deleted", deleted: true };
   }
 
@@ -75,9 +75,9 @@ export class ConversationsService {
     if (b.items === undefined) throw invalidRequest("Missing required parameter: 'items'.", "items", "missing_required_parameter");
     checkInclude(include);
     await this.load(id, owner);
-    const existing = (await readStore(() => this.store.items(id))) ?? [];
+    const existing = (await callStore(() => this.store.items(id))) ?? [];
     const items = this.newItems(b.items, "items", existing);
-    if (!(await readStore(() => this.store.append(id, items)))) throw notFoundConversation(id);
+    if (!(await callStore(() => this.store.append(id, items)))) throw notFoundConversation(id);
     const data = items.map((i) => view(i, include));
     return { object: "list", data, first_id: data[0]?.id ?? "", last_id: data.at(-1)?.id ?? "", has_more: false } as ConversationItemList;
   }
@@ -85,7 +85,7 @@ export class ConversationsService {
   async listItems(id: string, owner: string | null, query: ListQuery & { include: string[] }): Promise<ConversationItemList> {
     checkInclude(query.include);
     await this.load(id, owner);
-    const items = (await readStore(() => this.store.items(id))) ?? [];
+    const items = (await callStore(() => this.store.items(id))) ?? [];
     const page = listPage(items, query, (after) => `No item with id '${after}' in conversation '${id}'.`);
     return { ...page, data: (page.data as unknown as Item[]).map((i) => view(i, query.include)) };
   }
@@ -93,7 +93,7 @@ export class ConversationsService {
   async getItem(id: string, itemId: string, owner: string | null, include: string[]): Promise<ConversationItem> {
     checkInclude(include);
     await this.load(id, owner);
-    const item = ((await readStore(() => this.store.items(id))) ?? []).find((i) => i.id === itemId);
+    const item = ((await callStore(() => this.store.items(id))) ?? []).find((i) => i.id === itemId);
     if (!item) throw itemNotFound(itemId);
     return view(item, include);
   }
@@ -101,7 +101,7 @@ export class ConversationsService {
   /** Deletes one item and returns the conversation, as OpenAI does. */
   async deleteItem(id: string, itemId: string, owner: string | null): Promise<Conversation> {
     const rec = await this.load(id, owner);
-    if (!(await readStore(() => this.store.deleteItem(id, itemId)))) throw itemNotFound(itemId);
+    if (!(await callStore(() => this.store.deleteItem(id, itemId)))) throw itemNotFound(itemId);
     return rec.conversation;
   }
 
@@ -163,5 +163,5 @@ function checkInclude(include: string[]): void {
 /** An item as the client sees it: encrypted reasoning only when asked for. */
 function view(item: Item, include: string[]): ConversationItem {
   if (item.type !== "reasoning" || item.encrypted_content === undefined || include.includes("reasoning.encrypted_content")) return item as unknown as ConversationItem;
-  return JSON.parse(JSON.stringify(item, hideEncrypted)) as ConversationItem;
+  return JSON.parse(JSON.stringify(item, omitEncryptedContent)) as ConversationItem;
 }

@@ -87,7 +87,7 @@ export const conversationNotFound = (id: string, param: string | null = null) =>
 
 /** A conversation, or 404 when it is unknown or belongs to another API key (exactly like a missing one). */
 export async function loadConversation(store: ConversationStore, id: string, owner: string | null, param: string | null = null): Promise<StoredConversation> {
-  const rec = await readStore(() => store.get(id));
+  const rec = await callStore(() => store.get(id));
   if (!rec || (rec.owner !== null && rec.owner !== owner)) throw conversationNotFound(id, param);
   return rec;
 }
