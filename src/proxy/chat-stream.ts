@@ -76,6 +76,8 @@ export function passthroughSseBody(frames: AsyncIterable<SseFrame>, hooks: Passt
         }
         let data = hooks.rename ? hooks.rename(frame.data) : frame.data;
         if (hooks.secret && data.includes(hooks.secret)) data = scrubSecret(data, hooks.secret);
+        // A data field the upstream sent over several lines goes out over several `data:` lines too.
+        if (data.includes("\n")) data = data.replaceAll("\n", "\ndata: ");
         controller.enqueue(encoder.encode(`${frame.event ? `event: ${frame.event}\n` : ""}data: ${data}\n\n`));
       },
       cancel(reason) {

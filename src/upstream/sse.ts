@@ -11,12 +11,19 @@ export interface SseFrame {
 }
 
 /**
- * Splits a byte stream into SSE frames. Tolerates CRLF line ends, comments
- * (": keep-alive"), multi-line data and frames split across chunks.
+ * Splits a byte stream into SSE frames. Line ends may be LF, CRLF or a lone CR
+ * (sse-starlette and other Python servers send CRLF), comments (": keep-alive"),
+ * multi-line data and frames split across reads at any byte.
+ *
+ * Each read is normalised to LF on its own (a read without "\r" is not touched). A
+ * read that ends in "\r" has ended its line already; if the next read starts with
+ * "\n", that "\n" belongs to the same CRLF and is dropped (`skipLf`), so a split
+ * between "\r" and "\n" never adds a blank line (which would end a frame early).
  */
 export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseFrame> {
   const decoder = new TextDecoder();
   let buf = "";
+  let skipLf = false;
   // A Node stream is iterated without destroy-on-return, so a reader that stops early
   // (at [DONE] or a terminal event) lets release() decide: see there.
   const readable = typeof (body as Partial<NodeReadable>).iterator === "function" ? (body as NodeReadable) : null;
@@ -24,13 +31,23 @@ export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): 
   let complete = false;
   try {
     for await (const chunk of source) {
-      buf += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-      if (buf.includes("\r")) buf = buf.replace(/\r\n?/g, "\n");
+      let text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+      if (text.length === 0) continue; // e.g. only part of a multi-byte character so far
+      if (skipLf) {
+        skipLf = false;
+        if (text.charCodeAt(0) === LF) text = text.slice(1);
+      }
+      if (text.includes("\r")) {
+        skipLf = text.charCodeAt(text.length - 1) === CR;
+        text = text.replace(CR_LINE_ENDS, "\n");
+      }
+      buf = buf.length === 0 ? text : buf + text;
+      let start = 0;
       let end: number;
       let held: SseFrame | null = null; // each frame is yielded once the next one is known
-      while ((end = buf.indexOf("\n\n")) !== -1) {
-        const frame = parseFrame(buf.slice(0, end));
-        buf = buf.slice(end + 2);
+      while ((end = buf.indexOf("\n\n", start)) !== -1) {
+        const frame = parseFrame(buf.slice(start, end));
+        start = end + 2;
         if (!frame) continue;
         if (held) {
           held.more = true;
@@ -38,16 +55,22 @@ export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): 
         }
         held = frame;
       }
+      if (start > 0) buf = start === buf.length ? "" : buf.slice(start);
       if (held) yield held;
     }
     complete = true;
   } finally {
     if (!complete && readable) release(readable);
   }
-  buf += decoder.decode();
-  const last = parseFrame(buf.replace(/\r\n?/g, "\n").trim());
+  const tail = decoder.decode();
+  buf += skipLf && tail.charCodeAt(0) === LF ? tail.slice(1) : tail;
+  const last = parseFrame(buf.replace(CR_LINE_ENDS, "\n").trim());
   if (last) yield last;
 }
+
+const LF = 10;
+const CR = 13;
+const CR_LINE_ENDS = /\r\n?/g;
 
 type NodeReadable = AsyncIterable<Uint8Array | string> & {
   iterator(opts: { destroyOnReturn: boolean }): AsyncIterable<Uint8Array | string>;

@@ -11,6 +11,8 @@ export type Reply =
   | { kind: "json"; status?: number; body: unknown; headers?: Record<string, string> }
   | { kind: "sse"; frames: (string | { event?: string; data: unknown })[]; delayMs?: number; dieAfter?: number; status?: number; holdOpenMs?: number }
   | { kind: "hang" }
+  /** Bytes written exactly as given, one write per chunk with `gapMs` between (so each is its own read). */
+  | { kind: "raw"; chunks: (string | Uint8Array)[]; gapMs?: number; status?: number; contentType?: string }
   | { kind: "destroy" };
 
 export interface RecordedRequest {
@@ -107,6 +109,16 @@ async function serve(reply: Reply, res: ServerResponse): Promise<void> {
   }
   if (reply.kind === "destroy") {
     res.socket?.destroy();
+    return;
+  }
+  if (reply.kind === "raw") {
+    res.writeHead(reply.status ?? 200, { "content-type": reply.contentType ?? "text/event-stream" });
+    for (const c of reply.chunks) {
+      if (res.destroyed) return;
+      res.write(c);
+      await sleep(reply.gapMs ?? 1);
+    }
+    res.end();
     return;
   }
   if (reply.kind === "json") {
