@@ -14,7 +14,7 @@ import { ResponsesService } from "./responses/service.js";
 import { UpstreamFailure } from "./upstream/errors.js";
 import type { Runtime } from "./runtime.js";
 
-const OPEN_ROUTES = { "/healthz": "health", "/readyz": "health", "/metrics": "metrics" } as const;
+const OPEN_ROUTES = { "/healthz": "health", "/readyz": "health", "/health/backends": "health", "/metrics": "metrics" } as const;
 
 /** Builds the HTTP app from a Runtime. No globals: tests build as many as they like. */
 export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesService } {

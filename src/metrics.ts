@@ -65,6 +65,8 @@ export interface Metrics {
   /** reason: connect | timeout | status_5xx | status_429 | other */
   readonly retries: Counter<"model" | "upstream" | "reason">;
   readonly failovers: Counter<"model">;
+  /** Requests sent to an ejected endpoint because every untried endpoint of the pool was ejected. */
+  readonly panicRouted: Counter<"model" | "upstream">;
   /** result: hit | miss | error */
   readonly cache: Counter<"model" | "result">;
   /**
@@ -141,6 +143,11 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     poolRejections: counter("pool_rejections_total", "Requests rejected (429) because no endpoint slot freed up in time.", ["model"]),
     retries: counter("upstream_retries_total", "Upstream call attempts retried, by reason.", ["model", "upstream", "reason"]),
     failovers: counter("failovers_total", "Requests that moved to another endpoint after a failure.", ["model"]),
+    panicRouted: counter(
+      "panic_routed_total",
+      "Upstream attempts sent to an ejected (cooling down) endpoint because every untried endpoint of the model's pool was ejected (panic routing).",
+      ["model", "upstream"],
+    ),
     cache: counter("cache_requests_total", "Response cache lookups, by result (hit|miss|error).", ["model", "result"]),
     backgroundJobs: counter("background_jobs_finished_total", "Background jobs that reached a terminal status.", ["status"]),
     backgroundActive: gauge(

@@ -1,4 +1,4 @@
-import type { RouterConfig } from "./config/load.js";
+import type { ModelTarget, RouterConfig } from "./config/load.js";
 import { randomId, type IdGenerator } from "./ids.js";
 import type { Logger } from "./log.js";
 import { forgetEndpoint, setEndpointState, type Metrics } from "./metrics.js";
@@ -6,6 +6,7 @@ import { EndpointPool } from "./routing/pool.js";
 import { HealthProber } from "./routing/probe.js";
 import type { Stores } from "./store/index.js";
 import { UpstreamClient } from "./upstream/client.js";
+import type { FailoverContext } from "./upstream/failover.js";
 
 /**
  * Everything a request needs, built once per router instance (no globals, so
@@ -17,6 +18,8 @@ export class Runtime {
   private clients = new Map<string, UpstreamClient>();
   private current: RouterConfig;
   private prober: HealthProber | null = null;
+  /** What /readyz reports: this process can serve (`serving`) or not yet / no longer. */
+  phase: "starting" | "serving" | "draining" = "starting";
 
   constructor(
     config: RouterConfig,
@@ -33,6 +36,10 @@ export class Runtime {
       },
       onInFlightChange: (ep) => this.metrics.inFlight.set({ upstream: ep.name }, ep.inFlight),
       onQueueTimeout: (model) => this.metrics.poolRejections.inc({ model }),
+      onPanicRoute: (model, ep) => {
+        this.metrics.panicRouted.inc({ model, upstream: ep.name });
+        this.log.debug({ model, endpoint: ep.name }, "every endpoint of the pool is ejected: routing anyway (panic)");
+      },
     });
     this.syncClients(config);
     this.syncProber(config);
@@ -65,6 +72,29 @@ export class Runtime {
           every,
         ).start()
       : null;
+  }
+
+  /**
+   * The failover context both inference paths use: the pool, clients, retry metrics
+   * and logs. `path` names the upstream route in logs (pass-through routes).
+   */
+  failover(model: string, targets: ModelTarget[], routing: RouterConfig["routing"], signal: AbortSignal, path?: string): FailoverContext {
+    return {
+      pool: this.pool,
+      client: (n) => this.client(n),
+      model,
+      targets,
+      routing,
+      signal,
+      onRetry: (failure, endpoint) => {
+        this.metrics.retries.inc({ model, upstream: endpoint, reason: failure.reason });
+        this.log.warn({ model, endpoint, path, reason: failure.reason, err: failure.message }, "upstream attempt failed; trying another endpoint");
+      },
+      onAttemptFailed: (failure, seconds) => this.metrics.upstreamDuration.observe({ upstream: failure.endpoint, outcome: "error" }, seconds),
+      onEndpointFault: (failure, endpoint) => {
+        if (failure.routeMissing) this.log.error({ model, endpoint, route: failure.detail.route, status: failure.status }, `endpoint ${endpoint} has no such route: check its url in the config`);
+      },
+    };
   }
 
   client(endpoint: string): UpstreamClient {

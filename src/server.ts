@@ -61,12 +61,14 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
     s.once("error", reject);
   });
   const connections = trackConnections(server as Server);
+  runtime.phase = "serving";
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 
   let closing: Promise<void> | null = null;
   const close = (deadlineMs = config.server.shutdown_timeout) =>
     (closing ??= (async () => {
+      runtime.phase = "draining";
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       // Background jobs drain in parallel, stopping a little before connections are cut: memory
       // mode then fails them (their followers still get response.failed), Redis mode hands them

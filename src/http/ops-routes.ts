@@ -8,26 +8,17 @@ import type { AppEnv } from "./context.js";
 export function opsRoutes(app: Hono<AppEnv>, rt: Runtime): void {
   app.get("/healthz", (c) => c.json({ status: "ok" }));
 
-  app.get("/readyz", async (c) => {
-    const cfg = rt.config;
-    const problems: string[] = [];
-    let storeOk = true;
-    try {
-      storeOk = await rt.stores.responses.ping();
-    } catch {
-      storeOk = false;
-    }
-    if (!storeOk) problems.push(`store (${rt.stores.kind}) is unreachable`);
-    const models: Record<string, { healthy: string[]; unhealthy: string[] }> = {};
-    for (const [model, targets] of cfg.targets) {
-      const healthy: string[] = [];
-      const unhealthy: string[] = [];
-      for (const t of targets) (rt.pool.get(t.endpoint)?.health.state() === "cooldown" ? unhealthy : healthy).push(t.endpoint);
-      models[model] = { healthy, unhealthy };
-      if (healthy.length === 0) problems.push(`model ${model}: every endpoint is cooling down (${unhealthy.join(", ")})`);
-    }
-    const ready = problems.length === 0;
-    return c.json({ status: ready ? "ready" : "not_ready", config: cfg.source, store: { kind: rt.stores.kind, reachable: storeOk }, models, problems }, ready ? 200 : 503);
+  // Readiness of this process only: config loaded, listening, not draining. Backends and the
+  // store are shared by every replica, so their health must not take replicas out of service.
+  app.get("/readyz", (c) => {
+    const ready = rt.phase === "serving";
+    return c.json({ status: ready ? "ready" : rt.phase, config: rt.config.source }, ready ? 200 : 503);
+  });
+
+  // For people and alerts: the store and every model's endpoints. 503 when something is down.
+  app.get("/health/backends", async (c) => {
+    const report = await backendHealth(rt);
+    return c.json(report, report.status === "ok" ? 200 : 503);
   });
 
   app.get("/metrics", async (c) => {
@@ -51,4 +42,23 @@ export function opsRoutes(app: Hono<AppEnv>, rt: Runtime): void {
 const STARTED = Math.floor(Date.now() / 1000);
 function modelObject(id: string) {
   return { id, object: "model", created: STARTED, owned_by: "responses-router" };
+}
+
+/** The store's reachability and, per model, which endpoints take traffic and which are ejected (cooling down). */
+async function backendHealth(rt: Runtime) {
+  const cfg = rt.config;
+  const problems: string[] = [];
+  const storeOk = await rt.stores.responses.ping().catch(() => false);
+  if (!storeOk) problems.push(`store (${rt.stores.kind}) is unreachable`);
+  const models: Record<string, { healthy: string[]; unhealthy: string[] }> = {};
+  for (const [model, targets] of cfg.targets) {
+    const healthy: string[] = [];
+    const unhealthy: string[] = [];
+    for (const t of targets) (rt.pool.get(t.endpoint)?.health.state() === "cooldown" ? unhealthy : healthy).push(t.endpoint);
+    models[model] = { healthy, unhealthy };
+    if (healthy.length === 0) problems.push(`model ${model}: every endpoint is ejected (${unhealthy.join(", ")}); requests are panic-routed to them`);
+  }
+  const endpoints: Record<string, { state: string; in_flight: number }> = {};
+  for (const ep of rt.pool.all()) endpoints[ep.name] = { state: ep.health.state(), in_flight: ep.inFlight };
+  return { status: problems.length === 0 ? "ok" : "degraded", store: { kind: rt.stores.kind, reachable: storeOk }, models, endpoints, problems };
 }

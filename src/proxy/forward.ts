@@ -42,19 +42,7 @@ export async function forward(rt: Runtime, req: PassthroughRequest, targets: Mod
   const cfg = rt.config;
   let upstreamModel = req.model;
   const attempt = await callWithFailover(
-    {
-      pool: rt.pool,
-      client: (n) => rt.client(n),
-      model: req.model,
-      targets,
-      routing: cfg.routing,
-      signal,
-      onRetry: (failure, endpoint) => {
-        rt.metrics.retries.inc({ model: req.model, upstream: endpoint, reason: failure.reason });
-        rt.log.warn({ model: req.model, endpoint, path, reason: failure.reason, err: failure.message }, "upstream attempt failed; trying another endpoint");
-      },
-      onAttemptFailed: (failure, seconds) => rt.metrics.upstreamDuration.observe({ upstream: failure.endpoint, outcome: "error" }, seconds),
-    },
+    rt.failover(req.model, targets, cfg.routing, signal, path),
     (client, lease) => {
       upstreamModel = lease.target.upstreamModel;
       return client.post(path, JSON.stringify({ ...req.body, model: upstreamModel }), signal);

@@ -51,19 +51,7 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
   let toolNames: ToolNameMap | undefined;
   let droppedTools: string[] = [];
   const attempt = await callWithFailover(
-    {
-      pool: rt.pool,
-      client: (n) => rt.client(n),
-      model: plan.model,
-      targets: plan.targets,
-      routing: plan.cfg.routing,
-      signal,
-      onRetry: (failure, endpoint) => {
-        rt.metrics.retries.inc({ model: plan.model, upstream: endpoint, reason: failure.reason });
-        rt.log.warn({ model: plan.model, endpoint, reason: failure.reason, err: failure.message }, "upstream attempt failed; trying another endpoint");
-      },
-      onAttemptFailed: (failure, seconds) => rt.metrics.upstreamDuration.observe({ upstream: failure.endpoint, outcome: "error" }, seconds),
-    },
+    rt.failover(plan.model, plan.targets, plan.cfg.routing, signal),
     (client, lease) => {
       if (lease.endpoint.config.kind === "chat") {
         const t = responsesToChatRequest(plan.req, [...plan.history, ...plan.input], {
@@ -167,7 +155,7 @@ async function pumpChat(ctx: PumpContext, skeleton: ResponseObject, toolNames: T
       }
       if (frame.data === "[DONE]") break;
       const chunk = JSON.parse(frame.data) as Record<string, unknown>;
-      if (chunk.error) throw new UpstreamFailure(lease.endpoint.name, "status", scrubSecret(errorMessage(chunk.error), lease.endpoint.config.api_key), 500);
+      if (chunk.error) throw new UpstreamFailure(lease.endpoint.name, "status", scrubSecret(errorMessage(chunk.error), lease.endpoint.config.api_key), 500, undefined, undefined, { jsonBody: true });
       sendAll(sink, tr.push(chunk as Parameters<ChatStreamTranslator["push"]>[0]), !frame.more);
       rt.metrics.streamChunks.inc({ kind: "translated" });
     }
@@ -178,7 +166,8 @@ async function pumpChat(ctx: PumpContext, skeleton: ResponseObject, toolNames: T
       sendAll(sink, tr.cancel());
       return { response: tr.response, terminal: null };
     }
-    lease.endpoint.health.recordFailure(`stream broke: ${(err as Error).message}`);
+    // An in-band error chunk is the server's own answer (maybe about this request): not an endpoint fault.
+    if (!(err instanceof UpstreamFailure) || err.endpointFault) lease.endpoint.health.recordFailure(`stream broke: ${(err as Error).message}`);
     tail = tr.fail(midStreamError(err));
   }
   const terminal = tail.pop()!;

@@ -1,10 +1,15 @@
 /**
- * Passive health per endpoint, as a small circuit breaker:
- * healthy --(N consecutive failures)--> cooldown --(time passes)--> half_open
+ * Passive health per endpoint, modelled on Envoy's outlier detection:
+ * healthy --(N consecutive endpoint failures)--> cooldown (ejected) --(time passes)--> half_open
  * half_open --(trial succeeds)--> healthy; --(trial fails)--> cooldown (longer).
  * The cooldown doubles on each consecutive trip, up to a cap. Every transition,
  * including the timed cooldown -> half_open one, is reported through onChange.
  * Optional active probes feed recordProbe(): a success ends a cooldown early.
+ *
+ * Only endpoint failures are recorded here (see UpstreamFailure.endpointFault), at
+ * most one per client request. While every endpoint of a pool is ejected the pool
+ * still routes to them ("panic", least recently failed first): such a request that
+ * succeeds ends the cooldown; one that fails only moves lastFailureAt (no new trip).
  */
 export type HealthState = "healthy" | "cooldown" | "half_open";
 
@@ -20,6 +25,8 @@ export class EndpointHealth {
   private cooldownUntil = 0;
   private trialInFlight = false;
   private halfOpenTimer: NodeJS.Timeout | undefined;
+  /** When the last endpoint failure was recorded (0: never); panic routing prefers the oldest. */
+  lastFailureAt = 0;
 
   constructor(
     private settings: HealthSettings,
@@ -53,17 +60,21 @@ export class EndpointHealth {
     return true;
   }
 
-  recordSuccess(reason = "trial request succeeded"): void {
+  recordSuccess(reason?: string): void {
+    const wasTrial = this.trialInFlight;
     this.trialInFlight = false;
     this.consecutiveFailures = 0;
-    if (this.cooldownUntil !== 0) this.recover(reason);
+    if (this.cooldownUntil !== 0) this.recover(reason ?? (wasTrial || this.state() === "half_open" ? "trial request succeeded" : "request succeeded while every endpoint was ejected (panic routing)"));
   }
 
   recordFailure(reason: string): void {
     const wasTrial = this.trialInFlight;
     this.trialInFlight = false;
+    this.lastFailureAt = this.now();
+    // Already ejected (a panic-routed request failed): the cooldown stands as it is.
+    if (this.state() === "cooldown") return;
     this.consecutiveFailures++;
-    if (wasTrial || this.consecutiveFailures >= this.settings.failure_threshold) this.trip(reason);
+    if (wasTrial || this.state() === "half_open" || this.consecutiveFailures >= this.settings.failure_threshold) this.trip(reason);
   }
 
   /**

@@ -32,6 +32,8 @@ export interface Lease {
   target: ModelTarget;
   /** ms spent waiting for a slot. */
   waitedMs: number;
+  /** Routed although the endpoint is ejected: every untried endpoint of the pool was (panic routing). */
+  panic: boolean;
   release(): void;
 }
 
@@ -40,9 +42,12 @@ export interface PoolEvents {
   onInFlightChange?(endpoint: Endpoint): void;
   /** A request waited queue_timeout for a slot and got 429. */
   onQueueTimeout?(model: string): void;
+  /** A request was sent to an ejected endpoint because every untried one of its pool was ejected. */
+  onPanicRoute?(model: string, endpoint: Endpoint): void;
 }
 
 interface Waiter {
+  model: string;
   targets: ModelTarget[];
   exclude: ReadonlySet<string>;
   resolve(lease: Lease): void;
@@ -53,8 +58,12 @@ interface Waiter {
  * Chooses an endpoint per request: among the model's endpoints that are healthy
  * (or half-open and free for a trial) and under max_concurrency, the one with the
  * fewest requests in flight; ties go to the higher weight, then round-robin.
- * When every eligible endpoint is full, the request waits in FIFO order up to
- * routing.queue_timeout, then gets 429 with Retry-After.
+ * When every untried endpoint is ejected (cooldown, or half-open with its trial
+ * taken), the request goes to one of them anyway, least recently failed first
+ * (panic routing, as Envoy's healthy_panic_threshold): a pool never answers 503
+ * while it has an endpoint that could be tried. When every eligible endpoint is
+ * full, the request waits in FIFO order up to routing.queue_timeout, then gets
+ * 429 with Retry-After.
  */
 export class EndpointPool {
   private endpoints = new Map<string, Endpoint>();
@@ -101,7 +110,7 @@ export class EndpointPool {
 
   private healthChanged(ep: Endpoint, state: HealthState, reason: string): void {
     this.events.onHealthChange?.(ep, state, reason);
-    if (state !== "cooldown") this.wakeWaiters(); // capacity came back
+    this.wakeWaiters(); // capacity came back, or (cooldown) waiters may now panic-route elsewhere
   }
 
   /** Requests waiting for a free slot right now. */
@@ -117,7 +126,7 @@ export class EndpointPool {
   acquire(model: string, targets: ModelTarget[], opts: { exclude?: ReadonlySet<string>; queueTimeoutMs: number; signal?: AbortSignal }): Promise<Lease> {
     const exclude = opts.exclude ?? EMPTY;
     const startedAt = performance.now();
-    const lease = this.tryAcquire(targets, exclude, startedAt);
+    const lease = this.tryAcquire(model, targets, exclude, startedAt);
     if (lease) return Promise.resolve(lease);
 
     const unavailable = this.unavailableReason(targets, exclude);
@@ -125,6 +134,7 @@ export class EndpointPool {
 
     return new Promise<Lease>((resolve, reject) => {
       const waiter: Waiter = {
+        model,
         targets,
         exclude,
         startedAt,
@@ -160,7 +170,7 @@ export class EndpointPool {
     });
   }
 
-  private tryAcquire(targets: ModelTarget[], exclude: ReadonlySet<string>, startedAt: number): Lease | null {
+  private tryAcquire(model: string, targets: ModelTarget[], exclude: ReadonlySet<string>, startedAt: number): Lease | null {
     // Pass 1: the best (fewest in flight, then highest weight) and how many tie with it.
     let bestInFlight = Infinity;
     let bestWeight = -Infinity;
@@ -174,7 +184,7 @@ export class EndpointPool {
         ties = 1;
       } else if (ep.inFlight === bestInFlight && t.weight === bestWeight) ties++;
     }
-    if (ties === 0) return null;
+    if (ties === 0) return this.panicAcquire(model, targets, exclude, startedAt);
     // Pass 2: rotate among exact ties so equal endpoints share the load.
     let pick = ties > 1 ? this.rotation++ % ties : 0;
     for (const t of targets) {
@@ -183,9 +193,30 @@ export class EndpointPool {
       if (pick-- > 0) continue;
       const trial = ep.health.state() === "half_open";
       ep.health.admits(true); // claims the half-open trial when there is one
-      return this.lease(ep, t, startedAt, trial);
+      return this.lease(ep, t, startedAt, trial, false);
     }
     return null;
+  }
+
+  /** Panic routing: only when no untried endpoint admits requests; the least recently failed one with room. */
+  private panicAcquire(model: string, targets: ModelTarget[], exclude: ReadonlySet<string>, startedAt: number): Lease | null {
+    let best: Endpoint | undefined;
+    let bestTarget: ModelTarget | undefined;
+    for (const t of targets) {
+      if (exclude.has(t.endpoint)) continue;
+      const ep = this.endpoints.get(t.endpoint);
+      if (!ep) continue;
+      if (ep.health.admits(false)) return null; // not a panic: it is just full, so wait for it
+      if (!ep.hasRoom()) continue;
+      const a = ep.health.lastFailureAt;
+      if (!best || a < best.health.lastFailureAt || (a === best.health.lastFailureAt && ep.inFlight < best.inFlight)) {
+        best = ep;
+        bestTarget = t;
+      }
+    }
+    if (!best) return null;
+    this.events.onPanicRoute?.(model, best);
+    return this.lease(best, bestTarget!, startedAt, false, true);
   }
 
   private eligible(t: ModelTarget, exclude: ReadonlySet<string>): Endpoint | undefined {
@@ -194,7 +225,7 @@ export class EndpointPool {
     return ep && ep.hasRoom() && ep.health.admits(false) ? ep : undefined;
   }
 
-  private lease(ep: Endpoint, target: ModelTarget, startedAt: number, trial: boolean): Lease {
+  private lease(ep: Endpoint, target: ModelTarget, startedAt: number, trial: boolean, panic: boolean): Lease {
     ep.inFlight++;
     this.events.onInFlightChange?.(ep);
     let released = false;
@@ -202,6 +233,7 @@ export class EndpointPool {
       endpoint: ep,
       target,
       waitedMs: performance.now() - startedAt,
+      panic,
       release: () => {
         if (released) return;
         released = true;
@@ -213,34 +245,20 @@ export class EndpointPool {
     };
   }
 
-  /** Non-null when waiting cannot help: nothing configured, all tried, or all cooling down. */
+  /** Non-null when waiting cannot help: no endpoint of the pool is left to try (none configured, or all tried). */
   private unavailableReason(targets: ModelTarget[], exclude: ReadonlySet<string>): ApiError | null {
-    let minRetry = Infinity;
-    let anyAdmitting = false;
-    const cooling: string[] = [];
-    for (const t of targets) {
-      if (exclude.has(t.endpoint)) continue;
-      const ep = this.endpoints.get(t.endpoint);
-      if (!ep) continue;
-      if (ep.health.state() === "cooldown") {
-        minRetry = Math.min(minRetry, ep.health.retryAfterMs());
-        cooling.push(ep.name);
-      } else anyAdmitting = true;
-    }
-    if (anyAdmitting) return null;
-    const retryAfter = Number.isFinite(minRetry) ? String(Math.max(1, Math.ceil(minRetry / 1000))) : "1";
-    const which = cooling.length > 0 ? ` (cooling down after failures: ${cooling.join(", ")}; retry in ${retryAfter}s)` : "";
-    return new ApiError(503, `No healthy endpoint is available for this model right now${which}.`, {
+    for (const t of targets) if (!exclude.has(t.endpoint) && this.endpoints.has(t.endpoint)) return null;
+    return new ApiError(503, "No endpoint is available for this model right now.", {
       type: "server_error",
       code: "no_healthy_endpoint",
-      headers: { "retry-after": retryAfter },
+      headers: { "retry-after": "1" },
     });
   }
 
   private wakeWaiters(): void {
     for (let i = 0; i < this.waiters.length; ) {
       const w = this.waiters[i]!;
-      const lease = this.tryAcquire(w.targets, w.exclude, w.startedAt);
+      const lease = this.tryAcquire(w.model, w.targets, w.exclude, w.startedAt);
       if (lease) {
         this.waiters.splice(i, 1);
         w.resolve(lease);

@@ -1,6 +1,6 @@
 import { Pool, errors as undiciErrors, type Dispatcher } from "undici";
 import type { RouterConfig } from "../config/load.js";
-import { UpstreamFailure, parseRetryAfter, parseUpstreamErrorBody, scrubSecret } from "./errors.js";
+import { UpstreamFailure, isJsonErrorBody, parseRetryAfter, parseUpstreamErrorBody, scrubSecret } from "./errors.js";
 
 type EndpointConfig = RouterConfig["endpoints"][number];
 
@@ -94,6 +94,7 @@ export class UpstreamClient {
       res.statusCode,
       parseUpstreamErrorBody(text, res.statusCode, this.config.api_key),
       parseRetryAfter(res.headers["retry-after"]),
+      { route: `${method} ${path}`, jsonBody: isJsonErrorBody(text.trimStart()) },
     );
   }
 
@@ -112,7 +113,7 @@ export class UpstreamClient {
       return new UpstreamFailure(this.name, "timeout", msg);
     }
     if (err instanceof undiciErrors.ConnectTimeoutError || e?.code === "UND_ERR_CONNECT_TIMEOUT") {
-      return new UpstreamFailure(this.name, "timeout", `connect timeout: ${msg}`);
+      return new UpstreamFailure(this.name, "timeout", `connect timeout: ${msg}`, undefined, undefined, undefined, { unreached: true });
     }
     return new UpstreamFailure(this.name, "connect", e?.code ? `${e.code}` : msg);
   }

@@ -2,9 +2,20 @@ import { ApiError, type OpenAIErrorBody } from "../errors.js";
 
 export type FailureKind = "connect" | "timeout" | "status" | "protocol";
 
+/** What the client's request was (for messages naming the route), and whether the error body was JSON. */
+export interface FailureDetail {
+  /** e.g. "POST /chat/completions": the route asked of the endpoint. */
+  route?: string;
+  /** The error body was a JSON object (`{"error":...}`, `{"message":...}`, `{"detail":...}`): the server itself answered. */
+  jsonBody?: boolean;
+  /** No connection was made (a connect timeout): the request never reached the endpoint. */
+  unreached?: boolean;
+}
+
 /**
  * Something went wrong talking to one endpoint. Carries enough to decide on a
- * retry (kind, status, Retry-After) and to build the client-facing error.
+ * retry (kind, status, Retry-After), on the endpoint's health (endpointFault) and
+ * to build the client-facing error.
  */
 export class UpstreamFailure extends Error {
   constructor(
@@ -14,16 +25,48 @@ export class UpstreamFailure extends Error {
     readonly status?: number,
     readonly body?: OpenAIErrorBody["error"],
     readonly retryAfterMs?: number,
+    readonly detail: FailureDetail = {},
   ) {
     super(message);
     this.name = "UpstreamFailure";
   }
 
-  /** Connection errors, timeouts, 5xx and 429 are worth another endpoint. */
+  /**
+   * Says something about the endpoint, not the request (Envoy's "gateway failures" plus
+   * misconfiguration): counts against its health. Connection errors, timeouts, invalid
+   * bodies, 502/503/504, 429 with Retry-After, a 404/405 for the route itself, refused
+   * router credentials (401/403), and a 5xx that is not a JSON error (a proxy's page).
+   * A 500 with a JSON error body may be the request's own fault and does not count.
+   */
+  get endpointFault(): boolean {
+    if (this.kind !== "status") return true;
+    const s = this.status ?? 0;
+    if (s === 502 || s === 503 || s === 504 || s === 401 || s === 403) return true;
+    if (s === 429) return this.retryAfterMs !== undefined;
+    if (s >= 500) return !this.detail.jsonBody;
+    return this.routeMissing;
+  }
+
+  /**
+   * A 404/405 for the route itself (the endpoint's url lacks /v1, or the server does not
+   * speak this API), as opposed to a 404 about something the request names (a model).
+   */
+  get routeMissing(): boolean {
+    if (this.kind !== "status") return false;
+    if (this.status === 405) return true;
+    if (this.status !== 404) return false;
+    const b = this.body;
+    return !b?.param && !/model/i.test(`${b?.message ?? ""} ${b?.code ?? ""}`);
+  }
+
+  /** Worth another endpoint of the pool: endpoint faults, every 5xx and 429. */
   get retryable(): boolean {
-    if (this.kind === "connect" || this.kind === "timeout") return true;
-    if (this.kind === "status") return this.status === 429 || (this.status ?? 0) >= 500;
-    return false;
+    return this.endpointFault || (this.status ?? 0) >= 500 || this.status === 429;
+  }
+
+  /** Worth the same endpoint again: only a connection-level failure (refused, reset, connect timeout). */
+  get sameEndpointRetryable(): boolean {
+    return this.kind === "connect" || this.detail.unreached === true;
   }
 
   /** Metric label for why a retry happened. */
@@ -48,6 +91,15 @@ export class UpstreamFailure extends Error {
       return new ApiError(502, `The upstream endpoint "${this.endpoint}" sent an invalid response (${this.message}).`, { type: "server_error", code: "bad_upstream_response" });
     }
     const status = this.status ?? 502;
+    if (this.routeMissing) {
+      // The router's configuration is wrong, not the request: name the endpoint (never its URL, which may carry credentials).
+      const route = this.detail.route ? ` ${this.detail.route}` : "";
+      return new ApiError(
+        502,
+        `The router's endpoint '${this.endpoint}' has no route${route} (it answered HTTP ${status}). This is a router configuration error: check that endpoint's url (OpenAI-compatible servers usually serve under /v1).`,
+        { type: "server_error", code: "upstream_route_not_found" },
+      );
+    }
     if (status === 401 || status === 403) {
       // The router's credentials were refused; the client's own key is fine, so never answer 401 to it.
       return new ApiError(502, `The upstream endpoint "${this.endpoint}" refused the router's credentials.`, { type: "server_error", code: "upstream_auth_failed" });
@@ -66,6 +118,17 @@ export class UpstreamFailure extends Error {
       code: this.body?.code ?? null,
       headers,
     });
+  }
+}
+
+/** True when an error body is a JSON object: the server answered (not a proxy's page or a bare status). */
+export function isJsonErrorBody(text: string): boolean {
+  if (text.charCodeAt(0) !== 123 /* { */) return false;
+  try {
+    const j = JSON.parse(text) as unknown;
+    return j !== null && typeof j === "object" && !Array.isArray(j);
+  } catch {
+    return false;
   }
 }
 

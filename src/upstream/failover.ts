@@ -15,6 +15,8 @@ export interface FailoverContext {
   onRetry?(failure: UpstreamFailure, endpoint: string): void;
   /** Called for every attempt an endpoint failed before its first byte (retried or not), with its duration. */
   onAttemptFailed?(failure: UpstreamFailure, seconds: number): void;
+  /** Called for a failure counted against an endpoint's health (once per request and endpoint). */
+  onEndpointFault?(failure: UpstreamFailure, endpoint: string): void;
 }
 
 export interface Attempt {
@@ -27,15 +29,23 @@ export interface Attempt {
 
 /**
  * Sends one upstream call, retrying connection errors, timeouts, 5xx and 429 on
- * ANOTHER endpoint of the model's pool (bounded attempts and total time). Only
- * the part before the first response byte is retried; once a 2xx arrives the
- * caller owns the stream. Non-retryable answers (4xx) end the loop at once.
+ * ANOTHER endpoint of the model's pool (bounded attempts and total time). Once
+ * every endpoint was tried, the same one is asked again only after a connection
+ * failure (nothing reached it) or a Retry-After that fits the budget. Only the
+ * part before the first response byte is retried; once a 2xx arrives the caller
+ * owns the stream. Non-retryable answers (4xx) end the loop at once.
+ *
+ * Health: an endpoint fault (UpstreamFailure.endpointFault) counts against the
+ * endpoint at most once per client request; any other answer shows it alive.
  */
 export async function callWithFailover(
   ctx: FailoverContext,
   call: (client: UpstreamClient, lease: Lease) => Promise<UpstreamReply>,
 ): Promise<Attempt> {
   const tried = new Set<string>();
+  const faulted = new Set<string>();
+  // Tried endpoints that must not be asked again by this request (they answered; no Retry-After).
+  const done = new Set<string>();
   const distinct = new Set(ctx.targets.map((t) => t.endpoint)).size;
   let last: UpstreamFailure | undefined;
   const { retry, queue_timeout } = ctx.routing;
@@ -44,8 +54,8 @@ export async function callWithFailover(
   let won: Attempt | undefined;
 
   const attempt = async (): Promise<Attempt> => {
-    // Once every endpoint was tried, later attempts may go back to any of them.
-    const exclude = tried.size >= distinct ? undefined : tried;
+    // Once every endpoint was tried, later attempts may go back to one that could not be reached or asked us to wait.
+    const exclude = tried.size >= distinct ? done : tried;
     let lease: Lease;
     try {
       lease = await ctx.pool.acquire(ctx.model, ctx.targets, { exclude, queueTimeoutMs: queue_timeout, signal: ctx.signal });
@@ -65,12 +75,16 @@ export async function callWithFailover(
       if (!(err instanceof UpstreamFailure)) throw new AbortError(err as Error);
       ctx.onAttemptFailed?.(err, (performance.now() - callStarted) / 1000);
       tried.add(name);
-      if (!err.retryable) {
-        lease.endpoint.health.recordSuccess(); // it answered: alive, just said no
-        throw new AbortError(err);
+      if (!err.endpointFault) lease.endpoint.health.recordSuccess(); // it answered: alive, just said no
+      else if (!faulted.has(name)) {
+        faulted.add(name);
+        lease.endpoint.health.recordFailure(`${err.kind}: ${err.message}`);
+        ctx.onEndpointFault?.(err, name);
       }
-      lease.endpoint.health.recordFailure(`${err.kind}: ${err.message}`);
       last = err;
+      if (!err.sameEndpointRetryable && !err.retryAfterMs) done.add(name);
+      const untried = tried.size < distinct;
+      if (!err.retryable || !(untried || err.sameEndpointRetryable || err.retryAfterMs)) throw new AbortError(err);
       throw err;
     }
   };

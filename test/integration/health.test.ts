@@ -21,9 +21,9 @@ const stateLogs = (log: CapturedLog, endpoint: string) => log.lines().filter((l)
 const metrics = async (r: TestRouter) => (await r.fetch("/metrics")).text();
 
 describe("passive health", () => {
-  it("consecutive failures put an endpoint in cooldown: no more traffic, logged, visible in /metrics and /readyz", async () => {
+  it("consecutive endpoint failures put an endpoint in cooldown: no more traffic, logged, visible in /metrics and /health/backends", async () => {
     const [a, b] = await mocks(2);
-    a!.setDefault("/chat/completions", upstreamError(500, "broken", null, "server_error"));
+    a!.setDefault("/chat/completions", upstreamError(503, "broken", null, "server_error"));
     const log = captureLog();
     const r = await router(poolConfig([a!.url, b!.url], { routing: { health: { failure_threshold: 2, cooldown: "60s" } } }), log);
     for (let i = 0; i < 8; i++) expect((await r.client.responses.create({ model: "m", input: `${i}` })).output_text).toBe("Hello world");
@@ -37,36 +37,61 @@ describe("passive health", () => {
     expect(metricSample(text, "responses_router_endpoint_state", { upstream: "a", state: "cooldown" })).toBe(1);
     expect(metricSample(text, "responses_router_endpoint_state", { upstream: "a", state: "healthy" })).toBe(0);
     expect(metricSample(text, "responses_router_endpoint_up", { upstream: "b" })).toBe(1);
-    const ready = await r.fetch("/readyz");
-    expect(ready.status).toBe(200);
-    expect(((await ready.json()) as any).models.m).toEqual({ healthy: ["b"], unhealthy: ["a"] });
+    expect((await r.fetch("/readyz")).status).toBe(200);
+    const backends = await r.fetch("/health/backends");
+    expect(backends.status).toBe(200);
+    expect(((await backends.json()) as any).models.m).toEqual({ healthy: ["b"], unhealthy: ["a"] });
   });
 
-  it("cooldown grows on repeat, half-open lets a trial through, and a good trial makes the endpoint healthy", async () => {
+  it("a single ejected endpoint still gets every request (panic routing, counted); a success ends its cooldown", async () => {
     const [a] = await mocks(1);
-    a!.setDefault("/chat/completions", upstreamError(500, "broken", null, "server_error"));
+    a!.setDefault("/chat/completions", upstreamError(503, "loading", null, "server_error"));
     const log = captureLog();
-    const r = await router(poolConfig([a!.url], { routing: { retry: { attempts: 1, max_time: "5s" }, health: { failure_threshold: 1, cooldown: "400ms", max_cooldown: "10s" } } }), log);
+    const r = await router(poolConfig([a!.url], { routing: { health: { failure_threshold: 1, cooldown: "60s", max_cooldown: "10m" } } }), log);
     const ep = r.runtime.pool.get("a")!;
 
-    expect((await postResponses(r.url, { model: "m", input: "1" })).status).toBe(502);
+    expect((await postResponses(r.url, { model: "m", input: "1" })).status).toBe(503);
     expect(ep.health.state()).toBe("cooldown");
-    // The only endpoint is cooling down: 503 with Retry-After, and the upstream is not asked.
-    const cooling = await postResponses(r.url, { model: "m", input: "2" });
-    expect(cooling.status).toBe(503);
-    expect(cooling.headers.get("retry-after")).toBe("1");
-    expect(((await cooling.json()) as any).error).toMatchObject({ type: "server_error", code: "no_healthy_endpoint" });
-    expect(calls(a!)).toBe(1);
+    expect(calls(a!)).toBe(1); // one failure per request: a 503 is not retried on the same endpoint
+    // Ejected, and the only one: asked anyway, never a 503 no_healthy_endpoint.
+    const panicked = await postResponses(r.url, { model: "m", input: "2" });
+    expect(panicked.status).toBe(503);
+    expect(((await panicked.json()) as any).error.code).not.toBe("no_healthy_endpoint");
+    expect(calls(a!)).toBe(2);
+    // A failure while ejected does not stretch the cooldown.
+    expect(stateLogs(log, "a").map((l) => l.state)).toEqual(["cooldown"]);
+
+    a!.setDefault("/chat/completions", () => undefined); // back to the mock's default good answer
+    expect((await r.client.responses.create({ model: "m", input: "3" })).output_text).toBe("Hello world");
+    expect(ep.health.state()).toBe("healthy");
+    expect(stateLogs(log, "a").at(-1)).toMatchObject({ level: "info", state: "healthy", reason: expect.stringContaining("panic") });
+    const text = await metrics(r);
+    expect(metricSample(text, "responses_router_panic_routed_total", { model: "m", upstream: "a" })).toBe(2);
+    expect(metricSample(text, "responses_router_endpoint_up", { upstream: "a" })).toBe(1);
+  });
+
+  it("half-open lets one trial through, a failed trial doubles the cooldown, a good trial makes the endpoint healthy", async () => {
+    const [a, b] = await mocks(2);
+    a!.setDefault("/chat/completions", upstreamError(502, "bad gateway", null, "server_error"));
+    const log = captureLog();
+    const r = await router(poolConfig([a!.url, b!.url], { routing: { health: { failure_threshold: 1, cooldown: "300ms", max_cooldown: "10s" } } }), log);
+    const ep = r.runtime.pool.get("a")!;
+    // Round-robin between equal endpoints: within two requests a is asked once and ejected.
+    for (let i = 0; i < 2; i++) expect((await r.client.responses.create({ model: "m", input: `${i}` })).output_text).toBe("Hello world");
+    expect(ep.health.state()).toBe("cooldown");
 
     await waitUntil("half-open", () => ep.health.state() === "half_open");
     await waitUntil("half-open announced", () => stateLogs(log, "a").some((l) => l.state === "half_open"));
     expect(metricSample(await metrics(r), "responses_router_endpoint_state", { upstream: "a", state: "half_open" })).toBe(1);
-    expect((await postResponses(r.url, { model: "m", input: "trial 1" })).status).toBe(502); // the trial fails
-    expect(stateLogs(log, "a").at(-1)).toMatchObject({ state: "cooldown", reason: expect.stringContaining("cooling down for 800 ms") });
+    const before = calls(a!);
+    // The trial fails over to b (the client never sees it); round-robin may pick b first.
+    for (let i = 0; i < 3 && calls(a!) === before; i++) expect((await r.client.responses.create({ model: "m", input: "trial 1" })).output_text).toBe("Hello world");
+    expect(calls(a!)).toBe(before + 1);
+    expect(stateLogs(log, "a").at(-1)).toMatchObject({ state: "cooldown", reason: expect.stringContaining("cooling down for 600 ms") });
 
     await waitUntil("half-open again", () => ep.health.state() === "half_open");
-    a!.setDefault("/chat/completions", () => undefined); // back to the mock's default good answer
-    expect((await r.client.responses.create({ model: "m", input: "trial 2" })).output_text).toBe("Hello world");
+    a!.setDefault("/chat/completions", () => undefined);
+    for (let i = 0; i < 2 && ep.health.state() !== "healthy"; i++) await r.client.responses.create({ model: "m", input: "trial 2" });
     expect(ep.health.state()).toBe("healthy");
     expect(stateLogs(log, "a").map((l) => l.state)).toEqual(["cooldown", "half_open", "cooldown", "half_open", "healthy"]);
     expect(stateLogs(log, "a").at(-1)).toMatchObject({ level: "info", reason: "trial request succeeded" });

@@ -223,7 +223,11 @@ describe("Redis availability", () => {
       const requestsBefore = up.requests.length;
       expect((await r.client.responses.create({ model: "local", input: "hi", store: false })).output_text).toBe("Hello world");
       expect(up.requests.length).toBe(requestsBefore + 1); // the failed stored requests never reached the upstream
-      expect((await fetch(`${r.url}/readyz`)).status).toBe(503);
+      // The instance still serves (store: false works): ready; the store outage shows in /health/backends.
+      expect((await fetch(`${r.url}/readyz`)).status).toBe(200);
+      const backends = await fetch(`${r.url}/health/backends`);
+      expect(backends.status).toBe(503);
+      expect(((await backends.json()) as { store: unknown }).store).toEqual({ kind: "redis", reachable: false });
 
       await own.restart();
       await until(async () => (await metric()) === "1", "redis_up 1 again");

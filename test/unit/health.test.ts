@@ -94,3 +94,20 @@ describe("EndpointHealth", () => {
     h.close();
   });
 });
+
+describe("EndpointHealth while ejected (panic-routed requests)", () => {
+  it("a failure during cooldown does not re-trip or stretch it, but moves lastFailureAt; a success ends it", () => {
+    const { h, clock, changes } = breaker({ failure_threshold: 1, cooldown: 1_000, max_cooldown: 8_000 });
+    h.recordFailure("x");
+    const until = h.retryAfterMs();
+    clock.t += 10;
+    h.recordFailure("panic request failed");
+    expect(h.retryAfterMs()).toBe(until - 10);
+    expect(h.lastFailureAt).toBe(clock.t);
+    expect(changes.map((c) => c[0])).toEqual(["cooldown"]);
+    h.recordSuccess();
+    expect(h.state()).toBe("healthy");
+    expect(changes.at(-1)![1]).toMatch(/panic/);
+    h.close();
+  });
+});
