@@ -85,18 +85,16 @@ describe("/metrics tells the truth", () => {
     expect(sample(text, "responses_router_upstream_duration_seconds_count", { upstream: "a", outcome: "ok" })).toBe(1);
   });
 
-  it("a pool in cooldown answers 503 naming the cooling endpoints", async () => {
+  it("a pool whose every endpoint is ejected is still tried (panic routing), counted per model and upstream", async () => {
     const r = await router(poolConfig([await deadUrl()], { routing: { retry: { attempts: 1, max_time: "20s" }, health: { failure_threshold: 1, cooldown: "60s" } } }));
     expect((await post(r, "/v1/responses", { model: "m", input: "x" })).status).toBe(502);
+    expect(r.runtime.pool.get("a")!.health.state()).toBe("cooldown");
     const res = await post(r, "/v1/responses", { model: "m", input: "x" });
-    expect(res.status).toBe(503);
-    const err = ((await res.json()) as any).error;
-    expect(err.code).toBe("no_healthy_endpoint");
-    expect(err.message).toContain("a");
-    expect(err.message).toMatch(/cooling down after failures: a\b/);
+    // Not a 503 no_healthy_endpoint: the ejected endpoint was asked, and its own failure is the answer.
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as any).error.code).toBe("upstream_unreachable");
     const text = await metricsText(r);
-    // Nothing was tried for the 503: no upstream to name.
-    expect(sample(text, "responses_router_requests_total", { route: "/v1/responses", model: "m", upstream: "", status: "503" })).toBe(1);
+    expect(sample(text, "responses_router_panic_routed_total", { model: "m", upstream: "a" })).toBe(1);
   });
 
   it.skipIf(skipPromtool)("promtool check metrics passes on a live /metrics after mixed traffic", async () => {
