@@ -39,6 +39,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     stats.route = c.req.routePath && !c.req.routePath.includes("*") ? c.req.routePath : "unmatched";
     const status = c.res.status;
     const finish = () => {
+      stats.gate?.settle(stats.tokens ?? 0);
       const seconds = (performance.now() - started) / 1000;
       rt.metrics.requests.inc({ route: stats.route, model: stats.model, upstream: stats.endpoint, status: String(status) });
       rt.metrics.requestDuration.observe({ route: stats.route, model: stats.model, upstream: stats.endpoint }, seconds);
@@ -77,7 +78,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     }),
   );
 
-  responsesRoutes(app, service, () => rt.config.models);
+  responsesRoutes(app, service, rt);
   conversationsRoutes(app, new ConversationsService(rt));
   chatRoutes(app, rt);
   opsRoutes(app, rt);

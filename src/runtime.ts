@@ -1,5 +1,6 @@
 import type { ModelTarget, RouterConfig } from "./config/load.js";
 import { randomId, type IdGenerator } from "./ids.js";
+import type { LimiterDeps } from "./keys/limits.js";
 import type { Logger } from "./log.js";
 import { forgetEndpoint, setEndpointState, type Metrics } from "./metrics.js";
 import { EndpointPool } from "./routing/pool.js";
@@ -27,6 +28,8 @@ export class Runtime {
     readonly metrics: Metrics,
     readonly log: Logger,
     readonly ids: IdGenerator = randomId,
+    /** The clock of per-key limits and usage days (tests move it instead of waiting). */
+    readonly now: () => number = Date.now,
   ) {
     this.current = config;
     this.pool = new EndpointPool(config, {
@@ -129,4 +132,9 @@ export class Runtime {
     this.pool.close();
     await Promise.allSettled([...this.clients.values()].map((c) => c.close()));
   }
+}
+
+/** What per-key limit checks need from a runtime (the store's limiter, its clock, error counting). */
+export function limiterDeps(rt: Runtime): LimiterDeps {
+  return { limiter: rt.stores.limiter, now: rt.now, onStoreError: () => rt.metrics.storeErrors.inc({ store: "limiter", op: "limit" }) };
 }

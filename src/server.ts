@@ -17,6 +17,8 @@ export interface StartOptions {
   metrics?: Metrics;
   stores?: Stores;
   storeOptions?: StoreOptions;
+  /** Clock for per-key limits, budgets and usage days (tests inject one). */
+  now?: () => number;
   /** Verify the store answers before listening (main does; a Redis that is down is fatal). */
   checkStore?: boolean;
 }
@@ -52,7 +54,7 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
     await stores.close().catch(() => {});
     throw new Error(`the ${stores.kind} store at ${redact(config.storage.redis_url)} is unreachable`);
   }
-  const runtime = new Runtime(config, stores, metrics, log);
+  const runtime = new Runtime(config, stores, metrics, log, undefined, opts.now);
   const { app, service } = buildApp(runtime);
   service.background.startWorker(config.background.concurrency);
   const host = opts.host ?? config.server.host;

@@ -58,12 +58,21 @@ const modelSchema = z
   })
   .strict();
 
+const positiveInt = z.number().int().positive();
+
 const apiKeySchema = z
   .object({
     name,
     key: z.string().min(1),
     /** Models this key may call: names or globs (`*`, `?`). Unset: every model. */
     models: z.array(z.string().min(1)).optional(),
+    /** Per-key rate limits, enforced on every inference route (shared by all instances in Redis mode). */
+    limits: z
+      .object({ requests_per_minute: positiveInt.optional(), tokens_per_minute: positiveInt.optional(), max_concurrent: positiveInt.optional() })
+      .strict()
+      .optional(),
+    /** Token budgets per UTC day and per calendar month (UTC). */
+    budget: z.object({ tokens_per_day: positiveInt.optional(), tokens_per_month: positiveInt.optional() }).strict().optional(),
   })
   .strict();
 

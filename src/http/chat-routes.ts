@@ -3,6 +3,7 @@ import { PassthroughService, type PassthroughContext, type PassthroughResult } f
 import type { Runtime } from "../runtime.js";
 import type { AppEnv } from "./context.js";
 import { ClientLink, labelModel, readJsonBody } from "./context.js";
+import { admitKey } from "./key-gate.js";
 import { sseResponse } from "./sse.js";
 
 /** POST /v1/chat/completions and /v1/embeddings: parse, pass through, serialise. */
@@ -16,6 +17,7 @@ async function handle(c: Context<AppEnv>, rt: Runtime, call: (body: unknown, ctx
   const body = await readJsonBody(c);
   const stats = c.get("stats");
   labelModel(stats, rt.config.models, body);
+  await admitKey(c, rt, body);
   const link = new ClientLink(c);
   let result: PassthroughResult;
   try {

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { ApiError, invalidRequest } from "../errors.js";
+import type { KeyGate } from "../keys/limits.js";
 import type { ApiKey } from "../keys/policy.js";
 
 /** What a request carries through the middleware chain. */
@@ -9,6 +10,10 @@ export interface RequestStats {
   endpoint: string;
   /** Time spent on the upstream call, when there was one (overhead = total - this). */
   upstreamMs?: number;
+  /** Tokens (input + output) the upstream reported for this request. */
+  tokens?: number;
+  /** The request's hold on its key's limits, settled when the request is over. */
+  gate?: KeyGate | null;
 }
 
 export type AppEnv = {

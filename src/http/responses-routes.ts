@@ -1,15 +1,18 @@
 import type { Hono } from "hono";
 import type { ResponsesService } from "../responses/service.js";
+import type { Runtime } from "../runtime.js";
 import type { AppEnv } from "./context.js";
 import { ClientLink, labelModel, readJsonBody } from "./context.js";
+import { admitKey } from "./key-gate.js";
 import { sseResponse } from "./sse.js";
 
 /** /v1/responses routes: parse, call the service, serialise. Nothing else. */
-export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, models: () => Record<string, unknown>): void {
+export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt: Runtime): void {
   app.post("/v1/responses", async (c) => {
     const body = await readJsonBody(c);
     const stats = c.get("stats");
-    labelModel(stats, models(), body);
+    labelModel(stats, rt.config.models, body);
+    await admitKey(c, rt, body);
     const link = new ClientLink(c);
     let result;
     try {

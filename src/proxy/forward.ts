@@ -70,9 +70,9 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
 
-/** Counts a backend's reported usage (chat or embeddings naming) under the router's token metric. */
-export function countTokens(rt: Runtime, model: string, endpoint: string, usage: unknown): void {
-  if (!usage || typeof usage !== "object") return;
+/** Counts a backend's reported usage (chat or embeddings naming) under the router's token metric; returns input + output. */
+export function countTokens(rt: Runtime, model: string, endpoint: string, usage: unknown): number {
+  if (!usage || typeof usage !== "object") return 0;
   const u = usage as {
     prompt_tokens?: number;
     completion_tokens?: number;
@@ -80,11 +80,13 @@ export function countTokens(rt: Runtime, model: string, endpoint: string, usage:
     completion_tokens_details?: { reasoning_tokens?: number } | null;
   };
   const labels = { model, upstream: endpoint };
-  const add = (type: "input" | "output" | "cached" | "reasoning", n: unknown) => {
-    if (typeof n === "number" && Number.isFinite(n) && n > 0) rt.metrics.tokens.inc({ ...labels, type }, n);
+  const add = (type: "input" | "output" | "cached" | "reasoning", n: unknown): number => {
+    if (typeof n !== "number" || !Number.isFinite(n) || n <= 0) return 0;
+    rt.metrics.tokens.inc({ ...labels, type }, n);
+    return n;
   };
-  add("input", u.prompt_tokens);
-  add("output", u.completion_tokens);
+  const total = add("input", u.prompt_tokens) + add("output", u.completion_tokens);
   add("cached", u.prompt_tokens_details?.cached_tokens);
   add("reasoning", u.completion_tokens_details?.reasoning_tokens);
+  return total;
 }

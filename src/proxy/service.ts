@@ -13,8 +13,8 @@ export interface PassthroughContext {
   signal: AbortSignal;
   /** Aborts the upstream call (a stream's client went away). */
   abort(): void;
-  /** Filled in for the overhead metric: time spent on the upstream call. */
-  stats?: { upstreamMs?: number };
+  /** Filled in for metrics and limits: time spent on the upstream call, tokens the upstream reported. */
+  stats?: { upstreamMs?: number; tokens?: number };
 }
 
 export type PassthroughResult =
@@ -72,7 +72,8 @@ export class PassthroughService {
         throw new UpstreamFailure(endpoint, "protocol", "the body was not JSON");
       }
       outcome = "ok";
-      countTokens(this.rt, req.model, endpoint, parsed.usage);
+      const tokens = countTokens(this.rt, req.model, endpoint, parsed.usage);
+      if (ctx.stats) ctx.stats.tokens = tokens;
       const rename = modelRenamer(fwd.upstreamModel, req.model);
       if (store && Array.isArray(parsed.choices) && cacheable(parsed as ChatCompletion)) await store(parsed as ChatCompletion);
       return { kind: "json", body: rename ? rename(text) : text, endpoint };
@@ -94,7 +95,10 @@ export class PassthroughService {
       accumulator,
       abort: ctx.abort,
       onFirstFrame: () => this.rt.metrics.timeToFirstToken.observe({ model: req.model, upstream: endpoint }, (performance.now() - fwd.started) / 1000),
-      onUsage: (usage) => countTokens(this.rt, req.model, endpoint, usage),
+      onUsage: (usage) => {
+        const tokens = countTokens(this.rt, req.model, endpoint, usage);
+        if (ctx.stats) ctx.stats.tokens = (ctx.stats.tokens ?? 0) + tokens;
+      },
       onEnd: (outcome) => {
         lease.release();
         const ms = performance.now() - fwd.started;

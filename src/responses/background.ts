@@ -14,6 +14,8 @@ import { EventOrderError, jobAbortKind, type JobContext, type JobHooks, type Sto
 import { responseSkeleton } from "../translate/index.js";
 import type { CreateResponseRequest, ResponseObject } from "../types.js";
 import { EventRecorder, finishedItems, followBody, terminalEvent } from "./background-events.js";
+import { jobGate } from "../keys/limits.js";
+import { limiterDeps } from "../runtime.js";
 import { connect, recordTokenUsage, type RunOutcome } from "./execute.js";
 import { loadOwned, type Plan } from "./plan.js";
 import { callStore } from "./store-access.js";
@@ -110,19 +112,23 @@ export class BackgroundJobs {
     if (!rec || isFinished(rec.response.status) || signal.aborted) return;
     const active = this.rt.metrics.backgroundActive;
     active.inc({ status: "in_progress" });
+    // A running job holds one of its key's max_concurrent slots, and its tokens count against the key's limits.
+    const gate = await jobGate(limiterDeps(this.rt), this.rt.config.server.api_keys, rec.owner, job.responseId);
+    const tally = { tokens: 0 };
     try {
       const started: StoredResponse = { ...rec, response: { ...rec.response, status: "in_progress" } };
       await this.store("responses", "save", () => responses.save(started));
       this.rt.log.info({ responseId: job.responseId, attempt: job.attempt }, "background job started");
-      await this.execute(started, job.payload as BackgroundPayload, signal);
+      await this.execute(started, job.payload as BackgroundPayload, signal, tally);
     } catch (err) {
       this.rt.log.error({ responseId: job.responseId, err: (err as Error).message }, "background job could not record its outcome");
     } finally {
       active.dec({ status: "in_progress" });
+      gate?.settle(tally.tokens);
     }
   }
 
-  private async execute(rec: StoredResponse, payload: BackgroundPayload, signal: AbortSignal): Promise<void> {
+  private async execute(rec: StoredResponse, payload: BackgroundPayload, signal: AbortSignal, tally: { tokens: number }): Promise<void> {
     const id = rec.response.id;
     const recorder = new EventRecorder(this.rt.stores.events, id, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "append" }));
     let outcome: RunOutcome | null = null;
@@ -131,7 +137,7 @@ export class BackgroundJobs {
       const plan = jobPlan(this.rt.config, rec, payload);
       const conn = await connect(this.rt, plan, signal, true, "queued");
       outcome = await conn.pump(recorder, { keepPartialOnAbort: true });
-      recordTokenUsage(this.rt, plan.model, outcome);
+      tally.tokens = recordTokenUsage(this.rt, plan.model, outcome);
     } catch (err) {
       if (!signal.aborted) failure = failureOf(err);
     }

@@ -101,16 +101,17 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
   };
 }
 
-/** Counts the tokens an upstream reported for a finished run. */
-export function recordTokenUsage(rt: Runtime, model: string, out: Pick<RunOutcome, "response" | "endpoint">): void {
+/** Counts the tokens an upstream reported for a finished run; returns input + output. */
+export function recordTokenUsage(rt: Runtime, model: string, out: Pick<RunOutcome, "response" | "endpoint">): number {
   const u = out.response.usage;
-  if (!u) return;
+  if (!u) return 0;
   const labels = { model, upstream: out.endpoint };
   const m = rt.metrics.tokens;
   m.inc({ ...labels, type: "input" }, u.input_tokens ?? 0);
   m.inc({ ...labels, type: "output" }, u.output_tokens ?? 0);
   m.inc({ ...labels, type: "cached" }, u.input_tokens_details?.cached_tokens ?? 0);
   m.inc({ ...labels, type: "reasoning" }, u.output_tokens_details?.reasoning_tokens ?? 0);
+  return (u.input_tokens ?? 0) + (u.output_tokens ?? 0);
 }
 
 export function shouldHideEncryptedReasoning(plan: Plan): boolean {

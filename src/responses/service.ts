@@ -23,8 +23,8 @@ export interface RequestContext {
   signal: AbortSignal;
   /** Aborts the upstream call (a stream's client went away). */
   abort(): void;
-  /** Filled in for metrics: time spent on the upstream call. */
-  stats?: { upstreamMs?: number };
+  /** Filled in for metrics: time spent on the upstream call, tokens the upstream reported. */
+  stats?: { upstreamMs?: number; tokens?: number };
 }
 
 export type CreateResult = { kind: "json"; response: ResponseObject; endpoint: string } | { kind: "stream"; body: ReadableStream<Uint8Array>; endpoint: string };
@@ -58,13 +58,13 @@ export class ResponsesService {
     if (!plan.stream) {
       const out = await conn.pump(null);
       if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
-      await this.finish(plan, out, key);
+      await this.finish(plan, out, key, ctx.stats);
       return { kind: "json", response: clientView(out.response, out.hideEncryptedReasoning), endpoint };
     }
     const stream = sseBody(async (sink) => {
       const out = await conn.pump(sink);
       if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
-      const terminal = await this.finishStreamed(plan, out, key);
+      const terminal = await this.finishStreamed(plan, out, key, ctx.stats);
       sink.send(terminal.type, terminal.data);
     }, ctx.abort);
     return { kind: "stream", body: stream, endpoint };
@@ -105,8 +105,9 @@ export class ResponsesService {
   }
 
   /** Stores (when asked) and accounts for a finished response. Store failures surface as 503. */
-  private async finish(plan: Plan, out: RunOutcome, key: string | null): Promise<void> {
-    recordTokenUsage(this.rt, plan.model, out);
+  private async finish(plan: Plan, out: RunOutcome, key: string | null, stats?: RequestContext["stats"]): Promise<void> {
+    const tokens = recordTokenUsage(this.rt, plan.model, out);
+    if (stats) stats.tokens = tokens;
     if (plan.store) await this.save(plan, out.response);
     if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response);
   }
@@ -116,9 +117,9 @@ export class ResponsesService {
    * so a client that reads `response.completed` can chain from it at once. If
    * storing fails the stream ends in `response.failed` rather than a silent loss.
    */
-  private async finishStreamed(plan: Plan, out: RunOutcome, key: string | null): Promise<{ type: string; data: string }> {
+  private async finishStreamed(plan: Plan, out: RunOutcome, key: string | null, stats?: RequestContext["stats"]): Promise<{ type: string; data: string }> {
     try {
-      await this.finish(plan, out, key);
+      await this.finish(plan, out, key, stats);
       return out.terminal!;
     } catch (err) {
       const message = err instanceof ApiError ? err.message : "The response could not be stored.";

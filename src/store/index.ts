@@ -2,15 +2,19 @@ import type { Logger } from "pino";
 import { MemoryEventLog } from "./memory-events.js";
 import { MemoryJobQueue } from "./memory-jobs.js";
 import { MemoryConversationStore } from "./memory-conversations.js";
+import { MemoryRateLimiter } from "./memory-limiter.js";
 import { MemoryResponseCache, MemoryResponseStore } from "./memory.js";
 import { closeClient, createRedisClient } from "./redis-client.js";
 import { RedisConversationStore } from "./redis-conversations.js";
 import { RedisEventLog } from "./redis-events.js";
 import { RedisJobQueue } from "./redis-jobs.js";
+import { RedisRateLimiter } from "./redis-limiter.js";
 import { RedisResponseCache, RedisResponseStore, type CacheErrorHook } from "./redis.js";
 import type { StoreStatus, Stores } from "./types.js";
 
 export type * from "./types.js";
+export type * from "./limiter.js";
+export { SLOT_TTL_MS, dayWindow, monthWindow } from "./limiter.js";
 export { StoreUnavailableError, EventOrderError, JobAbortedError, isTerminalEvent, jobAbortKind } from "./types.js";
 
 export interface StorageConfig {
@@ -56,6 +60,7 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
       cache,
       events,
       jobs,
+      limiter: new MemoryRateLimiter(),
       status: alwaysConnected,
       async close() {
         await jobs.close();
@@ -88,6 +93,7 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
     cache,
     events,
     jobs,
+    limiter: new RedisRateLimiter(client, common),
     status: responses,
     async close() {
       await jobs.close();

@@ -1,5 +1,6 @@
 import { isFinished, TERMINAL_EVENTS } from "../protocol.js";
 import type { Item, ResponseObject, StreamEvent } from "../types.js";
+import type { RateLimiter } from "./limiter.js";
 
 /**
  * What the router keeps per stored response. `input` is the full context the
@@ -210,6 +211,8 @@ export interface Stores {
   cache: ResponseCache;
   jobs: JobQueue;
   events: EventLog;
+  /** Per-key rate limits and budgets (see limiter.ts). */
+  limiter: RateLimiter;
   status: StoreStatus;
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { EventOrderError, jobAbortKind, type JobContext, type Stores } from "../../src/store/index.js";
+import { describeLimiterContract } from "./limiter-contract.js";
 import { aborted, collect, ev, makeRecord, makeResponse, newId, sleep, waitFor } from "./support.js";
 
 export * from "./support.js";
@@ -81,6 +82,8 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
         expect(await responses.get(id)).toEqual(rec);
       });
     });
+
+    describeLimiterContract(() => open());
 
     describe("conversations", () => {
       const conv = (id: string, owner: string | null = "team-a") => ({
