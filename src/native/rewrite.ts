@@ -1,4 +1,4 @@
-import { ENCRYPTED_REASONING, LIFECYCLE_EVENTS, TERMINAL_EVENTS } from "../protocol.js";
+import { ENCRYPTED_REASONING } from "../protocol.js";
 import type { CreateResponseRequest, Item, JsonObject, ResponseObject } from "../types.js";
 
 /** What the router owns in a native Response: its id and the fields it handles itself. */
@@ -91,66 +91,4 @@ export const omitEncryptedContent = (key: string, value: unknown): unknown => (k
 /** A copy of a response as the client should see it. */
 export function clientView(response: ResponseObject, hide: boolean): ResponseObject {
   return hide ? (JSON.parse(JSON.stringify(response, omitEncryptedContent)) as ResponseObject) : response;
-}
-
-export interface RewrittenFrame {
-  type: string;
-  data: string;
-  /** Parsed payload, only for lifecycle and output_item events (the rest pass as raw text). */
-  parsed?: JsonObject;
-}
-
-/**
- * Rewrites a native Responses event stream frame by frame. Lifecycle events are
- * parsed to swap in the router's id and fields; output_item events are parsed
- * so the router knows the items (partial output, stored reasoning). Every other
- * event (the many deltas) passes as the upstream's own text: the hot path does
- * one substring check, no JSON work.
- */
-export class NativeStreamRewriter {
-  private upstreamId: string | null = null;
-  lastSequence = -1;
-  /** Items finished so far, by output_index. */
-  readonly items: Item[] = [];
-  final: ResponseObject | null = null;
-
-  constructor(private readonly fields: RouterFields) {}
-
-  frame(eventName: string | undefined, data: string): RewrittenFrame {
-    const type = eventName ?? sniffType(data);
-    if (type !== undefined && (LIFECYCLE_EVENTS.has(type) || type.startsWith("response.output_item.") || type === "error")) {
-      const parsed = JSON.parse(data) as JsonObject;
-      this.track(parsed);
-      const t = String(parsed.type ?? type);
-      if (LIFECYCLE_EVENTS.has(t) && parsed.response && typeof parsed.response === "object") {
-        const resp = parsed.response as JsonObject;
-        if (typeof resp.id === "string" && this.upstreamId === null) this.upstreamId = resp.id;
-        applyRouterFields(resp, this.fields);
-        if (TERMINAL_EVENTS.has(t)) this.final = resp as ResponseObject;
-      }
-      if (t === "response.output_item.done" && typeof parsed.output_index === "number") this.items[parsed.output_index] = parsed.item as Item;
-      return { type: t, data: JSON.stringify(parsed, this.fields.hideEncryptedReasoning ? omitEncryptedContent : undefined), parsed };
-    }
-    this.trackRaw(data);
-    if (this.upstreamId !== null && data.includes(this.upstreamId)) data = data.split(this.upstreamId).join(this.fields.id);
-    return { type: type ?? "message", data };
-  }
-
-  private track(parsed: JsonObject): void {
-    if (typeof parsed.sequence_number === "number") this.lastSequence = parsed.sequence_number;
-  }
-
-  /** Reads sequence_number from a raw frame without parsing all of it (it is near the end). */
-  private trackRaw(data: string): void {
-    const at = data.lastIndexOf('"sequence_number":');
-    if (at !== -1) {
-      const n = Number.parseInt(data.slice(at + 18), 10);
-      if (Number.isFinite(n)) this.lastSequence = n;
-    }
-  }
-}
-
-function sniffType(data: string): string | undefined {
-  const m = /"type"\s*:\s*"([^"]+)"/.exec(data.length > 200 ? data.slice(0, 200) : data);
-  return m?.[1];
 }

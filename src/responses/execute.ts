@@ -1,5 +1,6 @@
-import { applyRouterFields, omitEncryptedContent, NativeStreamRewriter, nativeRequestBody } from "../native/rewrite.js";
-import { ENCRYPTED_REASONING, TERMINAL_EVENTS } from "../protocol.js";
+import { applyRouterFields, nativeRequestBody } from "../native/rewrite.js";
+import { ENCRYPTED_REASONING } from "../protocol.js";
+import { NativeStreamMachine } from "../native/stream.js";
 import type { Endpoint, Lease } from "../routing/pool.js";
 import type { Runtime } from "../runtime.js";
 import type { EventSink } from "../sse-writer.js";
@@ -191,51 +192,41 @@ async function pumpNative(ctx: PumpContext): Promise<Pumped> {
     const json = (await readJson(reply, lease)) as Record<string, unknown>;
     return { response: applyRouterFields(json, fields), terminal: null };
   }
-  const rw = new NativeStreamRewriter(fields);
-  let terminal: { type: string; data: string } | null = null;
-  let snapshot: ResponseObject | null = null;
+  const secret = lease.endpoint.config.api_key;
+  const m = new NativeStreamMachine(fields, { scrub: (text) => scrubSecret(text, secret) });
   let first = true;
-  let broke: unknown;
+  let tail: StreamEvent[];
   try {
     for await (const frame of readSseFrames(reply.body)) {
       if (frame.data === "[DONE]") break;
-      const out = rw.frame(frame.event, frame.data);
+      const out = m.push(frame.event, frame.data);
       if (first && out.type.endsWith(".delta")) {
         first = false;
         onFirstChunk();
       }
       rt.metrics.streamChunks.inc({ kind: "native" });
-      if (out.type === "response.created" && out.parsed) snapshot = out.parsed.response as ResponseObject;
-      // Lifecycle and error events can carry upstream error text, which may echo the endpoint's key.
-      const data = out.parsed ? scrubSecret(out.data, lease.endpoint.config.api_key) : out.data;
-      if (TERMINAL_EVENTS.has(out.type)) {
+      if (out.terminal) {
         sink.flush?.(); // what came before the terminal event must not wait for the store
-        terminal = { type: out.type, data };
-        if (data !== out.data && rw.final) rw.final = (JSON.parse(data) as { response: ResponseObject }).response;
-        break;
+        return { response: m.response, terminal: { type: out.type, data: out.data } };
       }
-      sink.send(out.type, data);
+      sink.send(out.type, out.data);
       if (!frame.more) sink.flush?.();
     }
+    tail = m.finish();
   } catch (err) {
-    broke = err;
-    if (!signal.aborted) lease.endpoint.health.recordFailure(`stream broke: ${(err as Error).message}`);
-    else if (!opts.keepPartialOnAbort) throw err;
+    if (signal.aborted) {
+      if (!opts.keepPartialOnAbort) throw err;
+      for (const ev of m.cancel()) sink.send(ev.type, m.serialise(ev));
+      sink.flush?.();
+      return { response: m.response, terminal: null };
+    }
+    lease.endpoint.health.recordFailure(`stream broke: ${(err as Error).message}`);
+    tail = m.fail(midStreamError(err));
   }
+  const terminal = tail.pop()!;
+  for (const ev of tail) sink.send(ev.type, m.serialise(ev));
   sink.flush?.();
-  if (terminal && rw.final) return { response: rw.final, terminal };
-  const base = snapshot ?? responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "in_progress", previousResponseId: plan.previousResponseId });
-  // Stopped on purpose: keep the items that finished; the caller decides the terminal state.
-  if (signal.aborted && opts.keepPartialOnAbort) return { response: { ...base, status: "cancelled", output: rw.items.filter(Boolean) }, terminal: null };
-  // The upstream died (or closed) without a terminal event: end the stream as failed, keeping partial output.
-  const response: ResponseObject = {
-    ...base,
-    status: "failed",
-    error: broke === undefined ? { code: "server_error", message: "The upstream stream ended before the response was complete." } : midStreamError(broke),
-    output: rw.items.filter(Boolean),
-  };
-  const event = { type: "response.failed", response, sequence_number: rw.lastSequence + 1 };
-  return { response, terminal: { type: event.type, data: JSON.stringify(event, fields.hideEncryptedReasoning ? omitEncryptedContent : undefined) } };
+  return { response: m.response, terminal: { type: terminal.type, data: m.serialise(terminal) } };
 }
 
 /** Sends events; flushes unless the caller knows more frames from the same upstream read follow. */

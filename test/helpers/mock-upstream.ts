@@ -240,7 +240,7 @@ export function nativeResponse(text: string, model = "gpt-4.1", id = "resp_upstr
 }
 
 /** The OpenAI event stream for a finished response with one text message (plus optional leading items). */
-export function nativeEvents(resp: ReturnType<typeof nativeResponse>) {
+export function nativeEvents(resp: ReturnType<typeof nativeResponse>, deltas?: string[]) {
   const frames: { event: string; data: unknown }[] = [];
   let seq = 0;
   const ev = (type: string, payload: Record<string, unknown>) => frames.push({ event: type, data: { type, ...payload, sequence_number: seq++ } });
@@ -257,7 +257,7 @@ export function nativeEvents(resp: ReturnType<typeof nativeResponse>) {
     ev("response.output_item.added", { output_index, item: { ...item, status: "in_progress", content: [] } });
     ev("response.content_part.added", { item_id: item.id, output_index, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
     const half = Math.ceil(text.length / 2);
-    for (const delta of [text.slice(0, half), text.slice(half)]) ev("response.output_text.delta", { item_id: item.id, output_index, content_index: 0, delta, logprobs: [] });
+    for (const delta of deltas ?? [text.slice(0, half), text.slice(half)]) ev("response.output_text.delta", { item_id: item.id, output_index, content_index: 0, delta, logprobs: [] });
     ev("response.output_text.done", { item_id: item.id, output_index, content_index: 0, text, logprobs: [] });
     ev("response.content_part.done", { item_id: item.id, output_index, content_index: 0, part: item.content[0] });
     ev("response.output_item.done", { output_index, item });

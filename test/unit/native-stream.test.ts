@@ -1,0 +1,137 @@
+import type { Response as OpenAIResponse, ResponseFunctionToolCall, ResponseOutputMessage, ResponseReasoningItem } from "openai/resources/responses/responses";
+import { describe, expect, it } from "vitest";
+import { NativeStreamMachine } from "../../src/native/stream.js";
+import { responseSkeleton } from "../../src/translate/skeleton.js";
+import { responseToEvents } from "../../src/translate/replay.js";
+import type { Item, ResponseObject, StreamEvent } from "../../src/types.js";
+import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.js";
+import { nativeEvents, nativeResponse } from "../helpers/mock-upstream.js";
+
+const defaults = responseSkeleton({ model: "gpt-4.1" }, { id: "resp_router", createdAt: 5, model: "gpt-4.1", status: "in_progress" });
+const fields = { id: "resp_router", previousResponseId: null, store: true, background: false, hideEncryptedReasoning: false, defaults };
+const machine = (scrub?: (s: string) => string) => new NativeStreamMachine(fields, { scrub });
+
+/** An upstream Response with a reasoning item, a function call and a message (OpenAI's own grammar via replay). */
+function upstreamResponse(): ResponseObject {
+  const base = nativeResponse("Hello there, world", "gpt-4.1", "resp_up");
+  const output: Item[] = [
+    { id: "rs_1", type: "reasoning", summary: [{ type: "summary_text", text: "thinking hard" }] },
+    { id: "fc_1", type: "function_call", status: "completed", call_id: "call_1", name: "weather", arguments: '{"city":"Paris"}' },
+    ...(base.output as Item[]),
+  ];
+  return { ...(base as unknown as ResponseObject), output };
+}
+
+/** Pushes upstream frames (raw text, as they arrive) and collects what the client sees. */
+function feed(m: NativeStreamMachine, upstream: StreamEvent[]): { events: StreamEvent[]; terminal: boolean } {
+  const events: StreamEvent[] = [];
+  for (const ev of upstream) {
+    const out = m.push(ev.type, JSON.stringify(ev));
+    events.push(JSON.parse(out.data) as StreamEvent);
+    if (out.terminal) return { events, terminal: true };
+  }
+  return { events, terminal: false };
+}
+
+const upTo = (events: StreamEvent[], pred: (e: StreamEvent) => boolean) => events.slice(0, events.findIndex(pred) + 1);
+
+describe("NativeStreamMachine", () => {
+  it("passes a complete stream through with the router's id in every event, snapshots filled from the skeleton", async () => {
+    const m = machine();
+    const upstream = nativeEvents(nativeResponse("Hello from upstream", "gpt-4.1", "resp_up")).map((f) => f.data as StreamEvent);
+    const { events, terminal } = feed(m, upstream);
+    expect(terminal).toBe(true);
+    expect(JSON.stringify(events)).not.toContain("resp_up");
+    assertResponsesGrammar(events);
+    const { final } = await runThroughOpenAISdk(events);
+    expect(final.output_text).toBe("Hello from upstream");
+    for (const e of events.filter((e) => "response" in e)) {
+      const r = e.response as OpenAIResponse;
+      expect(r.id).toBe("resp_router");
+      expect(r.text?.verbosity).toBe("medium");
+      expect(r).toHaveProperty("service_tier");
+    }
+    expect(m.response.status).toBe("completed");
+  });
+
+  it("cancel mid-message: the open text part and message close as incomplete with the text streamed so far", async () => {
+    const m = machine();
+    const upstream = responseToEvents(upstreamResponse());
+    const cut = upTo(upstream, (e) => e.type === "response.output_text.delta");
+    const { events } = feed(m, cut);
+    const closing = m.cancel();
+    expect(closing.map((e) => e.type)).toEqual(["response.output_text.done", "response.content_part.done", "response.output_item.done"]);
+    expect(closing.map((e) => e.sequence_number)).toEqual([cut.length, cut.length + 1, cut.length + 2]);
+    const response = m.response;
+    expect(response.status).toBe("cancelled");
+    expect(response.output.map((i) => i.type)).toEqual(["reasoning", "function_call", "message"]);
+    const msg = response.output[2] as unknown as ResponseOutputMessage;
+    expect(msg.status).toBe("incomplete");
+    expect(msg.content).toEqual([{ type: "output_text", text: "Hello there, world", annotations: [], logprobs: [] }]);
+    expect(closing.at(-1)!.item).toEqual(msg);
+    // The client's stream plus a terminal event carrying the partial response is valid for the SDK.
+    const all = [...events, ...closing, { type: "response.incomplete", response, sequence_number: closing.at(-1)!.sequence_number + 1 }];
+    expect((await runThroughOpenAISdk(all)).final.output_text).toBe("Hello there, world");
+    // As a failure instead, the same closing events make a stream the grammar checker accepts.
+    assertResponsesGrammar([...events, ...closing, { type: "response.failed", response: { ...response, status: "failed", error: { code: "server_error", message: "x" } }, sequence_number: all.length - 1 }]);
+  });
+
+  it("a stream that dies mid function call closes it in response.failed with the arguments so far", async () => {
+    const m = machine();
+    const upstream = responseToEvents(upstreamResponse()).flatMap((e) =>
+      // Arguments in two deltas, the stream dies after the first.
+      e.type === "response.function_call_arguments.delta" ? [{ ...e, delta: '{"city":' }, { ...e, delta: '"Paris"}' }] : [e],
+    );
+    let seq = 0;
+    for (const e of upstream) e.sequence_number = seq++;
+    const cut = upTo(upstream, (e) => e.type === "response.function_call_arguments.delta");
+    const { events } = feed(m, cut);
+    const tail = m.fail({ code: "server_error", message: "The upstream connection was lost mid-stream." });
+    expect(tail.map((e) => e.type)).toEqual(["response.function_call_arguments.done", "response.output_item.done", "response.failed"]);
+    const failed = tail.at(-1)!.response as OpenAIResponse;
+    expect(failed.status).toBe("failed");
+    expect(failed.error).toEqual({ code: "server_error", message: "The upstream connection was lost mid-stream." });
+    const call = failed.output[1] as ResponseFunctionToolCall;
+    expect(call).toMatchObject({ type: "function_call", status: "incomplete", arguments: '{"city":', name: "weather" });
+    expect((failed.output[0] as ResponseReasoningItem).summary).toEqual([{ type: "summary_text", text: "thinking hard" }]);
+    const all = [...events, ...tail];
+    assertResponsesGrammar(all);
+    await runThroughOpenAISdk(all);
+    expect(m.cancel()).toEqual([]);
+  });
+
+  it("cancel mid reasoning summary closes the summary part and the reasoning item", async () => {
+    const m = machine();
+    const cut = upTo(responseToEvents(upstreamResponse()), (e) => e.type === "response.reasoning_summary_text.delta");
+    const { events } = feed(m, cut);
+    const closing = m.cancel();
+    expect(closing.map((e) => e.type)).toEqual(["response.reasoning_summary_text.done", "response.reasoning_summary_part.done", "response.output_item.done"]);
+    expect(m.response.output).toEqual([{ id: "rs_1", type: "reasoning", summary: [{ type: "summary_text", text: "thinking hard" }], status: "incomplete" }]);
+    await runThroughOpenAISdk([...events, ...closing, { type: "response.incomplete", response: m.response, sequence_number: closing.at(-1)!.sequence_number + 1 }]);
+  });
+
+  it("an upstream that closes without a terminal event ends in response.failed; finished items are kept", () => {
+    const m = machine();
+    const upstream = responseToEvents(upstreamResponse());
+    feed(m, upTo(upstream, (e) => e.type === "response.output_item.done" && e.output_index === 1));
+    const tail = m.finish();
+    expect(tail.map((e) => e.type)).toEqual(["response.failed"]);
+    expect((tail[0]!.response as ResponseObject).output.map((i) => i.status ?? "none")).toEqual(["none", "completed"]);
+  });
+
+  it("cancel before any output keeps the skeleton's fields and an empty output", () => {
+    const m = machine();
+    expect(m.cancel()).toEqual([]);
+    expect(m.response).toMatchObject({ id: "resp_router", status: "cancelled", output: [], text: { verbosity: "medium" } });
+  });
+
+  it("scrubs parsed events (an echoed key) and keeps the final response in step", () => {
+    const m = machine((s) => s.split("sk-secret").join("[redacted]"));
+    const upstream = nativeEvents(nativeResponse("x", "gpt-4.1", "resp_up")).map((f) => f.data as StreamEvent);
+    const last = upstream.at(-1)!;
+    (last.response as Record<string, unknown>).instructions = "key sk-secret";
+    const { events } = feed(m, upstream);
+    expect(JSON.stringify(events)).not.toContain("sk-secret");
+    expect(m.response.instructions).toBe("key [redacted]");
+  });
+});
