@@ -97,6 +97,8 @@ export const routerConfigSchema = z
       .object({
         /** How long a request may wait for a free slot before 429. */
         queue_timeout: duration.default(10_000),
+        /** A follow-up turn (previous_response_id or conversation) prefers the endpoint that served the previous one while it is healthy and has a free slot. */
+        affinity: z.boolean().default(true),
         retry: z
           .object({ attempts: z.number().int().min(1).max(10).default(3), max_time: duration.default(30_000) })
           .strict()

@@ -7,6 +7,8 @@ export interface RouterFields {
   previousResponseId: string | null;
   store: boolean;
   background: boolean;
+  /** The conversation the response belongs to (the router keeps it; upstream never sees it). */
+  conversation?: { id: string };
   /** Replaces upstream's `model` when the client used an alias; undefined keeps upstream's value. */
   model?: string;
   /** The router asked for encrypted reasoning the client did not: hide it from the client. */
@@ -32,6 +34,7 @@ export function nativeRequestBody(
 ): JsonObject {
   const body: JsonObject = { ...req, model: opts.upstreamModel, store: false, stream: opts.stream };
   delete body.previous_response_id;
+  delete body.conversation;
   delete body.background;
   delete body.router;
   if (opts.history.length > 0) {
@@ -80,6 +83,7 @@ export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObj
   obj.previous_response_id = f.previousResponseId;
   obj.store = f.store;
   obj.background = f.background;
+  if (f.conversation) obj.conversation = f.conversation;
   if (f.model !== undefined) obj.model = f.model;
   if (f.defaults) for (const key in f.defaults) if (obj[key] === undefined) obj[key] = f.defaults[key];
   return obj as ResponseObject;

@@ -13,6 +13,7 @@ import type { Runtime } from "../runtime.js";
 import { EventOrderError, jobAbortKind, type JobContext, type JobHooks, type StoredResponse } from "../store/types.js";
 import { responseSkeleton } from "../translate/index.js";
 import type { CreateResponseRequest, ResponseObject } from "../types.js";
+import { appendTurn } from "./conversation-turn.js";
 import { EventRecorder, finishedItems, followBody, terminalEvent } from "./background-events.js";
 import { jobGate } from "../keys/limits.js";
 import { limiterDeps } from "../runtime.js";
@@ -26,6 +27,8 @@ export interface BackgroundPayload {
   req: CreateResponseRequest;
   /** How many of the record's input items are history; the rest is this turn's input. */
   historyItems: number;
+  /** The endpoint routing affinity prefers (the one that served the previous turn). */
+  preferEndpoint?: string | null;
 }
 
 type StoreName = "responses" | "events" | "jobs";
@@ -56,7 +59,7 @@ export class BackgroundJobs {
     const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner };
     await this.store("events", "append", () => events.append(plan.id, { type: "response.created", response, sequence_number: 0 }));
     await this.store("responses", "save", () => responses.save(record));
-    const payload: BackgroundPayload = { req: plan.req, historyItems: plan.history.length };
+    const payload: BackgroundPayload = { req: plan.req, historyItems: plan.history.length, preferEndpoint: plan.preferEndpoint };
     try {
       await this.store("jobs", "enqueue", () => jobs.enqueue({ responseId: plan.id, payload }));
     } catch (err) {
@@ -133,8 +136,9 @@ export class BackgroundJobs {
     const recorder = new EventRecorder(this.rt.stores.events, id, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "append" }));
     let outcome: RunOutcome | null = null;
     let failure: Failure | null = null;
+    let plan: Plan | null = null;
     try {
-      const plan = jobPlan(this.rt.config, rec, payload);
+      plan = jobPlan(this.rt.config, rec, payload);
       const conn = await connect(this.rt, plan, signal, true, "queued");
       outcome = await conn.pump(recorder, { keepPartialOnAbort: true });
       tally.tokens = recordTokenUsage(this.rt, plan.model, outcome);
@@ -144,8 +148,13 @@ export class BackgroundJobs {
     await recorder.drained();
 
     if (outcome?.terminal) {
-      if (recorder.broken) return this.finish(rec, { ...outcome.response, status: "failed", error: STORE_FAILED }, recorder.next);
-      return this.finish(rec, outcome.response, recorder.next, JSON.parse(outcome.terminal.data));
+      const served: StoredResponse = { ...rec, endpoint: outcome.endpoint };
+      const failed = { ...outcome.response, status: "failed" as const, error: STORE_FAILED };
+      if (recorder.broken) return this.finish(served, failed, recorder.next);
+      // The turn joins its conversation before the terminal event: a client that sees the end sees the items.
+      const appended = await persist(() => appendTurn(this.rt, plan!, outcome!.response, outcome!.endpoint)).then(() => true, () => false);
+      if (!appended) return this.finish(served, failed, recorder.next);
+      return this.finish(served, outcome.response, recorder.next, JSON.parse(outcome.terminal.data));
     }
     const partial = outcome?.response ?? rec.response;
     if (failure) return this.finish(rec, { ...partial, status: "failed", error: failure }, recorder.next);
@@ -233,6 +242,8 @@ function jobPlan(cfg: RouterConfig, rec: StoredResponse, payload: BackgroundPayl
     id: rec.response.id,
     createdAt: rec.response.created_at,
     previousResponseId: typeof rec.response.previous_response_id === "string" ? rec.response.previous_response_id : null,
+    conversationId: (rec.response.conversation as { id?: string } | undefined)?.id ?? null,
+    preferEndpoint: payload.preferEndpoint ?? null,
     store: true,
     background: true,
     stream: true,

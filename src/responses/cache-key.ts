@@ -10,11 +10,11 @@ import type { CreateResponseRequest, Item } from "../types.js";
  * - `stream`, `stream_options`: how the answer is delivered, not what it says;
  * - `store`, `background`, `metadata`: the router's bookkeeping, echoed from the request;
  * - `router`: the router's own extension (already removed by buildPlan);
- * - `input`, `previous_response_id`: replaced by the rehydrated conversation (`input` below).
+ * - `input`, `previous_response_id`, `conversation`: replaced by the rehydrated conversation (`input` below).
  * Echoed fields (`user`, `safety_identifier`, `prompt_cache_key`, `service_tier`) stay
  * keyed: a hit would otherwise echo another request's values.
  */
-export const RESPONSE_CACHE_UNKEYED: ReadonlySet<string> = new Set(["stream", "stream_options", "store", "background", "metadata", "router", "input", "previous_response_id"]);
+export const RESPONSE_CACHE_UNKEYED: ReadonlySet<string> = new Set(["stream", "stream_options", "store", "background", "metadata", "router", "input", "previous_response_id", "conversation"]);
 
 /**
  * The response-cache key: a hash over the canonical request AFTER history

@@ -9,7 +9,7 @@ import { omitEncryptedContent } from "../native/rewrite.js";
 import { inputItemView, listPage, type ListQuery } from "./input-items.js";
 import { loadConversation, resolveReferences, withIds } from "./plan.js";
 import { callStore } from "./store-access.js";
-import { checkItem, checkMetadata, invalidType } from "./validate.js";
+import { checkConversationId, checkItem, checkMetadata, invalidType } from "./validate.js";
 
 /** OpenAI accepts at most this many items per create call. */
 const MAX_ITEMS = 20;
@@ -123,14 +123,6 @@ export class ConversationsService {
     raw.forEach((item, i) => checkItem(item, `${param}[${i}]`));
     const items = resolveReferences(withIds(normalizeInput(raw as Item[]), this.rt.ids), existing);
     return items.map(inputItemView);
-  }
-}
-
-/** Conversation ids look like OpenAI's: `conv_...`. */
-export function checkConversationId(id: string, param: string): void {
-  if (!/^conv_[A-Za-z0-9_-]{1,200}$/.test(id)) {
-    const shown = id.length > 64 ? `${id.slice(0, 61)}...` : id;
-    throw invalidRequest(`Invalid '${param}': '${shown}'. Expected an ID that begins with 'conv'.`, param, "invalid_value");
   }
 }
 

@@ -182,6 +182,7 @@ async function pumpNative(ctx: PumpContext): Promise<Pumped> {
   const fields = {
     id: plan.id,
     previousResponseId: plan.previousResponseId,
+    conversation: plan.conversationId ? { id: plan.conversationId } : undefined,
     store: plan.store,
     background: plan.background,
     model: lease.target.upstreamModel === plan.model ? undefined : plan.model,

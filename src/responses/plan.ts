@@ -24,6 +24,10 @@ export interface Plan {
   id: string;
   createdAt: number;
   previousResponseId: string | null;
+  /** The conversation this turn reads its history from and is appended to. */
+  conversationId: string | null;
+  /** The endpoint that served the previous turn (routing affinity prefers it); null for none or when affinity is off. */
+  preferEndpoint: string | null;
   store: boolean;
   background: boolean;
   stream: boolean;
@@ -34,7 +38,7 @@ export interface Plan {
 /** Resolves model, history and ids for a validated request. */
 export async function buildPlan(
   body: CreateResponseRequest,
-  deps: { cfg: RouterConfig; responses: ResponseStore; ids: IdGenerator; now(): number },
+  deps: { cfg: RouterConfig; responses: ResponseStore; conversations: ConversationStore; ids: IdGenerator; now(): number },
   owner: string | null,
   key: ApiKey | null = null,
 ): Promise<Plan> {
@@ -45,18 +49,22 @@ export async function buildPlan(
   // A model outside the key's list is answered exactly as one that does not exist.
   if (!modelCfg || !targets || !mayUseModel(key, req.model)) throw modelNotFound(req.model);
 
-  if (req.conversation != null) {
-    // The router keeps conversations as response chains; the Conversations API is not served.
-    throw invalidRequest("This router does not serve the Conversations API: chain turns with 'previous_response_id' instead.", "conversation", "unsupported_parameter");
-  }
   let history: Item[] = [];
+  let lastEndpoint: string | null = null;
   const previousResponseId = req.previous_response_id ?? null;
+  const conversationId = req.conversation == null ? null : typeof req.conversation === "string" ? req.conversation : (req.conversation as { id: string }).id;
   if (previousResponseId) {
     const prev = await loadOwned(deps.responses, previousResponseId, owner, "previous_response_id");
     if (prev.response.status === "queued" || prev.response.status === "in_progress") {
       throw invalidRequest(`Previous response '${previousResponseId}' is still ${prev.response.status}; wait for it to finish.`, "previous_response_id", "previous_response_not_ready");
     }
     history = [...prev.input, ...prev.response.output];
+    lastEndpoint = prev.endpoint ?? null;
+  } else if (conversationId) {
+    const conv = await loadConversation(deps.conversations, conversationId, owner, "conversation");
+    history = (await callStore(() => deps.conversations.items(conversationId))) ?? [];
+    lastEndpoint = conv.endpoint;
+    req.conversation = { id: conversationId }; // echoed in the Response as OpenAI does
   }
   const input = resolveReferences(withIds(normalizeInput(req.input), deps.ids), history);
   if (input.length === 0 && history.length === 0 && !req.instructions && req.prompt == null) {
@@ -76,6 +84,8 @@ export async function buildPlan(
     id: deps.ids("resp"),
     createdAt: Math.floor(deps.now() / 1000),
     previousResponseId,
+    conversationId,
+    preferEndpoint: cfg.routing.affinity ? lastEndpoint : null,
     store: req.store !== false,
     background: req.background === true,
     stream: req.stream === true,

@@ -10,6 +10,7 @@ import type { Item, JsonObject, ResponseObject } from "../types.js";
 import { clientView, omitEncryptedContent } from "../native/rewrite.js";
 import { BackgroundJobs } from "./background.js";
 import { cacheKey } from "./cache-key.js";
+import { appendTurn } from "./conversation-turn.js";
 import { connect, recordTokenUsage, type RunOutcome } from "./execute.js";
 import { buildPlan, loadOwned, type Plan } from "./plan.js";
 import { listPage } from "./input-items.js";
@@ -42,7 +43,7 @@ export class ResponsesService {
 
   async create(body: unknown, ctx: RequestContext): Promise<CreateResult> {
     const req = validateCreateRequest(body);
-    const plan = await buildPlan(req, { cfg: this.rt.config, responses: this.rt.stores.responses, ids: this.rt.ids, now: Date.now }, ctx.owner, ctx.key ?? null);
+    const plan = await buildPlan(req, { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now }, ctx.owner, ctx.key ?? null);
     // Fail before spending an upstream call on a response that could not be stored.
     if (plan.store) await requireConnected(this.rt.stores.status);
     if (plan.background) return this.createBackground(plan);
@@ -108,7 +109,8 @@ export class ResponsesService {
   private async finish(plan: Plan, out: RunOutcome, key: string | null, stats?: RequestContext["stats"]): Promise<void> {
     const tokens = recordTokenUsage(this.rt, plan.model, out);
     if (stats) stats.tokens = tokens;
-    if (plan.store) await this.save(plan, out.response);
+    if (plan.store) await this.save(plan, out.response, out.endpoint);
+    await appendTurn(this.rt, plan, out.response, out.endpoint);
     if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response);
   }
 
@@ -131,8 +133,8 @@ export class ResponsesService {
     }
   }
 
-  private async save(plan: Plan, response: ResponseObject): Promise<void> {
-    const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner };
+  private async save(plan: Plan, response: ResponseObject, endpoint?: string): Promise<void> {
+    const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint };
     try {
       await callStore(() => this.rt.stores.responses.save(record));
     } catch (err) {
@@ -179,7 +181,10 @@ export class ResponsesService {
       model: fresh.model,
       output: cached.output.map((item) => ({ ...item, id: this.rt.ids(idPrefix(item)) })),
     };
+    if (fresh.conversation) response.conversation = fresh.conversation;
+    else delete response.conversation;
     if (plan.store) await this.save(plan, response);
+    await appendTurn(this.rt, plan, response, undefined);
     if (!plan.stream) return { kind: "json", response, endpoint: "cache" };
     const events = responseToEvents(response);
     const body = sseBody(async (sink: EventSink) => {

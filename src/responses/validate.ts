@@ -32,6 +32,7 @@ export function validateCreateRequest(body: unknown): CreateResponseRequest {
       "invalid_value",
     );
   }
+  if (b.conversation != null) checkConversation(b);
   for (const k of ["stream", "store", "background", "parallel_tool_calls"]) expectType(b, k, "boolean", true);
   for (const k of ["temperature", "top_p", "presence_penalty", "frequency_penalty"]) expectType(b, k, "number", true);
   for (const k of ["max_output_tokens", "top_logprobs", "max_tool_calls"]) expectInteger(b, k, INT32_MAX);
@@ -139,6 +140,26 @@ function checkToolChoice(choice: unknown): void {
   const c = choice as JsonObject;
   if (c.type === "function" && typeof c.name !== "string") {
     throw invalidRequest("Missing required parameter: 'tool_choice.name'.", "tool_choice.name", "missing_required_parameter");
+  }
+}
+
+/** `conversation`: an id or `{id}`, never together with `previous_response_id` (as at OpenAI). */
+function checkConversation(b: JsonObject): void {
+  const c = b.conversation;
+  if (b.previous_response_id != null) {
+    throw invalidRequest("Mutually exclusive parameters. Ensure you are only providing one of: 'previous_response_id' or 'conversation'.", null, "mutually_exclusive_parameters");
+  }
+  if (typeof c === "string") return checkConversationId(c, "conversation");
+  if (typeof c !== "object" || Array.isArray(c)) throw invalidType("conversation", "a string or an object like {\"id\": \"conv_...\"}", c);
+  const id = (c as JsonObject).id;
+  if (typeof id !== "string") throw invalidRequest("Missing required parameter: 'conversation.id'.", "conversation.id", "missing_required_parameter");
+  checkConversationId(id, "conversation.id");
+}
+
+/** Conversation ids look like OpenAI's: `conv_...`. */
+export function checkConversationId(id: string, param: string): void {
+  if (!/^conv_[A-Za-z0-9_-]{1,200}$/.test(id)) {
+    throw invalidRequest(`Invalid '${param}': '${truncate(id)}'. Expected an ID that begins with 'conv'.`, param, "invalid_value");
   }
 }
 

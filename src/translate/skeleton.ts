@@ -61,7 +61,7 @@ export function responseSkeleton(req: CreateResponseRequest, meta: SkeletonMeta)
   return response;
 }
 
-const ECHOED_WHEN_SET = ["user", "prompt", "prompt_cache_retention"] as const;
+const ECHOED_WHEN_SET = ["conversation", "user", "prompt", "prompt_cache_retention"] as const;
 
 /** Tools as OpenAI echoes them: a function tool gets its defaults (strict: true, description and parameters null). */
 function echoTools(tools: JsonObject[] | undefined): JsonObject[] {

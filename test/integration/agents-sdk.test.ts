@@ -1,7 +1,8 @@
-import { Agent, OpenAIResponsesModel, run, setTracingDisabled, tool } from "@openai/agents";
-import { beforeAll, describe, expect, it } from "vitest";
+import { Agent, OpenAIConversationsSession, OpenAIResponsesModel, run, setTracingDisabled, tool } from "@openai/agents";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { chatChunk, chatCompletion, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
+import { startRedis } from "../helpers/redis-server.js";
 import { useTwoKindRouter } from "../helpers/router.js";
 
 /**
@@ -9,7 +10,11 @@ import { useTwoKindRouter } from "../helpers/router.js";
  * two-step tool loop (model calls the tool -> tool result -> final answer) through
  * the router's /v1/responses, streamed and not, on both backend kinds.
  */
+const redis = await startRedis();
+afterAll(() => redis.stop());
 const env = useTwoKindRouter();
+/** The same router on Redis, for the conversation tests (state in the shared store). */
+const redisEnv = useTwoKindRouter({ storage: { redis_url: redis.url, prefix: `rragents:${process.pid}:` } });
 
 /** The chat backend: a tool call while no tool result is in the conversation, then an answer quoting it. */
 function chatBackend(req: RecordedRequest): Reply {
@@ -37,11 +42,13 @@ function responsesBackend(req: RecordedRequest): Reply {
 
 beforeAll(() => {
   setTracingDisabled(true);
-  env.chat.setDefault("/chat/completions", chatBackend);
-  env.oai.setDefault("/responses", responsesBackend);
+  for (const e of [env, redisEnv]) {
+    e.chat.setDefault("/chat/completions", chatBackend);
+    e.oai.setDefault("/responses", responsesBackend);
+  }
 });
 
-function weatherAgent(model: string, calls: string[]) {
+function weatherAgent(model: string, calls: string[], client = env.router.client) {
   const getWeather = tool({
     name: "get_weather",
     description: "Current weather for a city",
@@ -51,7 +58,7 @@ function weatherAgent(model: string, calls: string[]) {
       return "light snow, -3C";
     },
   });
-  return new Agent({ name: "Weather", instructions: "Answer with the weather.", model: new OpenAIResponsesModel(env.router.client, model), tools: [getWeather] });
+  return new Agent({ name: "Weather", instructions: "Answer with the weather.", model: new OpenAIResponsesModel(client, model), tools: [getWeather] });
 }
 
 describe.each([
@@ -92,5 +99,57 @@ describe.each([
       expect(sent[1]!.body.input.find((i: { type?: string }) => i.type === "function_call_output")).toMatchObject({ call_id: "call_9", output: "light snow, -3C" });
       expect(sent.every((r) => r.body.store === false)).toBe(true);
     }
+  });
+});
+
+describe.each([
+  { kind: "chat", model: "local", store: "memory" },
+  { kind: "openai", model: "gpt-4.1", store: "memory" },
+  { kind: "chat", model: "local", store: "redis" },
+  { kind: "openai", model: "gpt-4.1", store: "redis" },
+])("Agents SDK with the router's conversations on a $kind backend ($store store)", ({ kind, model, store }) => {
+  const e = store === "redis" ? redisEnv : env;
+  const upstreamCalls = () => (kind === "chat" ? e.chat : e.oai).requests;
+  let client: typeof env.router.client;
+  beforeAll(() => {
+    client = e.router.client;
+  });
+
+  it("keeps a two-turn tool loop in an OpenAIConversationsSession (the Conversations API through the router)", async () => {
+    const calls: string[] = [];
+    const session = new OpenAIConversationsSession({ client: client });
+    const agent = weatherAgent(model, calls, client);
+    const first = await run(agent, "Weather in Oslo?", { session });
+    expect(first.finalOutput).toBe("Oslo: light snow, -3C");
+    const second = await run(agent, "And tomorrow?", { session, stream: true });
+    for await (const _ of second) {
+      // drain
+    }
+    await second.completed;
+    expect(second.finalOutput).toBe("Oslo: light snow, -3C");
+    expect(calls).toEqual(["Oslo"]);
+    // The session's conversation holds both turns, tool call and output included.
+    const convId = await session.getSessionId();
+    const items = (await client.conversations.items.list(convId, { order: "asc", limit: 100 })).data;
+    expect(items.map((i) => i.type)).toEqual(["message", "function_call", "function_call_output", "message", "message", "message"]);
+    expect(await session.getItems()).toHaveLength(6);
+    // The second turn's model call saw the first turn, read back from the conversation.
+    const sent = upstreamCalls().at(-1)!;
+    expect(JSON.stringify(kind === "chat" ? sent.body.messages : sent.body.input)).toContain("Weather in Oslo?");
+    await session.clearSession();
+    await expect(client.conversations.retrieve(convId)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("runs the tool loop on a conversation the router keeps (run option conversationId)", async () => {
+    const calls: string[] = [];
+    const conv = await client.conversations.create();
+    const result = await run(weatherAgent(model, calls, client), "Weather in Oslo?", { conversationId: conv.id });
+    expect(result.finalOutput).toBe("Oslo: light snow, -3C");
+    expect(calls).toEqual(["Oslo"]);
+    const items = (await client.conversations.items.list(conv.id, { order: "asc" })).data;
+    expect(items.map((i) => i.type)).toEqual(["message", "function_call", "function_call_output", "message"]);
+    // The second model call sent only the tool output; the router replayed the rest from the conversation.
+    const sent = upstreamCalls().at(-1)!;
+    expect(JSON.stringify(kind === "chat" ? sent.body.messages : sent.body.input)).toContain("Weather in Oslo?");
   });
 });

@@ -105,11 +105,10 @@ describe("translated path (kind: chat) through the openai SDK", () => {
 });
 
 describe("requests the router does not serve", () => {
-  it("answers 400 for the Conversations API parameter", async () => {
-    await expect(env.router.client.responses.create({ model: "local", input: "x", conversation: "conv_123" } as any)).rejects.toMatchObject({
-      status: 400,
-      param: "conversation",
-      code: "unsupported_parameter",
+  it("answers 404 for a conversation that does not exist", async () => {
+    await expect(env.router.client.responses.create({ model: "local", input: "x", conversation: "conv_123" })).rejects.toMatchObject({
+      status: 404,
+      error: { message: "Conversation with id 'conv_123' not found.", param: "conversation" },
     });
     expect(env.chat.requests).toHaveLength(0);
   });

@@ -1,0 +1,25 @@
+import type { Runtime } from "../runtime.js";
+import type { ResponseObject } from "../types.js";
+import { inputItemView } from "./input-items.js";
+import type { Plan } from "./plan.js";
+import { callStore } from "./store-access.js";
+
+/** Statuses after which a turn belongs to its conversation (a failed or cancelled one does not). */
+const APPENDED = new Set(["completed", "incomplete"]);
+
+/**
+ * Appends a finished turn to its conversation: this turn's input items, then the response's
+ * output, in one atomic store write, with the endpoint that served it (routing affinity).
+ * A conversation deleted meanwhile stays deleted. Store failures reach the caller (503).
+ */
+export async function appendTurn(rt: Runtime, plan: Pick<Plan, "conversationId" | "input">, response: ResponseObject, endpoint: string | undefined): Promise<void> {
+  const id = plan.conversationId;
+  if (!id || !APPENDED.has(response.status)) return;
+  const items = [...plan.input.map(inputItemView), ...response.output];
+  try {
+    await callStore(() => rt.stores.conversations.append(id, items, endpoint));
+  } catch (err) {
+    rt.metrics.storeErrors.inc({ store: "conversations", op: "append" });
+    throw err;
+  }
+}
