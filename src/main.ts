@@ -6,10 +6,13 @@ import { ConfigError, loadConfigFile, type RouterConfig } from "./config/load.js
 import { watchConfig } from "./config/watch.js";
 import { createLogger } from "./log.js";
 import { startRouter } from "./server.js";
+import { probeEndpoints } from "./upstream/config-probe.js";
 
-const USAGE = `responses-router [check] [--config FILE] [--port N] [--host H]
+const USAGE = `responses-router [check [--probe]] [--config FILE] [--port N] [--host H]
 
   check          validate the config file, print every problem with its path, exit 1 if any
+  check --probe  also contact every endpoint (GET {url}/models): reachability, credentials,
+                 a url without /v1, upstream models a chat endpoint does not list; exit 1 on any problem
   --config FILE  router config (default: $ROUTER_CONFIG, ./router.yaml, else ./router.example.yaml)
   --port N       listen port (default: server.port, or $PORT)
   --host H       listen address (default: server.host)`;
@@ -23,14 +26,14 @@ function configPath(explicit: string | undefined): string {
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { config: { type: "string", short: "c" }, port: { type: "string", short: "p" }, host: { type: "string" }, check: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    options: { config: { type: "string", short: "c" }, port: { type: "string", short: "p" }, host: { type: "string" }, check: { type: "boolean" }, probe: { type: "boolean" }, help: { type: "boolean", short: "h" } },
   });
   if (values.help) {
     console.log(USAGE);
     return 0;
   }
   const path = configPath(values.config);
-  if (values.check || positionals[0] === "check") return check(path);
+  if (values.check || positionals[0] === "check") return check(path, values.probe === true);
   if (positionals.length > 0) {
     console.error(`unknown command: ${positionals.join(" ")}\n\n${USAGE}`);
     return 2;
@@ -95,15 +98,22 @@ async function main(): Promise<number> {
   });
 }
 
-function check(path: string): number {
+async function check(path: string, probe: boolean): Promise<number> {
+  let cfg: RouterConfig;
   try {
-    const cfg = loadConfigFile(path);
-    console.log(`${path}: OK (${cfg.endpoints.length} endpoints, ${Object.keys(cfg.models).length} models)`);
-    return 0;
+    cfg = loadConfigFile(path);
   } catch (err) {
     console.error(err instanceof ConfigError ? err.message : String(err));
     return 1;
   }
+  console.log(`${path}: OK (${cfg.endpoints.length} endpoints, ${Object.keys(cfg.models).length} models)`);
+  if (!probe) return 0;
+  const results = await probeEndpoints(cfg);
+  const width = Math.max(...results.map((r) => r.endpoint.length));
+  for (const r of results) (r.ok ? console.log : console.error)(`${r.ok ? "ok  " : "FAIL"} ${r.endpoint.padEnd(width)}  ${r.detail}`);
+  const failed = results.filter((r) => !r.ok).length;
+  console.log(failed === 0 ? `every endpoint answered` : `${failed} of ${results.length} endpoints have problems`);
+  return failed === 0 ? 0 : 1;
 }
 
 main().then(
