@@ -67,15 +67,6 @@ export const modelNotFound = (model: string) =>
 export const storageUnavailable = (detail: string) =>
   new ApiError(503, `The router's response store is unavailable: ${detail}`, { type: "server_error", code: "store_unavailable" });
 
-/** An upstream answered with an OpenAI-shaped (or any) error: keep its status and body. */
-export class UpstreamHttpError extends ApiError {
-  readonly endpoint: string;
-  constructor(endpoint: string, status: number, body: OpenAIErrorBody["error"], headers: Record<string, string> = {}) {
-    super(status, body.message, { type: body.type, param: body.param, code: body.code, headers });
-    this.endpoint = endpoint;
-  }
-}
-
 /** Normalises anything thrown into an ApiError without leaking stacks or secrets. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;

@@ -13,20 +13,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 
 export const METRIC_PREFIX = "responses_router_";
 
-export const TOKEN_TYPES = ["input", "output", "cached", "reasoning"] as const;
-export type TokenType = (typeof TOKEN_TYPES)[number];
-
 export const ENDPOINT_STATES = ["healthy", "cooldown", "half_open"] as const;
 export type EndpointState = (typeof ENDPOINT_STATES)[number];
-
-export const RETRY_REASONS = ["connect", "timeout", "status_5xx", "status_429", "other"] as const;
-export type RetryReason = (typeof RETRY_REASONS)[number];
-
-export const CACHE_RESULTS = ["hit", "miss", "error"] as const;
-export type CacheResult = (typeof CACHE_RESULTS)[number];
-
-export const UPSTREAM_OUTCOMES = ["ok", "error"] as const;
-export type UpstreamOutcome = (typeof UPSTREAM_OUTCOMES)[number];
 
 /** Terminal background-job statuses (counted once each) and live ones (gauged). */
 export const BACKGROUND_TERMINAL = ["completed", "failed", "cancelled", "incomplete"] as const;

@@ -157,8 +157,6 @@ export const routerConfigSchema = z
     logging: z
       .object({
         level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
-        /** Include prompt and output text in debug logs. Off by default. */
-        log_content: z.boolean().default(false),
       })
       .strict()
       .prefault({}),

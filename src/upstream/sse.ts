@@ -111,8 +111,3 @@ function parseFrame(text: string): SseFrame | null {
   }
   return data === undefined ? null : { event, data };
 }
-
-/** Serialises one Responses stream event the way OpenAI does: `event:` line then `data:` line. */
-export function sseEvent(type: string, payload: unknown): string {
-  return `event: ${type}\ndata: ${JSON.stringify(payload)}\n\n`;
-}
