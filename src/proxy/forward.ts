@@ -1,6 +1,4 @@
-import type { ModelTarget, RouterConfig } from "../config/load.js";
-import { modelNotFound } from "../errors.js";
-import { mayUseModel, type ApiKey } from "../keys/policy.js";
+import type { ModelTarget } from "../config/load.js";
 import type { Lease } from "../routing/pool.js";
 import type { Runtime } from "../runtime.js";
 import type { UpstreamReply } from "../upstream/client.js";
@@ -20,14 +18,6 @@ export interface Forwarded {
   /** The model name the chosen endpoint was sent (upstream_model). */
   upstreamModel: string;
   started: number;
-}
-
-/** The model's pool, or 404 model_not_found (also for a model outside the key's list: no oracle). */
-export function targetsFor(cfg: RouterConfig, model: string, key: ApiKey | null = null): { modelCfg: RouterConfig["models"][string]; targets: ModelTarget[] } {
-  const modelCfg = cfg.models[model];
-  const targets = cfg.targets.get(model);
-  if (!modelCfg || !targets || !mayUseModel(key, model)) throw modelNotFound(model);
-  return { modelCfg, targets };
 }
 
 /**

@@ -1,10 +1,11 @@
 import type { ApiKey } from "../keys/policy.js";
+import { targetsFor } from "../models.js";
 import type { Runtime } from "../runtime.js";
 import { UpstreamFailure } from "../upstream/errors.js";
 import { readSseFrames } from "../upstream/sse.js";
 import { cacheable, ChatChunkAccumulator, chatCache, chatCacheKey, completionToChunks, type ChatCompletion } from "./chat-cache.js";
 import { chunksSseBody, passthroughSseBody } from "./chat-stream.js";
-import { countTokens, forward, modelRenamer, targetsFor, type Forwarded } from "./forward.js";
+import { countTokens, forward, modelRenamer, type Forwarded } from "./forward.js";
 import { checkChatRequest, checkEmbeddingsRequest, type CheckedRequest } from "./validate.js";
 
 export interface PassthroughContext {

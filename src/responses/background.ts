@@ -6,30 +6,19 @@
  * cancel keeps the partial output. The job's outcome is stored BEFORE its terminal
  * event is recorded: a client that sees the end can chain from the response at once.
  */
-import type { RouterConfig } from "../config/load.js";
-import { invalidRequest, modelNotFound, notFound, responseNotFound, toApiError } from "../errors.js";
+import { invalidRequest, notFound, responseNotFound, toApiError } from "../errors.js";
 import { isFinished } from "../protocol.js";
 import type { Runtime } from "../runtime.js";
 import { EventOrderError, jobAbortKind, type JobContext, type JobHooks, type StoredResponse } from "../store/types.js";
 import { responseSkeleton } from "../translate/index.js";
-import type { CreateResponseRequest, ResponseObject } from "../types.js";
+import type { ResponseObject } from "../types.js";
 import { appendTurn } from "./conversation-turn.js";
 import { EventRecorder, finishedItems, followBody, terminalEvent } from "./background-events.js";
 import { jobGate } from "../keys/limits.js";
 import { limiterDeps } from "../runtime.js";
 import { connect, recordTokenUsage, type RunOutcome } from "./execute.js";
-import { loadOwned, type Plan } from "./plan.js";
+import { loadOwned, planFromRecord, type BackgroundPayload, type Plan } from "./plan.js";
 import { callStore } from "./store-access.js";
-
-/** What a job carries; the rest (input, owner, ids) is in the stored record. */
-export interface BackgroundPayload {
-  /** The validated request, without the router's own extension. */
-  req: CreateResponseRequest;
-  /** How many of the record's input items are history; the rest is this turn's input. */
-  historyItems: number;
-  /** The endpoint routing affinity prefers (the one that served the previous turn). */
-  preferEndpoint?: string | null;
-}
 
 type StoreName = "responses" | "events" | "jobs";
 type Failure = { code: string; message: string };
@@ -138,7 +127,7 @@ export class BackgroundJobs {
     let failure: Failure | null = null;
     let plan: Plan | null = null;
     try {
-      plan = jobPlan(this.rt.config, rec, payload);
+      plan = planFromRecord(this.rt.config, rec, payload);
       const conn = await connect(this.rt, plan, signal, true, "queued");
       outcome = await conn.pump(recorder, { keepPartialOnAbort: true });
       tally.tokens = recordTokenUsage(this.rt, plan.model, outcome);
@@ -223,33 +212,6 @@ export class BackgroundJobs {
 }
 
 const STORE_FAILED: Failure = { code: "server_error", message: "The router's store failed while recording this background response." };
-
-/** Rebuilds the run's plan from the stored record and the current config (the job may run on another instance). */
-function jobPlan(cfg: RouterConfig, rec: StoredResponse, payload: BackgroundPayload): Plan {
-  const { req, historyItems } = payload;
-  const modelCfg = cfg.models[req.model];
-  const targets = cfg.targets.get(req.model);
-  if (!modelCfg || !targets) throw modelNotFound(req.model);
-  return {
-    req,
-    cfg,
-    model: req.model,
-    modelCfg,
-    targets,
-    history: rec.input.slice(0, historyItems),
-    input: rec.input.slice(historyItems),
-    owner: rec.owner,
-    id: rec.response.id,
-    createdAt: rec.response.created_at,
-    previousResponseId: typeof rec.response.previous_response_id === "string" ? rec.response.previous_response_id : null,
-    conversationId: (rec.response.conversation as { id?: string } | undefined)?.id ?? null,
-    preferEndpoint: payload.preferEndpoint ?? null,
-    store: true,
-    background: true,
-    stream: true,
-    useCache: false,
-  };
-}
 
 /** An error before the upstream answered, as a Response's `error`. */
 function failureOf(err: unknown): Failure {

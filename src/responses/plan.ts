@@ -1,13 +1,12 @@
 import type { ModelTarget, RouterConfig } from "../config/load.js";
-import { invalidRequest, modelNotFound, notFound, responseNotFound } from "../errors.js";
+import { invalidRequest, notFound, responseNotFound } from "../errors.js";
 import type { IdGenerator, IdPrefix } from "../ids.js";
-import { mayUseModel, type ApiKey } from "../keys/policy.js";
+import type { ApiKey } from "../keys/policy.js";
+import { targetsFor, type ModelConfig } from "../models.js";
 import type { ConversationStore, ResponseStore, StoredConversation, StoredResponse } from "../store/types.js";
 import { normalizeInput } from "../translate/index.js";
 import type { CreateResponseRequest, Item } from "../types.js";
 import { callStore } from "./store-access.js";
-
-type ModelConfig = RouterConfig["models"][string];
 
 /** Everything decided about a create request before any upstream is called. */
 export interface Plan {
@@ -44,10 +43,7 @@ export async function buildPlan(
 ): Promise<Plan> {
   const { cfg } = deps;
   const { router: ext, ...req } = body as CreateResponseRequest & { router?: { cache?: boolean } };
-  const modelCfg = cfg.models[req.model];
-  const targets = cfg.targets.get(req.model);
-  // A model outside the key's list is answered exactly as one that does not exist.
-  if (!modelCfg || !targets || !mayUseModel(key, req.model)) throw modelNotFound(req.model);
+  const { modelCfg, targets } = targetsFor(cfg, req.model, key);
 
   let history: Item[] = [];
   let lastEndpoint: string | null = null;
@@ -90,6 +86,41 @@ export async function buildPlan(
     background: req.background === true,
     stream: req.stream === true,
     useCache: ext?.cache ?? cacheByModel,
+  };
+}
+
+/** What a job carries; the rest (input, owner, ids) is in the stored record. */
+export interface BackgroundPayload {
+  /** The validated request, without the router's own extension. */
+  req: CreateResponseRequest;
+  /** How many of the record's input items are history; the rest is this turn's input. */
+  historyItems: number;
+  /** The endpoint routing affinity prefers (the one that served the previous turn). */
+  preferEndpoint?: string | null;
+}
+
+/** Rebuilds the run's plan from the stored record and the current config (the job may run on another instance). */
+export function planFromRecord(cfg: RouterConfig, rec: StoredResponse, payload: BackgroundPayload): Plan {
+  const { req, historyItems } = payload;
+  const { modelCfg, targets } = targetsFor(cfg, req.model);
+  return {
+    req,
+    cfg,
+    model: req.model,
+    modelCfg,
+    targets,
+    history: rec.input.slice(0, historyItems),
+    input: rec.input.slice(historyItems),
+    owner: rec.owner,
+    id: rec.response.id,
+    createdAt: rec.response.created_at,
+    previousResponseId: typeof rec.response.previous_response_id === "string" ? rec.response.previous_response_id : null,
+    conversationId: (rec.response.conversation as { id?: string } | undefined)?.id ?? null,
+    preferEndpoint: payload.preferEndpoint ?? null,
+    store: true,
+    background: true,
+    stream: true,
+    useCache: false,
   };
 }
 
