@@ -3,7 +3,7 @@
  * the terminal events the router writes itself, and the SSE body that follows a log.
  */
 import { sseBody, type EventSink } from "../sse-writer.js";
-import type { EventLog } from "../store/types.js";
+import { EventOrderError, type EventLog } from "../store/types.js";
 import { TERMINAL_EVENT_FOR_STATUS } from "../protocol.js";
 import type { Item, ResponseObject, StreamEvent } from "../types.js";
 
@@ -12,40 +12,74 @@ import type { Item, ResponseObject, StreamEvent } from "../types.js";
  * sequence numbers stay increasing). The upstream's own `response.created` is dropped:
  * the router recorded its `response.created` (status `queued`) as event 0 when it
  * accepted the request, and the job's events continue from 1.
+ *
+ * The recorded log never has a gap: an append that fails (the store is away) is retried,
+ * with the events after it waiting in order behind it, for up to RECORD_RETRY_MS. If the
+ * store is still away then, recording stops at that event (`broken`) and the job ends at
+ * `nextSequence` = that event's number, so its terminal event follows the last recorded
+ * one. Appends only go to a log that still exists: a response deleted meanwhile (on any
+ * instance) is not re-created (`gone`).
  */
 export class EventRecorder implements EventSink {
   private chain: Promise<void> = Promise.resolve();
-  /** The first store error; later events are dropped (the job ends as failed). */
+  /** The store error that made recording stop; later events are dropped (the job ends as failed). */
   broken: Error | null = null;
+  /** The response's log was deleted: nothing more is recorded. */
+  gone = false;
   /** The sequence_number the next event gets. */
-  next = 1;
+  private next = 1;
+  /** The first event that could not be recorded (set with `broken`). */
+  private firstLost: number | null = null;
 
   constructor(
     private readonly log: EventLog,
     private readonly responseId: string,
     private readonly onError: (err: Error) => void,
+    private readonly retryMs = RECORD_RETRY_MS,
   ) {}
+
+  /** The sequence_number of the event that ends the job's stream: right after the last one recorded. */
+  get nextSequence(): number {
+    return this.firstLost ?? this.next;
+  }
 
   send(type: string, data: string): void {
     if (type === "response.created") return;
     const event = JSON.parse(data) as StreamEvent;
     this.next = event.sequence_number + 1;
-    this.chain = this.chain.then(async () => {
-      if (this.broken) return;
-      try {
-        await this.log.append(this.responseId, event);
-      } catch (err) {
-        this.broken = err as Error;
-        this.onError(err as Error);
-      }
-    });
+    this.chain = this.chain.then(() => this.write(event));
   }
 
   /** Resolves once every event sent so far was written (or dropped after a failure). */
   drained(): Promise<void> {
     return this.chain;
   }
+
+  private async write(event: StreamEvent): Promise<void> {
+    if (this.broken || this.gone) return;
+    let failingSince = 0;
+    for (let wait = 50; ; wait = Math.min(wait * 2, 1_000)) {
+      try {
+        if (!(await this.log.appendIfExists(this.responseId, event))) this.gone = true;
+        return;
+      } catch (err) {
+        // A retried append that had reached the store before its reply was lost.
+        if (err instanceof EventOrderError && failingSince) return;
+        this.onError(err as Error);
+        failingSince ||= Date.now();
+        if (err instanceof EventOrderError || Date.now() - failingSince >= this.retryMs) {
+          this.broken = err as Error;
+          this.firstLost = event.sequence_number;
+          return;
+        }
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+  }
 }
+
+/** How long a job's events wait for an unreachable store before the job ends as failed. */
+const RECORD_RETRY_MS = 15_000;
 
 /**
  * The event that ends a background response's stream. The Responses API has no

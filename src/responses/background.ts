@@ -109,7 +109,8 @@ export class BackgroundJobs {
     const tally = { tokens: 0 };
     try {
       const started: StoredResponse = { ...rec, response: { ...rec.response, status: "in_progress" } };
-      await this.store("responses", "save", () => responses.save(started));
+      // Deleted meanwhile (on any instance): it stays deleted and the job does not run.
+      if (!(await this.store("responses", "save", () => responses.saveIfExists(started)))) return;
       this.rt.log.info({ responseId: job.responseId, attempt: job.attempt }, "background job started");
       await this.execute(started, job.payload as BackgroundPayload, signal, tally);
     } catch (err) {
@@ -139,19 +140,19 @@ export class BackgroundJobs {
     if (outcome?.terminal) {
       const served: StoredResponse = { ...rec, endpoint: outcome.endpoint };
       const failed = { ...outcome.response, status: "failed" as const, error: STORE_FAILED };
-      if (recorder.broken) return this.finish(served, failed, recorder.next);
+      if (recorder.broken) return this.finish(served, failed, recorder.nextSequence);
       // The turn joins its conversation before the terminal event: a client that sees the end sees the items.
       const appended = await persist(() => appendTurn(this.rt, plan!, outcome!.response, outcome!.endpoint)).then(() => true, () => false);
-      if (!appended) return this.finish(served, failed, recorder.next);
-      return this.finish(served, outcome.response, recorder.next, JSON.parse(outcome.terminal.data));
+      if (!appended) return this.finish(served, failed, recorder.nextSequence);
+      return this.finish(served, outcome.response, recorder.nextSequence, JSON.parse(outcome.terminal.data));
     }
     const partial = outcome?.response ?? rec.response;
-    if (failure) return this.finish(rec, { ...partial, status: "failed", error: failure }, recorder.next);
+    if (failure) return this.finish(rec, { ...partial, status: "failed", error: failure }, recorder.nextSequence);
     const kind = jobAbortKind(signal);
     // Redis mode shutdown: the job goes back to the queue and another instance resolves it.
     if (kind === "handed_back") return;
-    if (kind === "shutdown") return this.finish(rec, { ...partial, status: "failed", error: { code: "server_error", message: SHUT_DOWN } }, recorder.next);
-    return this.finish(rec, { ...partial, status: "cancelled", error: null }, recorder.next);
+    if (kind === "shutdown") return this.finish(rec, { ...partial, status: "failed", error: { code: "server_error", message: SHUT_DOWN } }, recorder.nextSequence);
+    return this.finish(rec, { ...partial, status: "cancelled", error: null }, recorder.nextSequence);
   }
 
   /**
@@ -161,10 +162,10 @@ export class BackgroundJobs {
   private async finish(rec: StoredResponse, response: ResponseObject, seq: number, event = terminalEvent(response, seq)): Promise<void> {
     const { responses, events } = this.rt.stores;
     const id = rec.response.id;
-    if (!(await this.store("responses", "get", () => responses.get(id)))) return;
-    await persist(() => this.store("responses", "save", () => responses.save({ ...rec, response })));
+    // One atomic step each (save-if-exists): a DELETE on another instance between them is final.
+    if (!(await persist(() => this.store("responses", "save", () => responses.saveIfExists({ ...rec, response }))))) return;
     try {
-      await persist(() => events.append(id, event));
+      await persist(() => events.appendIfExists(id, event));
     } catch (err) {
       // Another writer (a concurrent cancel) already ended the stream: that is fine.
       if (!(err instanceof EventOrderError)) this.rt.metrics.storeErrors.inc({ store: "events", op: "append" });

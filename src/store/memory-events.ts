@@ -62,6 +62,12 @@ export class MemoryEventLog implements EventLog {
     this.emitter.emit(responseId, json);
   }
 
+  async appendIfExists(responseId: string, event: StreamEvent): Promise<boolean> {
+    if (!this.live(responseId)) return false;
+    await this.append(responseId, event);
+    return true;
+  }
+
   async read(responseId: string, afterSeq: number): Promise<StreamEvent[]> {
     const log = this.live(responseId);
     if (!log) return [];

@@ -33,6 +33,12 @@ export class MemoryResponseStore implements ResponseStore {
     this.lru.set(record.response.id, JSON.stringify(record), this.ttlMs);
   }
 
+  async saveIfExists(record: StoredResponse): Promise<boolean> {
+    if (this.lru.get(record.response.id) === null) return false;
+    this.lru.set(record.response.id, JSON.stringify(record), this.ttlMs);
+    return true;
+  }
+
   async get(id: string): Promise<StoredResponse | null> {
     const json = this.lru.get(id);
     return json === null ? null : (JSON.parse(json) as StoredResponse);

@@ -5,6 +5,13 @@ import { EventOrderError, isTerminalEvent, type EventLog } from "./types.js";
 
 type StreamEntries = [id: string, fields: string[]][];
 
+/** XADD + PEXPIRE only while the stream exists: one round trip, so a deleted log stays deleted. */
+const APPEND_IF_EXISTS = `
+if redis.call("EXISTS", KEYS[1]) == 0 then return 0 end
+redis.call("XADD", KEYS[1], ARGV[1], "e", ARGV[2])
+redis.call("PEXPIRE", KEYS[1], ARGV[3])
+return 1`;
+
 /**
  * Stream events in Redis Streams, one stream per response under `${prefix}events:${id}`
  * with a TTL refreshed on every append. An event's stream id is `${sequence_number}-1`,
@@ -36,6 +43,20 @@ export class RedisEventLog implements EventLog {
     if (xaddError) {
       if (/equal or smaller/i.test(xaddError.message)) throw new EventOrderError(responseId, seq);
       throw toStoreError("events.append", xaddError);
+    }
+  }
+
+  async appendIfExists(responseId: string, event: StreamEvent): Promise<boolean> {
+    const seq = event.sequence_number;
+    if (!Number.isSafeInteger(seq) || seq < 0) throw new EventOrderError(responseId, seq);
+    const key = this.key(responseId);
+    const json = JSON.stringify(event);
+    try {
+      const done = await redisCall(this.client, "events.append", () => this.client.eval(APPEND_IF_EXISTS, 1, key, `${seq}-1`, json, this.opts.ttlMs), this.opts.readyTimeoutMs);
+      return done === 1;
+    } catch (err) {
+      if (/equal or smaller/i.test((err as Error).message ?? "")) throw new EventOrderError(responseId, seq);
+      throw toStoreError("events.append", err);
     }
   }
 

@@ -42,6 +42,12 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     await redisCall(this.client, "store.save", () => this.client.set(this.key(record.response.id), json, "PX", this.opts.ttlMs), this.opts.readyTimeoutMs);
   }
 
+  async saveIfExists(record: StoredResponse): Promise<boolean> {
+    const json = JSON.stringify(record);
+    const ok = await redisCall(this.client, "store.save", () => this.client.set(this.key(record.response.id), json, "PX", this.opts.ttlMs, "XX"), this.opts.readyTimeoutMs);
+    return ok === "OK";
+  }
+
   async get(id: string): Promise<StoredResponse | null> {
     const json = await redisCall(this.client, "store.get", () => this.client.get(this.key(id)), this.opts.readyTimeoutMs);
     return json === null ? null : (JSON.parse(json) as StoredResponse);

@@ -25,6 +25,11 @@ export interface StoredResponse {
 export interface ResponseStore {
   /** Creates or replaces the record for response.id. */
   save(record: StoredResponse): Promise<void>;
+  /**
+   * Replaces the record only if it still exists, in one atomic step (Redis: SET ... XX):
+   * a response deleted meanwhile (on any instance) stays deleted. False when it was gone.
+   */
+  saveIfExists(record: StoredResponse): Promise<boolean>;
   get(id: string): Promise<StoredResponse | null>;
   /** True when something was deleted. */
   delete(id: string): Promise<boolean>;
@@ -100,6 +105,12 @@ export class StoreUnavailableError extends Error {
 export interface EventLog {
   /** Records one event. Rejects with EventOrderError when sequence_number does not exceed the last one recorded. */
   append(responseId: string, event: StreamEvent): Promise<void>;
+  /**
+   * Records one event only if the response's log still exists, in one atomic step (Redis:
+   * one script): a log deleted meanwhile (on any instance) stays deleted. False when it was
+   * gone. Rejects with EventOrderError like append.
+   */
+  appendIfExists(responseId: string, event: StreamEvent): Promise<boolean>;
   /** Recorded events with sequence_number > afterSeq (use -1 for all), oldest first. */
   read(responseId: string, afterSeq: number): Promise<StreamEvent[]>;
   /**

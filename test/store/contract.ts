@@ -43,6 +43,19 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
         expect(await responses.ping()).toBe(true);
       });
 
+      it("saveIfExists replaces a record that exists and never re-creates a deleted one", async () => {
+        const { responses } = await open();
+        const id = newId();
+        expect(await responses.saveIfExists(makeRecord(id, "never saved"))).toBe(false);
+        expect(await responses.get(id)).toBeNull();
+        await responses.save(makeRecord(id, "first"));
+        expect(await responses.saveIfExists(makeRecord(id, "second"))).toBe(true);
+        expect((await responses.get(id))?.input[0].content).toBe("second");
+        await responses.delete(id);
+        expect(await responses.saveIfExists(makeRecord(id, "third"))).toBe(false);
+        expect(await responses.get(id)).toBeNull();
+      });
+
       it("answers null / false for ids it never saw", async () => {
         const { responses } = await open();
         expect(await responses.get("resp_missing")).toBeNull();
@@ -216,6 +229,20 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
         expect(await events.read(id, 4)).toEqual([]);
         expect(await events.read("resp_nothing", -1)).toEqual([]);
         await events.delete(id);
+        expect(await events.read(id, -1)).toEqual([]);
+      });
+
+      it("appendIfExists appends to a log that exists and never re-creates a deleted one", async () => {
+        const { events } = await open();
+        const id = newId();
+        expect(await events.appendIfExists(id, ev(0))).toBe(false);
+        expect(await events.read(id, -1)).toEqual([]);
+        await events.append(id, ev(0));
+        expect(await events.appendIfExists(id, ev(1))).toBe(true);
+        await expect(events.appendIfExists(id, ev(1))).rejects.toBeInstanceOf(EventOrderError);
+        expect((await events.read(id, -1)).map((e) => e.sequence_number)).toEqual([0, 1]);
+        await events.delete(id);
+        expect(await events.appendIfExists(id, ev(2, "response.completed"))).toBe(false);
         expect(await events.read(id, -1)).toEqual([]);
       });
 
