@@ -1,7 +1,7 @@
 /**
  * Responses input items -> chat messages (the `messages` half of the request mapping).
  *
- * Rules (see shared/design/responses-protocol.md, "Requests -> chat completions"):
+ * Rules (docs/protocol.md, "Chat endpoints: the mapping"):
  * - messages keep their role; `developer` becomes `opts.developerRole`;
  * - user/system parts: input_text -> text part, input_image -> image_url part; a lone
  *   text part collapses to a string; assistant history parts are joined into one string;

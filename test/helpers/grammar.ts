@@ -1,6 +1,6 @@
 /**
  * A checker for the Responses stream grammar, as strict as openai-node's ResponseStream
- * (see shared/design/responses-protocol.md), plus a driver that feeds events through
+ * (docs/protocol.md, "What strict clients throw on"), plus a driver that feeds events through
  * the real openai SDK client (`responses.stream()`) over an in-memory SSE body.
  */
 import { isDeepStrictEqual } from "node:util";
