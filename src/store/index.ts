@@ -3,17 +3,20 @@ import { MemoryEventLog } from "./memory-events.js";
 import { MemoryJobQueue } from "./memory-jobs.js";
 import { MemoryConversationStore } from "./memory-conversations.js";
 import { MemoryRateLimiter } from "./memory-limiter.js";
+import { MemoryUsageStore } from "./memory-usage.js";
 import { MemoryResponseCache, MemoryResponseStore } from "./memory.js";
 import { closeClient, createRedisClient } from "./redis-client.js";
 import { RedisConversationStore } from "./redis-conversations.js";
 import { RedisEventLog } from "./redis-events.js";
 import { RedisJobQueue } from "./redis-jobs.js";
 import { RedisRateLimiter } from "./redis-limiter.js";
+import { RedisUsageStore } from "./redis-usage.js";
 import { RedisResponseCache, RedisResponseStore, type CacheErrorHook } from "./redis.js";
 import type { StoreStatus, Stores } from "./types.js";
 
 export type * from "./types.js";
 export type * from "./limiter.js";
+export type * from "./usage.js";
 export { SLOT_TTL_MS, dayWindow, monthWindow } from "./limiter.js";
 export { StoreUnavailableError, EventOrderError, JobAbortedError, isTerminalEvent, jobAbortKind } from "./types.js";
 
@@ -61,6 +64,7 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
       events,
       jobs,
       limiter: new MemoryRateLimiter(),
+      usage: new MemoryUsageStore(),
       status: alwaysConnected,
       async close() {
         await jobs.close();
@@ -94,6 +98,7 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
     events,
     jobs,
     limiter: new RedisRateLimiter(client, common),
+    usage: new RedisUsageStore(client, common),
     status: responses,
     async close() {
       await jobs.close();

@@ -1,6 +1,7 @@
 import { isFinished, TERMINAL_EVENTS } from "../protocol.js";
 import type { Item, ResponseObject, StreamEvent } from "../types.js";
 import type { RateLimiter } from "./limiter.js";
+import type { UsageStore } from "./usage.js";
 
 /**
  * What the router keeps per stored response. `input` is the full context the
@@ -224,6 +225,8 @@ export interface Stores {
   events: EventLog;
   /** Per-key rate limits and budgets (see limiter.ts). */
   limiter: RateLimiter;
+  /** Token and request counts per key, model and UTC day (see usage.ts). */
+  usage: UsageStore;
   status: StoreStatus;
   close(): Promise<void>;
 }

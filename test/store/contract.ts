@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { EventOrderError, jobAbortKind, type JobContext, type Stores } from "../../src/store/index.js";
 import { describeLimiterContract } from "./limiter-contract.js";
+import { describeUsageContract } from "./usage-contract.js";
 import { aborted, collect, ev, makeRecord, makeResponse, newId, sleep, waitFor } from "./support.js";
 
 export * from "./support.js";
@@ -97,6 +98,7 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
     });
 
     describeLimiterContract(() => open());
+    describeUsageContract(() => open());
 
     describe("conversations", () => {
       const conv = (id: string, owner: string | null = "team-a") => ({
