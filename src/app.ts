@@ -7,14 +7,17 @@ import { nodeOutgoing, type AppEnv, type RequestStats } from "./http/context.js"
 import { errorResponse } from "./http/errors.js";
 import { chatRoutes } from "./http/chat-routes.js";
 import { conversationsRoutes } from "./http/conversations-routes.js";
+import { usageRoutes } from "./http/admin.js";
 import { opsRoutes } from "./http/ops-routes.js";
 import { responsesRoutes } from "./http/responses-routes.js";
 import { ConversationsService } from "./responses/conversations.js";
 import { ResponsesService } from "./responses/service.js";
 import { UpstreamFailure } from "./upstream/errors.js";
-import type { Runtime } from "./runtime.js";
+import { NO_KEY } from "./keys/policy.js";
+import { NO_TOKENS, recordUsage } from "./keys/usage.js";
+import { usageDeps, type Runtime } from "./runtime.js";
 
-const OPEN_ROUTES = { "/healthz": "health", "/readyz": "health", "/health/backends": "health", "/metrics": "metrics" } as const;
+const OPEN_ROUTES = { "/healthz": "health", "/readyz": "health", "/metrics": "metrics" } as const;
 
 /** Builds the HTTP app from a Runtime. No globals: tests build as many as they like. */
 export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesService } {
@@ -39,9 +42,13 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     stats.route = c.req.routePath && !c.req.routePath.includes("*") ? c.req.routePath : "unmatched";
     const status = c.res.status;
     const finish = () => {
-      stats.gate?.settle(stats.tokens ?? 0);
+      const key = c.get("owner") ?? NO_KEY;
+      const tokens = stats.tokens ?? NO_TOKENS;
+      stats.gate?.settle(tokens.input + tokens.output);
+      // Usage counts answered requests (a 404 for another key's model, a 429 are not charged).
+      if (stats.metered && stats.model && status < 400) recordUsage(usageDeps(rt), key, stats.model, 1, tokens.input, tokens.output);
       const seconds = (performance.now() - started) / 1000;
-      rt.metrics.requests.inc({ route: stats.route, model: stats.model, upstream: stats.endpoint, status: String(status) });
+      rt.metrics.requests.inc({ route: stats.route, model: stats.model, upstream: stats.endpoint, status: String(status), key });
       rt.metrics.requestDuration.observe({ route: stats.route, model: stats.model, upstream: stats.endpoint }, seconds);
       if (stats.upstreamMs !== undefined) rt.metrics.overhead.observe({ route: stats.route }, Math.max(0, seconds - stats.upstreamMs / 1000));
       if (stats.route in OPEN_ROUTES) return;
@@ -82,6 +89,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   conversationsRoutes(app, new ConversationsService(rt));
   chatRoutes(app, rt);
   opsRoutes(app, rt);
+  usageRoutes(app, rt);
 
   app.notFound((c) => errorResponse(notFound(`Invalid URL (${c.req.method} ${c.req.path})`, null, "unknown_url")));
   app.onError((err, c) => {

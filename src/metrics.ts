@@ -33,7 +33,8 @@ const QUEUE_WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 
 export interface Metrics {
   readonly registry: Registry;
   /** route: fixed template ("/v1/responses"); status: HTTP status as string; upstream: the configured endpoint last tried, "" when none was. */
-  readonly requests: Counter<"route" | "model" | "upstream" | "status">;
+  /** key: the api key's configured name ("" without keys). */
+  readonly requests: Counter<"route" | "model" | "upstream" | "status" | "key">;
   readonly requestDuration: Histogram<"route" | "model" | "upstream">;
   readonly timeToFirstToken: Histogram<"model" | "upstream">;
   /** outcome: ok | error */
@@ -41,7 +42,7 @@ export interface Metrics {
   /** Total request time minus time spent waiting on the upstream. */
   readonly overhead: Histogram<"route">;
   /** type: input | output | cached | reasoning */
-  readonly tokens: Counter<"model" | "upstream" | "type">;
+  readonly tokens: Counter<"model" | "upstream" | "type" | "key">;
   readonly inFlight: Gauge<"upstream">;
   readonly maxConcurrency: Gauge<"upstream">;
   /** 1 when healthy or half-open, 0 in cooldown. Prefer setEndpointState() to keep it in step with endpointState. */
@@ -97,11 +98,12 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
 
   const m: Metrics = {
     registry,
-    requests: counter("requests_total", "HTTP requests answered, by route template, model, upstream (the endpoint last tried) and status code.", [
+    requests: counter("requests_total", "HTTP requests answered, by route template, model, upstream (the endpoint last tried), status code and api key name.", [
       "route",
       "model",
       "upstream",
       "status",
+      "key",
     ]),
     requestDuration: histogram(
       "request_duration_seconds",
@@ -122,7 +124,7 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
       LATENCY_BUCKETS,
     ),
     overhead: histogram("overhead_seconds", "Router time per request: total minus time waiting on upstreams.", ["route"], OVERHEAD_BUCKETS),
-    tokens: counter("tokens_total", "Tokens reported by upstream usage, by type (input|output|cached|reasoning).", ["model", "upstream", "type"]),
+    tokens: counter("tokens_total", "Tokens reported by upstream usage, by type (input|output|cached|reasoning) and api key name.", ["model", "upstream", "type", "key"]),
     inFlight: gauge("endpoint_in_flight", "Requests currently holding a slot on the endpoint.", ["upstream"]),
     maxConcurrency: gauge("endpoint_max_concurrency", "Configured max_concurrency of the endpoint.", ["upstream"]),
     endpointUp: gauge("endpoint_up", "1 when the endpoint takes traffic (healthy or half-open), 0 in cooldown.", ["upstream"]),

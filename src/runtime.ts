@@ -1,6 +1,7 @@
 import type { ModelTarget, RouterConfig } from "./config/load.js";
 import { randomId, type IdGenerator } from "./ids.js";
 import type { LimiterDeps } from "./keys/limits.js";
+import type { UsageDeps } from "./keys/usage.js";
 import type { Logger } from "./log.js";
 import { forgetEndpoint, setEndpointState, type Metrics } from "./metrics.js";
 import { EndpointPool } from "./routing/pool.js";
@@ -137,4 +138,9 @@ export class Runtime {
 /** What per-key limit checks need from a runtime (the store's limiter, its clock, error counting). */
 export function limiterDeps(rt: Runtime): LimiterDeps {
   return { limiter: rt.stores.limiter, now: rt.now, onStoreError: () => rt.metrics.storeErrors.inc({ store: "limiter", op: "limit" }) };
+}
+
+/** What usage recording needs from a runtime. */
+export function usageDeps(rt: Runtime): UsageDeps {
+  return { usage: rt.stores.usage, now: rt.now, onStoreError: () => rt.metrics.storeErrors.inc({ store: "usage", op: "record" }) };
 }

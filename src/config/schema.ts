@@ -73,6 +73,8 @@ const apiKeySchema = z
       .optional(),
     /** Token budgets per UTC day and per calendar month (UTC). */
     budget: z.object({ tokens_per_day: positiveInt.optional(), tokens_per_month: positiveInt.optional() }).strict().optional(),
+    /** `admin` keys may also read GET /v1/usage and GET /health/backends. */
+    role: z.enum(["admin", "user"]).default("user"),
   })
   .strict();
 

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { ApiError, invalidRequest } from "../errors.js";
 import type { KeyGate } from "../keys/limits.js";
 import type { ApiKey } from "../keys/policy.js";
+import type { TokenCount } from "../keys/usage.js";
 
 /** What a request carries through the middleware chain. */
 export interface RequestStats {
@@ -10,8 +11,10 @@ export interface RequestStats {
   endpoint: string;
   /** Time spent on the upstream call, when there was one (overhead = total - this). */
   upstreamMs?: number;
-  /** Tokens (input + output) the upstream reported for this request. */
-  tokens?: number;
+  /** Tokens the upstream reported for this request. */
+  tokens?: TokenCount;
+  /** An inference request: its usage is recorded for its key when it is over. */
+  metered?: boolean;
   /** The request's hold on its key's limits, settled when the request is over. */
   gate?: KeyGate | null;
 }

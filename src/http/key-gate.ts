@@ -9,6 +9,7 @@ import { nodeOutgoing, type AppEnv } from "./context.js";
  * (app.ts), with the tokens the upstream reported. Keys without limits cost nothing here.
  */
 export async function admitKey(c: Context<AppEnv>, rt: Runtime, body: unknown): Promise<void> {
+  c.get("stats").metered = true;
   const key = c.get("apiKey");
   const limits = keyLimits(key);
   if (!key || !limits) return;

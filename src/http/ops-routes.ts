@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import { notFound } from "../errors.js";
 import { mayUseModel, visibleModels } from "../keys/policy.js";
 import type { Runtime } from "../runtime.js";
+import { requireAdmin } from "./admin.js";
 import type { AppEnv } from "./context.js";
 
 /** Health, readiness, metrics and the model list. */
@@ -16,7 +17,9 @@ export function opsRoutes(app: Hono<AppEnv>, rt: Runtime): void {
   });
 
   // For people and alerts: the store and every model's endpoints. 503 when something is down.
+  // Admin only once the router has keys: it names every endpoint and the store.
   app.get("/health/backends", async (c) => {
+    requireAdmin(c, rt, "health.read");
     const report = await backendHealth(rt);
     return c.json(report, report.status === "ok" ? 200 : 503);
   });

@@ -39,3 +39,11 @@ export function visibleModels(cfg: RouterConfig, key: ApiKey | null): string[] {
   const all = Object.keys(cfg.models);
   return key?.models ? all.filter((m) => mayUseModel(key, m)) : all;
 }
+
+/**
+ * Admin reads (usage, backend health): an admin key; on a router without keys every
+ * route is open, so these are too.
+ */
+export function isAdmin(cfg: RouterConfig, key: ApiKey | null): boolean {
+  return cfg.server.api_keys.length === 0 || key?.role === "admin";
+}

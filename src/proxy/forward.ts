@@ -1,4 +1,5 @@
 import type { ModelTarget } from "../config/load.js";
+import { NO_TOKENS, type TokenCount } from "../keys/usage.js";
 import type { Lease } from "../routing/pool.js";
 import type { Runtime } from "../runtime.js";
 import type { UpstreamReply } from "../upstream/client.js";
@@ -60,23 +61,23 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
 
-/** Counts a backend's reported usage (chat or embeddings naming) under the router's token metric; returns input + output. */
-export function countTokens(rt: Runtime, model: string, endpoint: string, usage: unknown): number {
-  if (!usage || typeof usage !== "object") return 0;
+/** Counts a backend's reported usage (chat or embeddings naming) under the router's token metric, by key ("" without keys). */
+export function countTokens(rt: Runtime, model: string, endpoint: string, usage: unknown, key: string): TokenCount {
+  if (!usage || typeof usage !== "object") return NO_TOKENS;
   const u = usage as {
     prompt_tokens?: number;
     completion_tokens?: number;
     prompt_tokens_details?: { cached_tokens?: number } | null;
     completion_tokens_details?: { reasoning_tokens?: number } | null;
   };
-  const labels = { model, upstream: endpoint };
+  const labels = { model, upstream: endpoint, key };
   const add = (type: "input" | "output" | "cached" | "reasoning", n: unknown): number => {
     if (typeof n !== "number" || !Number.isFinite(n) || n <= 0) return 0;
     rt.metrics.tokens.inc({ ...labels, type }, n);
     return n;
   };
-  const total = add("input", u.prompt_tokens) + add("output", u.completion_tokens);
+  const count = { input: add("input", u.prompt_tokens), output: add("output", u.completion_tokens) };
   add("cached", u.prompt_tokens_details?.cached_tokens);
   add("reasoning", u.completion_tokens_details?.reasoning_tokens);
-  return total;
+  return count;
 }

@@ -1,4 +1,5 @@
-import type { ApiKey } from "../keys/policy.js";
+import { NO_KEY, type ApiKey } from "../keys/policy.js";
+import { addTokens, type TokenCount } from "../keys/usage.js";
 import { targetsFor } from "../models.js";
 import type { Runtime } from "../runtime.js";
 import { UpstreamFailure } from "../upstream/errors.js";
@@ -15,7 +16,7 @@ export interface PassthroughContext {
   /** Aborts the upstream call (a stream's client went away). */
   abort(): void;
   /** Filled in for metrics and limits: time spent on the upstream call, tokens the upstream reported. */
-  stats?: { upstreamMs?: number; tokens?: number };
+  stats?: { upstreamMs?: number; tokens?: TokenCount };
 }
 
 export type PassthroughResult =
@@ -73,7 +74,7 @@ export class PassthroughService {
         throw new UpstreamFailure(endpoint, "protocol", "the body was not JSON");
       }
       outcome = "ok";
-      const tokens = countTokens(this.rt, req.model, endpoint, parsed.usage);
+      const tokens = countTokens(this.rt, req.model, endpoint, parsed.usage, ctx.key?.name ?? NO_KEY);
       if (ctx.stats) ctx.stats.tokens = tokens;
       const rename = modelRenamer(fwd.upstreamModel, req.model);
       if (store && Array.isArray(parsed.choices) && cacheable(parsed as ChatCompletion)) await store(parsed as ChatCompletion);
@@ -97,8 +98,8 @@ export class PassthroughService {
       abort: ctx.abort,
       onFirstFrame: () => this.rt.metrics.timeToFirstToken.observe({ model: req.model, upstream: endpoint }, (performance.now() - fwd.started) / 1000),
       onUsage: (usage) => {
-        const tokens = countTokens(this.rt, req.model, endpoint, usage);
-        if (ctx.stats) ctx.stats.tokens = (ctx.stats.tokens ?? 0) + tokens;
+        const tokens = countTokens(this.rt, req.model, endpoint, usage, ctx.key?.name ?? NO_KEY);
+        if (ctx.stats) addTokens(ctx.stats, tokens);
       },
       onEnd: (outcome) => {
         lease.release();

@@ -15,7 +15,9 @@ import type { ResponseObject } from "../types.js";
 import { appendTurn } from "./conversation-turn.js";
 import { EventRecorder, finishedItems, followBody, terminalEvent } from "./background-events.js";
 import { jobGate } from "../keys/limits.js";
-import { limiterDeps } from "../runtime.js";
+import { NO_KEY } from "../keys/policy.js";
+import { NO_TOKENS, recordUsage, type TokenCount } from "../keys/usage.js";
+import { limiterDeps, usageDeps } from "../runtime.js";
 import { connect, recordTokenUsage, type RunOutcome } from "./execute.js";
 import { loadOwned, planFromRecord, type BackgroundPayload, type Plan } from "./plan.js";
 import { callStore } from "./store-access.js";
@@ -106,7 +108,7 @@ export class BackgroundJobs {
     active.inc({ status: "in_progress" });
     // A running job holds one of its key's max_concurrent slots, and its tokens count against the key's limits.
     const gate = await jobGate(limiterDeps(this.rt), this.rt.config.server.api_keys, rec.owner, job.responseId);
-    const tally = { tokens: 0 };
+    const tally: { tokens?: TokenCount; model?: string } = {};
     try {
       const started: StoredResponse = { ...rec, response: { ...rec.response, status: "in_progress" } };
       // Deleted meanwhile (on any instance): it stays deleted and the job does not run.
@@ -117,11 +119,14 @@ export class BackgroundJobs {
       this.rt.log.error({ responseId: job.responseId, err: (err as Error).message }, "background job could not record its outcome");
     } finally {
       active.dec({ status: "in_progress" });
-      gate?.settle(tally.tokens);
+      const tokens = tally.tokens ?? NO_TOKENS;
+      gate?.settle(tokens.input + tokens.output);
+      // The create request counted the request; the job adds the tokens it used.
+      if (tally.model) recordUsage(usageDeps(this.rt), rec.owner ?? NO_KEY, tally.model, 0, tokens.input, tokens.output);
     }
   }
 
-  private async execute(rec: StoredResponse, payload: BackgroundPayload, signal: AbortSignal, tally: { tokens: number }): Promise<void> {
+  private async execute(rec: StoredResponse, payload: BackgroundPayload, signal: AbortSignal, tally: { tokens?: TokenCount; model?: string }): Promise<void> {
     const id = rec.response.id;
     const recorder = new EventRecorder(this.rt.stores.events, id, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "append" }));
     let outcome: RunOutcome | null = null;
@@ -131,7 +136,8 @@ export class BackgroundJobs {
       plan = planFromRecord(this.rt.config, rec, payload);
       const conn = await connect(this.rt, plan, signal, true, "queued");
       outcome = await conn.pump(recorder, { keepPartialOnAbort: true });
-      tally.tokens = recordTokenUsage(this.rt, plan.model, outcome);
+      tally.tokens = recordTokenUsage(this.rt, plan.model, outcome, plan.owner);
+      tally.model = plan.model;
     } catch (err) {
       if (!signal.aborted) failure = failureOf(err);
     }

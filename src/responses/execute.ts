@@ -1,3 +1,5 @@
+import { NO_KEY } from "../keys/policy.js";
+import { NO_TOKENS, type TokenCount } from "../keys/usage.js";
 import { applyRouterFields, nativeRequestBody } from "../native/rewrite.js";
 import { ENCRYPTED_REASONING } from "../protocol.js";
 import { NativeStreamMachine } from "../native/stream.js";
@@ -102,17 +104,17 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
   };
 }
 
-/** Counts the tokens an upstream reported for a finished run; returns input + output. */
-export function recordTokenUsage(rt: Runtime, model: string, out: Pick<RunOutcome, "response" | "endpoint">): number {
+/** Counts the tokens an upstream reported for a finished run, under the key's name ("" without keys). */
+export function recordTokenUsage(rt: Runtime, model: string, out: Pick<RunOutcome, "response" | "endpoint">, key: string | null): TokenCount {
   const u = out.response.usage;
-  if (!u) return 0;
-  const labels = { model, upstream: out.endpoint };
+  if (!u) return NO_TOKENS;
+  const labels = { model, upstream: out.endpoint, key: key ?? NO_KEY };
   const m = rt.metrics.tokens;
   m.inc({ ...labels, type: "input" }, u.input_tokens ?? 0);
   m.inc({ ...labels, type: "output" }, u.output_tokens ?? 0);
   m.inc({ ...labels, type: "cached" }, u.input_tokens_details?.cached_tokens ?? 0);
   m.inc({ ...labels, type: "reasoning" }, u.output_tokens_details?.reasoning_tokens ?? 0);
-  return (u.input_tokens ?? 0) + (u.output_tokens ?? 0);
+  return { input: u.input_tokens ?? 0, output: u.output_tokens ?? 0 };
 }
 
 export function shouldHideEncryptedReasoning(plan: Plan): boolean {

@@ -1,6 +1,7 @@
 import type { ResponseItemList } from "openai/resources/responses/input-items";
 import { ApiError } from "../errors.js";
 import type { ApiKey } from "../keys/policy.js";
+import type { TokenCount } from "../keys/usage.js";
 import { isFinished } from "../protocol.js";
 import type { Runtime } from "../runtime.js";
 import { sseBody, type EventSink } from "../sse-writer.js";
@@ -25,7 +26,7 @@ export interface RequestContext {
   /** Aborts the upstream call (a stream's client went away). */
   abort(): void;
   /** Filled in for metrics: time spent on the upstream call, tokens the upstream reported. */
-  stats?: { upstreamMs?: number; tokens?: number };
+  stats?: { upstreamMs?: number; tokens?: TokenCount };
 }
 
 export type CreateResult = { kind: "json"; response: ResponseObject; endpoint: string } | { kind: "stream"; body: ReadableStream<Uint8Array>; endpoint: string };
@@ -107,7 +108,7 @@ export class ResponsesService {
 
   /** Stores (when asked) and accounts for a finished response. Store failures surface as 503. */
   private async finish(plan: Plan, out: RunOutcome, key: string | null, stats?: RequestContext["stats"]): Promise<void> {
-    const tokens = recordTokenUsage(this.rt, plan.model, out);
+    const tokens = recordTokenUsage(this.rt, plan.model, out, plan.owner);
     if (stats) stats.tokens = tokens;
     if (plan.store) await this.save(plan, out.response, out.endpoint);
     await appendTurn(this.rt, plan, out.response, out.endpoint);

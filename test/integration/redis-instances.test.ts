@@ -18,7 +18,7 @@ const uniquePrefix = () => `rrit:${process.pid}:${++prefixes}:`;
 /** One chat endpoint at `upstreamUrl`, model "local", Redis storage under `prefix`. */
 function redisConfig(upstreamUrl: string, prefix: string, redisUrl = redis.url) {
   return {
-    server: { api_keys: [{ name: "team-a", key: "key-a" }] },
+    server: { api_keys: [{ name: "team-a", key: "key-a" }, { name: "ops", key: "key-ops", role: "admin" }] },
     endpoints: [{ name: "box", url: upstreamUrl, kind: "chat", max_concurrency: 4 }],
     models: { local: { endpoints: ["box"], upstream_model: "llama3.1:8b" } },
     routing: { queue_timeout: "500ms", retry: { attempts: 1, max_time: "5s" } },
@@ -225,7 +225,7 @@ describe("Redis availability", () => {
       expect(up.requests.length).toBe(requestsBefore + 1); // the failed stored requests never reached the upstream
       // The instance still serves (store: false works): ready; the store outage shows in /health/backends.
       expect((await fetch(`${r.url}/readyz`)).status).toBe(200);
-      const backends = await fetch(`${r.url}/health/backends`);
+      const backends = await fetch(`${r.url}/health/backends`, { headers: { authorization: "Bearer key-ops" } });
       expect(backends.status).toBe(503);
       expect(((await backends.json()) as { store: unknown }).store).toEqual({ kind: "redis", reachable: false });
 
