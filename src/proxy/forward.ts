@@ -70,10 +70,9 @@ export function countTokens(rt: Runtime, model: string, endpoint: string, usage:
     prompt_tokens_details?: { cached_tokens?: number } | null;
     completion_tokens_details?: { reasoning_tokens?: number } | null;
   };
-  const labels = { model, upstream: endpoint, key };
   const add = (type: "input" | "output" | "cached" | "reasoning", n: unknown): number => {
     if (typeof n !== "number" || !Number.isFinite(n) || n <= 0) return 0;
-    rt.metrics.tokens.inc({ ...labels, type }, n);
+    rt.metrics.tokens.inc({ model, upstream: endpoint, type, key }, n);
     return n;
   };
   const count = { input: add("input", u.prompt_tokens), output: add("output", u.completion_tokens) };

@@ -108,12 +108,13 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
 export function recordTokenUsage(rt: Runtime, model: string, out: Pick<RunOutcome, "response" | "endpoint">, key: string | null): TokenCount {
   const u = out.response.usage;
   if (!u) return NO_TOKENS;
-  const labels = { model, upstream: out.endpoint, key: key ?? NO_KEY };
+  const upstream = out.endpoint;
+  const k = key ?? NO_KEY;
   const m = rt.metrics.tokens;
-  m.inc({ ...labels, type: "input" }, u.input_tokens ?? 0);
-  m.inc({ ...labels, type: "output" }, u.output_tokens ?? 0);
-  m.inc({ ...labels, type: "cached" }, u.input_tokens_details?.cached_tokens ?? 0);
-  m.inc({ ...labels, type: "reasoning" }, u.output_tokens_details?.reasoning_tokens ?? 0);
+  m.inc({ model, upstream, type: "input", key: k }, u.input_tokens ?? 0);
+  m.inc({ model, upstream, type: "output", key: k }, u.output_tokens ?? 0);
+  m.inc({ model, upstream, type: "cached", key: k }, u.input_tokens_details?.cached_tokens ?? 0);
+  m.inc({ model, upstream, type: "reasoning", key: k }, u.output_tokens_details?.reasoning_tokens ?? 0);
   return { input: u.input_tokens ?? 0, output: u.output_tokens ?? 0 };
 }
 

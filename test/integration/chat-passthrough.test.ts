@@ -171,7 +171,7 @@ describe("response cache (opt-in per model or per request)", () => {
     const messages = [{ role: "user" as const, content: "weather in Paris?" }];
     a.enqueue("/chat/completions", { kind: "sse", frames: [chatChunk({ role: "assistant", content: null }), ...chatToolCallChunks([{ id: "call_1", name: "get_weather", args: ['{"ci', 'ty":"Paris"}'] }])] });
     const first = await router.client.chat.completions.stream({ model: "cached", messages }).finalChatCompletion();
-    await waitFor("the streamed answer to be cached", async () => (await metric('responses_router_tokens_total{model="cached",upstream="a",type="output"}')) >= 4);
+    await waitFor("the streamed answer to be cached", async () => (await metric('responses_router_tokens_total{model="cached",upstream="a",type="output",key="team"}')) >= 4);
     const again = await router.client.chat.completions.create({ model: "cached", messages });
     expect(again.choices[0]!.message.tool_calls).toEqual([{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }]);
     expect(again.choices[0]!.finish_reason).toBe("tool_calls");
@@ -192,19 +192,19 @@ describe("response cache (opt-in per model or per request)", () => {
 describe("metrics", () => {
   it("labels requests with model and endpoint and counts the backend's tokens", async () => {
     const labels = 'model="solo",upstream="a"';
-    const before = await metric(`responses_router_tokens_total{${labels},type="input"}`);
-    const reqBefore = await metric(`responses_router_requests_total{route="/v1/chat/completions",${labels},status="200"}`);
+    const before = await metric(`responses_router_tokens_total{${labels},type="input",key="team"}`);
+    const reqBefore = await metric(`responses_router_requests_total{route="/v1/chat/completions",${labels},status="200",key="team"}`);
     const overheadBefore = await metric('responses_router_overhead_seconds_count{route="/v1/chat/completions"}');
     a.enqueue("/chat/completions", { kind: "json", body: chatCompletion("x", "solo", { usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 } }) });
     await router.client.chat.completions.create({ model: "solo", messages: hi });
-    expect(await metric(`responses_router_tokens_total{${labels},type="input"}`)).toBe(before + 11);
-    expect(await metric(`responses_router_requests_total{route="/v1/chat/completions",${labels},status="200"}`)).toBe(reqBefore + 1);
+    expect(await metric(`responses_router_tokens_total{${labels},type="input",key="team"}`)).toBe(before + 11);
+    expect(await metric(`responses_router_requests_total{route="/v1/chat/completions",${labels},status="200",key="team"}`)).toBe(reqBefore + 1);
     expect(await metric('responses_router_overhead_seconds_count{route="/v1/chat/completions"}')).toBe(overheadBefore + 1);
     // An unknown model is a 404 counted without a model label: clients cannot mint metric series.
     expect((await post("/v1/chat/completions", { model: "made-up-model-123", messages: hi })).status).toBe(404);
     const text = await (await router.fetch("/metrics")).text();
     expect(text).not.toContain("made-up-model-123");
-    expect(await metric('responses_router_requests_total{route="/v1/chat/completions",model="",upstream="",status="404"}')).toBeGreaterThanOrEqual(1);
+    expect(await metric('responses_router_requests_total{route="/v1/chat/completions",model="",upstream="",status="404",key="team"}')).toBeGreaterThanOrEqual(1);
   });
 });
 
@@ -216,7 +216,7 @@ describe("embeddings pass-through", () => {
       const data = (req.body.input as string[]).map((_, index) => ({ object: "embedding", index, embedding }));
       return { kind: "json", body: { object: "list", data, model: req.body.model, usage: { prompt_tokens: 4, total_tokens: 4 } } };
     });
-    const before = await metric('responses_router_tokens_total{model="embed",upstream="a",type="input"}');
+    const before = await metric('responses_router_tokens_total{model="embed",upstream="a",type="input",key="team"}');
     const r = await router.client.embeddings.create({ model: "embed", input: ["first", "second"], dimensions: 3 });
     expect(r.data.map((d) => Array.from(d.embedding))).toEqual([
       [0.5, -0.25, 1],
@@ -225,7 +225,7 @@ describe("embeddings pass-through", () => {
     expect(r.model).toBe("embed");
     expect(r.usage).toEqual({ prompt_tokens: 4, total_tokens: 4 });
     expect(a.requests[0]!.body).toEqual({ model: "nomic-embed-text", input: ["first", "second"], dimensions: 3, encoding_format: "base64" });
-    expect(await metric('responses_router_tokens_total{model="embed",upstream="a",type="input"}')).toBe(before + 4);
+    expect(await metric('responses_router_tokens_total{model="embed",upstream="a",type="input",key="team"}')).toBe(before + 4);
   });
 
   it("answers 404 for an unknown model, 400 without input, and keeps a backend's 400", async () => {
