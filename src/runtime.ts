@@ -10,6 +10,15 @@ import type { Stores } from "./store/index.js";
 import { UpstreamClient } from "./upstream/client.js";
 import type { FailoverContext } from "./upstream/failover.js";
 
+/** The reason streams end at the shutdown deadline. */
+export class ShutdownDeadline extends Error {
+  readonly code = "server_shutting_down";
+  constructor() {
+    super("The router is shutting down: this stream was ended at its shutdown deadline. Retry the request.");
+    this.name = "ShutdownDeadline";
+  }
+}
+
 /**
  * Everything a request needs, built once per router instance (no globals, so
  * tests run several routers in one process). Config reloads swap `config`
@@ -22,6 +31,7 @@ export class Runtime {
   private prober: HealthProber | null = null;
   /** What /readyz reports: this process can serve (`serving`) or not yet / no longer. */
   phase: "starting" | "serving" | "draining" = "starting";
+  private readonly streamsEnd = new AbortController();
 
   constructor(
     config: RouterConfig,
@@ -99,6 +109,20 @@ export class Runtime {
         if (failure.routeMissing) this.log.error({ model, endpoint, route: failure.detail.route, status: failure.status }, `endpoint ${endpoint} has no such route: check its url in the config`);
       },
     };
+  }
+
+  /**
+   * Aborts when the shutdown deadline (server.shutdown_timeout) passes: every open stream then
+   * ends with a terminal event (Responses: response.failed, chat: an error chunk) instead of a
+   * bare close. Streams listen to it while they run.
+   */
+  get streamsDeadline(): AbortSignal {
+    return this.streamsEnd.signal;
+  }
+
+  /** Shutdown reached its deadline: tell every open stream to end now. */
+  endStreams(): void {
+    this.streamsEnd.abort(new ShutdownDeadline());
   }
 
   client(endpoint: string): UpstreamClient {

@@ -28,8 +28,12 @@ export interface RunningRouter {
   port: number;
   runtime: Runtime;
   server: ServerType;
-  /** Stops accepting, lets in-flight requests finish up to `deadlineMs`, then closes everything. */
-  close(deadlineMs?: number): Promise<void>;
+  /**
+   * Stops accepting, lets in-flight requests finish up to `deadlineMs` (server.shutdown_timeout),
+   * then ends open streams with a terminal event and closes connections; background jobs get
+   * `jobsDeadlineMs` (background.drain_timeout; `deadlineMs` when only that is given).
+   */
+  close(deadlineMs?: number, jobsDeadlineMs?: number): Promise<void>;
 }
 
 /** Builds and starts a router on host:port. Used by the CLI and by the tests alike. */
@@ -68,28 +72,39 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 
   let closing: Promise<void> | null = null;
-  const close = (deadlineMs = config.server.shutdown_timeout) =>
-    (closing ??= (async () => {
-      runtime.phase = "draining";
-      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Background jobs drain in parallel, stopping a little before connections are cut: memory
-      // mode then fails them (their followers still get response.failed), Redis mode hands them
-      // back to the queue for another instance (followers here can resume there with starting_after).
-      const jobsClosed = stores.jobs.close(Math.max(0, deadlineMs - JOB_STOP_MARGIN_MS)).catch(() => {});
-      // Idle keep-alive sockets would hold close() open: end them; busy ones end after their response.
-      connections.drain();
-      const timer = setTimeout(() => (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.(), deadlineMs);
-      await drained;
-      await jobsClosed;
-      clearTimeout(timer);
-      await stores.close().catch(() => {});
-      await runtime.close();
-    })());
+  const close = (deadlineMs?: number, jobsDeadlineMs?: number) =>
+    (closing ??= shutdown(deadlineMs ?? runtime.config.server.shutdown_timeout, jobsDeadlineMs ?? deadlineMs ?? runtime.config.background.drain_timeout));
+  const shutdown = async (deadlineMs: number, jobsDeadlineMs: number) => {
+    runtime.phase = "draining";
+    const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Background jobs get their own, longer deadline: the worker takes no new job and lets the
+    // running ones finish; at the deadline memory mode fails them and Redis mode hands them back
+    // to the queue for another instance. A deadline no longer than the HTTP one stops them a
+    // little before connections are cut, so their followers here still see the terminal event.
+    const jobsMs = jobsDeadlineMs > deadlineMs ? jobsDeadlineMs : Math.max(0, jobsDeadlineMs - JOB_STOP_MARGIN_MS);
+    const jobsClosed = stores.jobs.close(jobsMs).catch(() => {});
+    // Idle keep-alive sockets would hold close() open: end them; busy ones end after their response.
+    connections.drain();
+    let cut: NodeJS.Timeout | undefined;
+    const deadline = setTimeout(() => {
+      // Open streams end with a terminal event, then whatever is still open is cut.
+      runtime.endStreams();
+      cut = setTimeout(() => (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.(), STREAM_END_GRACE_MS);
+    }, deadlineMs);
+    await drained;
+    clearTimeout(deadline);
+    clearTimeout(cut);
+    await jobsClosed;
+    await stores.close().catch(() => {});
+    await runtime.close();
+  };
   return { url, port, runtime, server, close };
 }
 
 /** Time between stopping background jobs and cutting connections, so their last events reach followers. */
 const JOB_STOP_MARGIN_MS = 500;
+/** After the deadline, how long streams get to write their terminal event before connections are cut. */
+const STREAM_END_GRACE_MS = 1_000;
 
 /** A Redis URL without its password, for messages. */
 export function redact(url: string): string {

@@ -329,10 +329,11 @@ describe("k8s manifests", () => {
     expect(vol.configMap.name).toBe(configMap.metadata.name);
   });
 
-  it("gives the router longer than its shutdown deadline (plus preStop) to drain", () => {
+  it("gives the router longer than its shutdown and background drain deadlines (plus preStop) to drain", () => {
     const cfg = parseConfigText(configMap.data["router.yaml"], "k8s/configmap.yaml", FAKE_ENV);
     const preStop = Number(container.lifecycle?.preStop?.exec?.command?.[1] ?? 0);
-    expect(pod.spec.terminationGracePeriodSeconds).toBeGreaterThan(cfg.server.shutdown_timeout / 1000 + preStop);
+    expect(cfg.background.drain_timeout).toBeGreaterThan(cfg.server.shutdown_timeout);
+    expect(pod.spec.terminationGracePeriodSeconds).toBeGreaterThan(cfg.background.drain_timeout / 1000 + preStop);
   });
 
   it("PDB (minAvailable 1) and Service select the Deployment's pods", () => {

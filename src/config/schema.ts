@@ -151,6 +151,12 @@ export const routerConfigSchema = z
           })
           .strict()
           .prefault({}),
+        /**
+         * On shutdown, how long the instance lets the background jobs it runs finish (it takes no
+         * new ones meanwhile) before handing them back to the queue (Redis mode) or failing them
+         * (memory mode). Longer than server.shutdown_timeout: jobs outlive the HTTP connections.
+         */
+        drain_timeout: duration.default(120_000),
         /** How long POST /cancel waits for the instance running the job to record the cancellation (with partial output) before recording it itself. */
         cancel_wait: duration.default(3_000),
       })

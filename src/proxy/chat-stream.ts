@@ -21,6 +21,8 @@ export interface PassthroughStreamHooks {
   onEnd(outcome: { ok: true; everyChunkRead: boolean } | { ok: false; cancelled: boolean; error: unknown }): void;
   /** Aborts the upstream call (the client went away). */
   abort(): void;
+  /** Aborts at the shutdown deadline: the stream then ends with an error chunk saying so. */
+  deadline?: AbortSignal;
 }
 
 /**
@@ -39,10 +41,25 @@ export function passthroughSseBody(frames: AsyncIterable<SseFrame>, hooks: Passt
   const end = (outcome: Parameters<PassthroughStreamHooks["onEnd"]>[0]) => {
     if (ended) return;
     ended = true;
+    hooks.deadline?.removeEventListener("abort", onDeadline);
     hooks.onEnd(outcome);
   };
+  let onDeadline = () => {};
   return new ReadableStream<Uint8Array>(
     {
+      start(controller) {
+        // At the shutdown deadline: one error chunk (the openai SDK raises it), then the end.
+        onDeadline = () => {
+          if (ended) return;
+          controller.enqueue(encoder.encode(shutdownFrame(hooks.deadline!.reason)));
+          controller.close();
+          end({ ok: false, cancelled: true, error: hooks.deadline!.reason });
+          hooks.abort();
+          void it.return?.(undefined)?.catch(() => {});
+        };
+        if (hooks.deadline?.aborted) onDeadline();
+        else hooks.deadline?.addEventListener("abort", onDeadline, { once: true });
+      },
       async pull(controller) {
         let step: IteratorResult<SseFrame>;
         try {
@@ -97,6 +114,11 @@ export function errorFrame(error: unknown): string {
   const message = timeout ? "The upstream stopped sending data (idle timeout)." : "The upstream connection was lost mid-stream.";
   const body = { error: { message, type: "server_error", param: null, code: timeout ? "upstream_timeout" : "upstream_stream_error" } };
   return `data: ${JSON.stringify(body)}\n\n`;
+}
+
+function shutdownFrame(reason: unknown): string {
+  const message = reason instanceof Error ? reason.message : "The router is shutting down.";
+  return `data: ${JSON.stringify({ error: { message, type: "server_error", param: null, code: "server_shutting_down" } })}\n\n`;
 }
 
 /** Chunks (a cache replay) as an SSE body ending in `data: [DONE]`. */

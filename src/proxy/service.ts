@@ -96,6 +96,7 @@ export class PassthroughService {
       secret: lease.endpoint.config.api_key,
       accumulator,
       abort: ctx.abort,
+      deadline: this.rt.streamsDeadline,
       onFirstFrame: () => this.rt.metrics.timeToFirstToken.observe({ model: req.model, upstream: endpoint }, (performance.now() - fwd.started) / 1000),
       onUsage: (usage) => {
         const tokens = countTokens(this.rt, req.model, endpoint, usage, ctx.key?.name ?? NO_KEY);

@@ -3,7 +3,7 @@
  * the terminal events the router writes itself, and the SSE body that follows a log.
  */
 import { sseBody, type EventSink } from "../sse-writer.js";
-import { EventOrderError, type EventLog } from "../store/types.js";
+import { EventOrderError, isTerminalEvent, type EventLog } from "../store/types.js";
 import { TERMINAL_EVENT_FOR_STATUS } from "../protocol.js";
 import type { Item, ResponseObject, StreamEvent } from "../types.js";
 
@@ -107,19 +107,34 @@ export function finishedItems(events: StreamEvent[]): Item[] {
  * until its terminal event. `finished`: the response already ended, so the log is read
  * to its end and the stream closes even if the terminal event expired from the log.
  * A store that fails mid-way ends the stream with an `error` event; the client can
- * resume with `starting_after` once the store is back.
+ * resume with `starting_after` once the store is back. So does this instance's shutdown
+ * deadline (`deadline`): the job itself goes on (background.drain_timeout, or another
+ * instance), so the stream says where to resume rather than that the response failed.
  */
-export function followBody(log: EventLog, responseId: string, afterSeq: number, finished: boolean, onStoreError: () => void): ReadableStream<Uint8Array> {
+export function followBody(log: EventLog, responseId: string, afterSeq: number, finished: boolean, onStoreError: () => void, deadline?: AbortSignal): ReadableStream<Uint8Array> {
   const stop = new AbortController();
   return sseBody(
     async (sink) => {
       const grace = finished ? setTimeout(() => stop.abort(), FINISHED_GRACE_MS) : null;
       let last = afterSeq;
+      let cut = false;
+      let ended = false;
+      const onDeadline = () => {
+        cut = true;
+        stop.abort();
+      };
+      if (deadline?.aborted) onDeadline();
+      else deadline?.addEventListener("abort", onDeadline, { once: true });
       try {
         for await (const event of log.follow(responseId, afterSeq, stop.signal)) {
           sink.send(event.type, JSON.stringify(event));
           sink.flush!();
           last = event.sequence_number;
+          ended = isTerminalEvent(event);
+        }
+        if (cut && !ended) {
+          const message = `This router instance is shutting down; the background response goes on. Resume with GET /v1/responses/${responseId}?stream=true&starting_after=${last}.`;
+          sink.send("error", JSON.stringify({ type: "error", code: "server_shutting_down", message, param: null, sequence_number: last + 1 }));
         }
       } catch (err) {
         onStoreError();
@@ -128,6 +143,7 @@ export function followBody(log: EventLog, responseId: string, afterSeq: number, 
         sink.send("error", JSON.stringify(error));
       } finally {
         if (grace) clearTimeout(grace);
+        deadline?.removeEventListener("abort", onDeadline);
       }
     },
     () => stop.abort(),

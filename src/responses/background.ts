@@ -94,7 +94,7 @@ export class BackgroundJobs {
   }
 
   follow(id: string, afterSeq: number, finished: boolean): ReadableStream<Uint8Array> {
-    return followBody(this.rt.stores.events, id, afterSeq, finished, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "follow" }));
+    return followBody(this.rt.stores.events, id, afterSeq, finished, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "follow" }), this.rt.streamsDeadline);
   }
 
   // ---- the worker ---------------------------------------------------------------

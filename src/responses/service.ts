@@ -16,6 +16,7 @@ import { connect, recordTokenUsage, type RunOutcome } from "./execute.js";
 import { buildPlan, loadOwned, type Plan } from "./plan.js";
 import { listPage } from "./input-items.js";
 import { callStore, requireConnected } from "./store-access.js";
+import { StreamShutdown } from "./stream-shutdown.js";
 import { validateCreateRequest } from "./validate.js";
 
 export interface RequestContext {
@@ -64,10 +65,15 @@ export class ResponsesService {
       return { kind: "json", response: clientView(out.response, out.hideEncryptedReasoning), endpoint };
     }
     const stream = sseBody(async (sink) => {
-      const out = await conn.pump(sink);
-      if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
-      const terminal = await this.finishStreamed(plan, out, key, ctx.stats);
-      sink.send(terminal.type, terminal.data);
+      const shutdown = new StreamShutdown(this.rt, sink, ctx.abort);
+      try {
+        const out = shutdown.outcome(await conn.pump(shutdown.sink, shutdown.options));
+        if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
+        const terminal = await this.finishStreamed(plan, out, key, ctx.stats);
+        sink.send(terminal.type, terminal.data);
+      } finally {
+        shutdown.stop();
+      }
     }, ctx.abort);
     return { kind: "stream", body: stream, endpoint };
   }

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startChildRouter } from "../helpers/child-router.js";
 import { chatTextChunks, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
-import { parseSse } from "../helpers/router.js";
+import { buildApp } from "../../src/app.js";
+import { parseSse, startTestRouter } from "../helpers/router.js";
 import { postResponses, readRest, readUntil, waitUntil } from "../helpers/wait.js";
 
 /**
@@ -92,21 +93,69 @@ describe("graceful shutdown (SIGTERM)", () => {
     }
   });
 
-  it("cuts what is still running at shutdown_timeout and still exits 0", async () => {
+  it("at shutdown_timeout a Responses stream still open ends with response.failed (server_shutting_down, numbered on), then exits 0", async () => {
     const router = await startChildRouter(writeConfig("deadline", "1s"));
     try {
       up.enqueue("/chat/completions", slow(300, 100)); // ~30 s of stream
       const res = await postResponses(router.url, { model: "m", input: "endless", stream: true });
-      await readUntil(res, (t) => t.includes("response.output_text.delta"));
+      const head = await readUntil(res, (t) => t.includes("response.output_text.delta"));
       router.kill("SIGTERM");
       const rest = await readRest(res);
+      expect(rest.broken).toBe(false);
       expect(rest.text).toContain("response.output_text.delta"); // it kept streaming until the deadline
-      expect(rest.text).not.toContain("response.completed");
+      const events = parseSse(head + rest.text).map((f) => f.data);
+      const last = events.at(-1);
+      expect(last.type).toBe("response.failed");
+      expect(last.response.status).toBe("failed");
+      expect(last.response.error).toMatchObject({ code: "server_shutting_down" });
+      expect(last.response.output[0].content[0].text).toMatch(/^w0 w1 /); // the partial output is kept
+      events.forEach((e, i) => expect(e.sequence_number).toBe(i)); // the terminal event continues the numbering
+      expect(events.filter((e) => e.type === "response.completed")).toHaveLength(0);
       expect(await router.exited).toBe(0);
       // The router hung up on the upstream too.
       await waitUntil("upstream request closed", () => up.open() === 0);
     } finally {
       router.kill("SIGKILL");
     }
+  });
+
+  it("at shutdown_timeout a chat-completions stream ends with an error chunk", async () => {
+    const router = await startChildRouter(writeConfig("deadline-chat", "1s"));
+    try {
+      up.enqueue("/chat/completions", slow(300, 100));
+      const res = await fetch(`${router.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "endless" }], stream: true }),
+      });
+      const head = await readUntil(res, (t) => t.includes("w1 "));
+      router.kill("SIGTERM");
+      const rest = await readRest(res);
+      expect(rest.broken).toBe(false);
+      const chunks = parseSse(head + rest.text).map((f) => f.data);
+      expect(chunks.at(-1)).toEqual({ error: { message: expect.stringContaining("shutting down"), type: "server_error", param: null, code: "server_shutting_down" } });
+      expect(await router.exited).toBe(0);
+    } finally {
+      router.kill("SIGKILL");
+    }
+  });
+
+  it("/readyz answers 200 while serving and 503 while draining", async () => {
+    // In process: once close() began, no new connection reaches the server, so ask the router's
+    // own app (same runtime, same handler) what a probe on a kept-alive connection would get.
+    const r = await startTestRouter({ server: { shutdown_timeout: "10s" }, endpoints: [{ name: "box", url: up.url, kind: "chat" }], models: { m: { endpoints: ["box"] } } });
+    const { app } = buildApp(r.runtime);
+    const before = await app.request("/readyz");
+    expect(before.status).toBe(200);
+    expect(await before.json()).toMatchObject({ status: "ready" });
+    up.enqueue("/chat/completions", slow(10, 100));
+    const res = await postResponses(r.url, { model: "m", input: "long", stream: true });
+    await readUntil(res, (t) => t.includes("response.output_text.delta"));
+    const closed = r.close();
+    const during = await app.request("/readyz");
+    expect(during.status).toBe(503);
+    expect(await during.json()).toMatchObject({ status: "draining" });
+    expect((await readRest(res)).text).toContain("response.completed");
+    await closed;
   });
 });

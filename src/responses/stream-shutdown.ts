@@ -1,0 +1,64 @@
+import { omitEncryptedContent } from "../native/rewrite.js";
+import { ShutdownDeadline, type Runtime } from "../runtime.js";
+import type { EventSink } from "../sse-writer.js";
+import type { ResponseObject } from "../types.js";
+import type { PumpOptions, RunOutcome } from "./execute.js";
+
+/**
+ * Ends a streamed create properly at the shutdown deadline: the upstream call is aborted,
+ * the pump keeps the partial output (open items closed as incomplete), and the stream ends
+ * with `response.failed` (error code `server_shutting_down`) numbered after the last event
+ * sent, instead of a bare close. A client that goes away is handled as before (the pump
+ * rejects): partial output is kept only when the deadline stopped the stream.
+ */
+export class StreamShutdown {
+  private lastData = "";
+  private hit = false;
+  private readonly deadline: AbortSignal;
+  private readonly onDeadline = () => {
+    this.hit = true;
+    this.abortUpstream();
+  };
+
+  /** The sink to pump into: remembers the last event (its sequence number is read only at the deadline). */
+  readonly sink: EventSink;
+  /** Read by the pump when its signal aborts. */
+  readonly options: PumpOptions;
+
+  constructor(
+    rt: Runtime,
+    sink: EventSink,
+    private readonly abortUpstream: () => void,
+  ) {
+    this.sink = {
+      send: (type, data) => {
+        this.lastData = data;
+        sink.send(type, data);
+      },
+      flush: () => sink.flush?.(),
+    };
+    const self = this;
+    this.options = {
+      get keepPartialOnAbort() {
+        return self.hit;
+      },
+    };
+    this.deadline = rt.streamsDeadline;
+    if (this.deadline.aborted) this.onDeadline();
+    else this.deadline.addEventListener("abort", this.onDeadline, { once: true });
+  }
+
+  /** The run's outcome; when the deadline stopped it, as a failed response with its terminal event. */
+  outcome(out: RunOutcome): RunOutcome {
+    if (!this.hit) return out;
+    const reason = new ShutdownDeadline();
+    const last = this.lastData ? (JSON.parse(this.lastData) as { sequence_number?: number }).sequence_number : undefined;
+    const response: ResponseObject = { ...out.response, status: "failed", error: { code: reason.code, message: reason.message } };
+    const event = { type: "response.failed", response, sequence_number: (last ?? -1) + 1 };
+    return { ...out, response, terminal: { type: event.type, data: JSON.stringify(event, out.hideEncryptedReasoning ? omitEncryptedContent : undefined) } };
+  }
+
+  stop(): void {
+    this.deadline.removeEventListener("abort", this.onDeadline);
+  }
+}
