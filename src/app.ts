@@ -1,5 +1,5 @@
 import type { Transformer } from "node:stream/web";
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { ApiError, notFound } from "./errors.js";
 import { authenticate } from "./http/auth.js";
 import { fastBodyLimit } from "./http/body-limit.js";
@@ -16,6 +16,7 @@ import { UpstreamFailure } from "./upstream/errors.js";
 import { NO_KEY } from "./keys/policy.js";
 import { NO_TOKENS, recordUsage } from "./keys/usage.js";
 import { usageDeps, type Runtime } from "./runtime.js";
+import { withLogContext } from "./log.js";
 
 const OPEN_ROUTES = { "/healthz": "health", "/readyz": "health", "/metrics": "metrics" } as const;
 
@@ -26,6 +27,10 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   // The access line's fields are fixed (no key, api_key or authorization among them), so the
   // redaction pass, about half of a line's cost, has nothing to do: a child logger without it.
   const accessLog = rt.log.child({}, { redact: [] });
+  // A child keeps the level it was made with: follow the router's (logging.level on reload).
+  rt.log.on("level-change", (level, _value, _prev, _prevValue, logger) => {
+    if (logger === rt.log) accessLog.level = level;
+  });
 
   app.use("*", async (c, next) => {
     const started = performance.now();
@@ -37,7 +42,8 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     // `c.res.headers.set` turns the lightweight Response's plain header object into a web Headers.
     const outgoing = nodeOutgoing(c);
     outgoing?.setHeader("x-request-id", requestId);
-    await next();
+    // Every line logged while handling the request (upstream attempts included) carries its id.
+    await withLogContext({ requestId }, next);
     if (!outgoing) c.res.headers.set("x-request-id", requestId);
     stats.route = c.req.routePath && !c.req.routePath.includes("*") ? c.req.routePath : "unmatched";
     const status = c.res.status;
@@ -57,7 +63,8 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     // Under @hono/node-server, account when the socket response closes (after its last
     // byte, or when the client went away): the access log line and the metrics are then
     // off the request's critical path, and a stream needs no TransformStream on every chunk.
-    if (outgoing) outgoing.once("close", finish);
+    // A client that left while we worked closed it already: account now, the event is gone.
+    if (outgoing) outgoing.closed ? finish() : outgoing.once("close", finish);
     else if (c.res.headers.get("content-type")?.startsWith("text/event-stream") && c.res.body) {
       c.res = new Response(c.res.body.pipeThrough(onEnd(finish)), c.res);
     } else finish();
@@ -95,11 +102,23 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   app.onError((err, c) => {
     // An upstream failure names the endpoint last tried: count the answer under it.
     if (err instanceof UpstreamFailure) c.get("stats").endpoint ||= err.endpoint;
+    if (clientGone(c)) {
+      // Nobody is left to answer: an everyday event, not a router fault. 499 as nginx counts it.
+      rt.log.info({ route: c.req.routePath, model: c.get("stats").model || undefined }, "client disconnected before the answer");
+      return new Response(null, { status: 499 });
+    }
     const known = err instanceof ApiError || typeof (err as { toApiError?: unknown }).toApiError === "function";
     if (!known) rt.log.error({ err: { name: (err as Error).name, message: (err as Error).message, stack: (err as Error).stack } }, "unhandled error");
     return errorResponse(err);
   });
   return { app, service };
+}
+
+/** True when the client went away before its answer (socket closed, or the request's signal aborted). */
+function clientGone(c: Context<AppEnv>): boolean {
+  const outgoing = nodeOutgoing(c);
+  if (outgoing) return outgoing.closed && !outgoing.writableFinished;
+  return c.req.raw.signal.aborted;
 }
 
 /** A pass-through stream that calls `fn` once when the body ends or is cancelled. */

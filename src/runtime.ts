@@ -66,6 +66,8 @@ export class Runtime {
   /** Adopts a validated config. In-flight requests keep the snapshot they started with. */
   applyConfig(config: RouterConfig): void {
     this.current = config;
+    // pino children keep the level they were made with: the app's access logger follows "level-change".
+    if (this.log.level !== config.logging.level) this.log.level = config.logging.level;
     this.pool.applyConfig(config);
     this.syncClients(config);
     this.syncProber(config);

@@ -103,7 +103,8 @@ describe("Dockerfile", () => {
     expect(cmdLine).toBeDefined();
     const cmd = JSON.parse(cmdLine!.replace(/^CMD\s+/, "")) as string[];
     const start = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts.start;
-    const [startBin, startFile] = start.split(/\s+/);
+    // "exec node dist/main.js": exec so npm's SIGTERM reaches node, not a shell that ignores it.
+    const [startBin, startFile] = start.replace(/^exec\s+/, "").split(/\s+/);
     expect(cmd[0]).toBe(startBin);
     expect(cmd[1]).toBe(startFile);
     expect(cmd[1]).toBe("dist/main.js");

@@ -8,6 +8,7 @@
  */
 import { invalidRequest, notFound, responseNotFound, toApiError } from "../errors.js";
 import { isFinished } from "../protocol.js";
+import { logContext, withLogContext } from "../log.js";
 import type { Runtime } from "../runtime.js";
 import { EventOrderError, jobAbortKind, type JobContext, type JobHooks, type StoredResponse } from "../store/types.js";
 import { responseSkeleton } from "../translate/index.js";
@@ -50,7 +51,7 @@ export class BackgroundJobs {
     const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner };
     await this.store("events", "append", () => events.append(plan.id, { type: "response.created", response, sequence_number: 0 }));
     await this.store("responses", "save", () => responses.save(record));
-    const payload: BackgroundPayload = { req: plan.req, historyItems: plan.history.length, preferEndpoint: plan.preferEndpoint };
+    const payload: BackgroundPayload = { req: plan.req, historyItems: plan.history.length, preferEndpoint: plan.preferEndpoint, requestId: logContext()?.requestId };
     try {
       await this.store("jobs", "enqueue", () => jobs.enqueue({ responseId: plan.id, payload }));
     } catch (err) {
@@ -99,7 +100,12 @@ export class BackgroundJobs {
 
   // ---- the worker ---------------------------------------------------------------
 
-  private async run(job: JobContext, signal: AbortSignal): Promise<void> {
+  private run(job: JobContext, signal: AbortSignal): Promise<void> {
+    const requestId = (job.payload as BackgroundPayload).requestId;
+    return withLogContext(requestId ? { requestId, responseId: job.responseId } : { responseId: job.responseId }, () => this.runJob(job, signal));
+  }
+
+  private async runJob(job: JobContext, signal: AbortSignal): Promise<void> {
     const { responses } = this.rt.stores;
     const rec = await this.store("responses", "get", () => responses.get(job.responseId));
     // Deleted, or cancelled before it started: nothing to do.

@@ -97,6 +97,8 @@ export interface BackgroundPayload {
   historyItems: number;
   /** The endpoint routing affinity prefers (the one that served the previous turn). */
   preferEndpoint?: string | null;
+  /** The id of the request that created the job, so the job's log lines carry it too. */
+  requestId?: string;
 }
 
 /** Rebuilds the run's plan from the stored record and the current config (the job may run on another instance). */

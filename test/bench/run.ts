@@ -12,14 +12,15 @@
  * default 2000) --streams N (open streams, default 1000) --latency-ms N (mock latency)
  * --long (duration 15, rounds 10000) --only a,b (latency,rps,cpu,open,storage)
  * --no-peer --no-build --profile (router child under --cpu-prof) --log-level L
- * --out FILE (JSON, default test/bench/results/latest.json) --no-md (leave BENCHMARKS.md)
+ * --write (record this run: BENCHMARKS.md, test/bench/results/latest.json and chart.svg, all tracked;
+ * without it the JSON and chart go to the OS temp dir and BENCHMARKS.md is left alone) --out FILE
  * --paths k1,k2 (only these paths: translated-json, translated-stream, native-json, native-stream,
  * chat-json, chat-stream) --nice N (priority of the bench and its children, default -10 when root; 0 leaves it).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { freePort } from "../helpers/redis-server.js";
 import { openStreams, sampleLatency, sequentialStreams, summarize, throughput, type Target } from "./clients.js";
@@ -41,7 +42,8 @@ const { values: flags } = parseArgs({
     profile: { type: "boolean" },
     "log-level": { type: "string" },
     out: { type: "string" },
-    "no-md": { type: "boolean" },
+    write: { type: "boolean" },
+    "no-md": { type: "boolean" }, // the default now (see --write); still accepted
     verbose: { type: "boolean" },
     nice: { type: "string" },
     paths: { type: "string" },
@@ -54,7 +56,7 @@ const OPEN_STREAMS = Number(flags.streams ?? 1000);
 const MOCK_LATENCY = Number(flags["latency-ms"] ?? 0);
 const SECTIONS = new Set((flags.only ?? "latency,rps,cpu,open,storage").split(","));
 const LOG_LEVEL = flags["log-level"] ?? "info";
-const OUT = resolve(flags.out ?? "test/bench/results/latest.json");
+const OUT = resolve(flags.out ?? (flags.write ? "test/bench/results/latest.json" : join(os.tmpdir(), "responses-router-bench", "latest.json")));
 const TSX = ["--import", "tsx"];
 const SERVER_CPU = "1";
 const CLIENT_CPU = "0";
@@ -198,8 +200,28 @@ async function probe(origin: string, path: string, body: string, headers: Record
   }
 }
 
+/**
+ * Rough wall time of a run from its settings, printed up front: per path and target, the
+ * c=1 latency rounds (~1 ms each) and a throughput run (warm-up + DURATION); plus start-up,
+ * the open-streams and CPU sections and the store comparison. Good to a minute or so.
+ */
+function estimateSeconds(): number {
+  const paths = flags.paths ? flags.paths.split(",").length : 6;
+  const targets = flags["no-peer"] ? 4 : 5;
+  let s = flags["no-build"] ? 10 : 25;
+  if (SECTIONS.has("latency")) s += paths * targets * (ROUNDS + 200) * 0.001;
+  if (SECTIONS.has("rps")) s += paths * targets * (DURATION + 1.5);
+  if (SECTIONS.has("open")) s += 10 + OPEN_STREAMS * 0.01;
+  if (SECTIONS.has("cpu")) s += 15;
+  if (SECTIONS.has("storage")) s += 2 * (5 * (Math.min(ROUNDS, 1500) + 100) * 0.0015 + 3);
+  return Math.round(s);
+}
+
 async function main(): Promise<void> {
   const startedAt = new Date();
+  const est = estimateSeconds();
+  log(`estimated duration: ~${est >= 90 ? `${Math.round(est / 60)} min` : `${est} s`} (sections ${[...SECTIONS].join(",")}; --only / --paths / --rounds / --duration shorten it)`);
+  log(flags.write ? "--write: this run will rewrite BENCHMARKS.md and test/bench/results/" : `results go to ${OUT}; BENCHMARKS.md is left alone (--write records the run)`);
   const loadBefore = loadavg();
   // Other work on a shared machine skews wall-clock figures: the bench and its children
   // (which inherit it) run at a higher priority when allowed (root). --nice 0 turns it off.
@@ -448,8 +470,8 @@ async function main(): Promise<void> {
     const chartPath = resolve(OUT, "..", "chart.svg");
     writeFileSync(chartPath, renderChart(results));
     console.log(renderTable(results));
-    if (!flags["no-md"]) updateBenchmarksMd(resolve("BENCHMARKS.md"), renderMarkdown(results));
-    log(`wrote ${OUT}, ${chartPath}${flags["no-md"] ? "" : " and BENCHMARKS.md"}`);
+    if (flags.write) updateBenchmarksMd(resolve("BENCHMARKS.md"), renderMarkdown(results));
+    log(`wrote ${OUT}, ${chartPath}${flags.write ? " and BENCHMARKS.md" : ""}; took ${Math.round((Date.now() - startedAt.getTime()) / 1000)} s (estimated ${est} s)`);
   } finally {
     await stopAll();
   }

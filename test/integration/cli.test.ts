@@ -1,0 +1,64 @@
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { freePort } from "../helpers/redis-server.js";
+import { waitUntil } from "../helpers/wait.js";
+
+/** The CLI as an operator meets it: mistakes get the usage, logs suit who reads them. */
+const cli = (...args: string[]) => spawnSync(process.execPath, ["--import", "tsx", "src/main.ts", ...args], { encoding: "utf8", timeout: 30_000 });
+
+const dir = mkdtempSync(join(tmpdir(), "rr-cli-"));
+const config = join(dir, "router.yaml");
+writeFileSync(config, "endpoints: [{ name: a, url: http://127.0.0.1:9/v1, kind: chat }]\nmodels: { m: { endpoints: [a] } }\n");
+
+describe("CLI usage errors", () => {
+  it.each([
+    [["--bogus"], /Unknown option '--bogus'/],
+    [["--config"], /--config/],
+    [["--log-format", "xml"], /invalid --log-format xml/],
+    [["--config", config, "--port", "99999"], /invalid --port 99999/],
+    [["serve"], /unknown command: serve/],
+  ])("%j prints what is wrong and the usage, exit 2, no stack trace", (args, message) => {
+    const r = cli(...args);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).toContain("responses-router [check [--probe]] [--config FILE]");
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.stdout).toBe("");
+  });
+
+  it("--help prints the usage on stdout, exit 0", () => {
+    const r = cli("--help");
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("--log-format F");
+  });
+});
+
+describe("--log-format", () => {
+  async function firstLines(format: string[]): Promise<string[]> {
+    const port = await freePort();
+    const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--config", config, "--port", String(port), ...format], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    proc.stdout.on("data", (d) => (out += d));
+    const exited = new Promise((resolve) => proc.once("exit", resolve));
+    try {
+      await waitUntil("the listening line", () => out.includes("listening on"), 30_000, 50);
+    } finally {
+      proc.kill("SIGTERM");
+      await exited;
+    }
+    return out.trim().split("\n");
+  }
+
+  it("pretty: one readable line per event", async () => {
+    const [line] = await firstLines(["--log-format", "pretty"]);
+    expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}responses-router listening on http:\/\/127\.0\.0\.1:\d+ {2}url=/);
+  });
+
+  it("JSON lines when stdout is not a terminal and no format is given", async () => {
+    const [line] = await firstLines([]);
+    expect(JSON.parse(line!)).toMatchObject({ level: "info", msg: expect.stringContaining("listening on") });
+  });
+});
