@@ -56,6 +56,8 @@ export interface Metrics {
   readonly failovers: Counter<"model">;
   /** Requests sent to an ejected endpoint because every untried endpoint of the pool was ejected. */
   readonly panicRouted: Counter<"model" | "upstream">;
+  /** Follow-up turns that preferred the endpoint of their previous turn; result: hit (served there) | miss (full or unhealthy). */
+  readonly affinity: Counter<"upstream" | "result">;
   /** result: hit | miss | error */
   readonly cache: Counter<"model" | "result">;
   /**
@@ -137,6 +139,11 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
       "panic_routed_total",
       "Upstream attempts sent to an ejected (cooling down) endpoint because every untried endpoint of the model's pool was ejected (panic routing).",
       ["model", "upstream"],
+    ),
+    affinity: counter(
+      "affinity_total",
+      "Follow-up turns (previous_response_id or conversation) that preferred the endpoint that served the previous turn: hit when served there, miss when it was full or unhealthy.",
+      ["upstream", "result"],
     ),
     cache: counter("cache_requests_total", "Response cache lookups, by result (hit|miss|error).", ["model", "result"]),
     backgroundJobs: counter("background_jobs_finished_total", "Background jobs that reached a terminal status.", ["status"]),

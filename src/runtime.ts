@@ -50,6 +50,7 @@ export class Runtime {
       },
       onInFlightChange: (ep) => this.metrics.inFlight.set({ upstream: ep.name }, ep.inFlight),
       onQueueTimeout: (model) => this.metrics.poolRejections.inc({ model }),
+      onAffinity: (ep, hit) => this.metrics.affinity.inc({ upstream: ep.name, result: hit ? "hit" : "miss" }),
       onPanicRoute: (model, ep) => {
         this.metrics.panicRouted.inc({ model, upstream: ep.name });
         this.log.debug({ model, endpoint: ep.name }, "every endpoint of the pool is ejected: routing anyway (panic)");
@@ -94,9 +95,10 @@ export class Runtime {
    * The failover context both inference paths use: the pool, clients, retry metrics
    * and logs. `path` names the upstream route in logs (pass-through routes).
    */
-  failover(model: string, targets: ModelTarget[], routing: RouterConfig["routing"], signal: AbortSignal, path?: string): FailoverContext {
+  failover(model: string, targets: ModelTarget[], routing: RouterConfig["routing"], signal: AbortSignal, path?: string, prefer?: string | null): FailoverContext {
     return {
       pool: this.pool,
+      prefer,
       client: (n) => this.client(n),
       model,
       targets,

@@ -54,7 +54,7 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
   let toolNames: ToolNameMap | undefined;
   let droppedTools: string[] = [];
   const attempt = await callWithFailover(
-    rt.failover(plan.model, plan.targets, plan.cfg.routing, signal),
+    rt.failover(plan.model, plan.targets, plan.cfg.routing, signal, undefined, plan.preferEndpoint),
     (client, lease) => {
       if (lease.endpoint.config.kind === "chat") {
         const t = responsesToChatRequest(plan.req, [...plan.history, ...plan.input], {

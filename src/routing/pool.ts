@@ -42,6 +42,8 @@ export interface PoolEvents {
   onInFlightChange?(endpoint: Endpoint): void;
   /** A request waited queue_timeout for a slot and got 429. */
   onQueueTimeout?(model: string): void;
+  /** A follow-up turn preferred `endpoint` (it served the previous turn): taken (hit) or not (miss: full or unhealthy). */
+  onAffinity?(endpoint: Endpoint, hit: boolean): void;
   /** A request was sent to an ejected endpoint because every untried one of its pool was ejected. */
   onPanicRoute?(model: string, endpoint: Endpoint): void;
 }
@@ -52,7 +54,14 @@ interface Waiter {
   exclude: ReadonlySet<string>;
   resolve(lease: Lease): void;
   startedAt: number;
+  /** The endpoint of the conversation's previous turn (affinity), if any. */
+  prefer: string | null;
+  /** How many later waiters took a slot before it because the slot was on their preferred endpoint. */
+  overtaken: number;
 }
+
+/** A waiter is passed over for affinity at most this many times; then the queue is first come, first served again. */
+const MAX_OVERTAKES = 16;
 
 /**
  * Chooses an endpoint per request: among the model's endpoints that are healthy
@@ -123,11 +132,19 @@ export class EndpointPool {
    * (already tried by this request). Rejects with 429 after `queueTimeoutMs`,
    * with 503 when no endpoint is healthy, or with the signal's reason on abort.
    */
-  acquire(model: string, targets: ModelTarget[], opts: { exclude?: ReadonlySet<string>; queueTimeoutMs: number; signal?: AbortSignal }): Promise<Lease> {
+  acquire(
+    model: string,
+    targets: ModelTarget[],
+    opts: { exclude?: ReadonlySet<string>; queueTimeoutMs: number; signal?: AbortSignal; prefer?: string | null },
+  ): Promise<Lease> {
     const exclude = opts.exclude ?? EMPTY;
     const startedAt = performance.now();
-    const lease = this.tryAcquire(model, targets, exclude, startedAt);
-    if (lease) return Promise.resolve(lease);
+    const prefer = opts.prefer ?? null;
+    const lease = (prefer ? this.tryPreferred(prefer, targets, exclude, startedAt) : null) ?? this.tryAcquire(model, targets, exclude, startedAt);
+    if (lease) {
+      if (prefer) this.countAffinity(prefer, targets, lease);
+      return Promise.resolve(lease);
+    }
 
     const unavailable = this.unavailableReason(targets, exclude);
     if (unavailable) return Promise.reject(unavailable);
@@ -138,8 +155,11 @@ export class EndpointPool {
         targets,
         exclude,
         startedAt,
+        prefer,
+        overtaken: 0,
         resolve: (l) => {
           cleanup();
+          if (prefer) this.countAffinity(prefer, targets, l);
           resolve(l);
         },
       };
@@ -168,6 +188,25 @@ export class EndpointPool {
       opts.signal?.addEventListener("abort", onAbort, { once: true });
       this.waiters.push(waiter);
     });
+  }
+
+  /**
+   * Conversation affinity: the endpoint that served the previous turn still holds its prefix
+   * in its KV cache, so it wins while it is healthy and has a free slot.
+   */
+  private tryPreferred(name: string, targets: ModelTarget[], exclude: ReadonlySet<string>, startedAt: number): Lease | null {
+    if (exclude.has(name)) return null;
+    const ep = this.endpoints.get(name);
+    if (!ep || !ep.hasRoom() || ep.health.state() !== "healthy") return null;
+    for (const t of targets) if (t.endpoint === name) return this.lease(ep, t, startedAt, false, false);
+    return null;
+  }
+
+  /** Hit or miss for a request that preferred `name`; a name outside its pool (another model's endpoint, one removed by a reload) counts as neither. */
+  private countAffinity(name: string, targets: ModelTarget[], lease: Lease): void {
+    const ep = this.endpoints.get(name);
+    if (!ep || !this.events.onAffinity) return;
+    for (const t of targets) if (t.endpoint === name) return this.events.onAffinity(ep, lease.endpoint === ep);
   }
 
   private tryAcquire(model: string, targets: ModelTarget[], exclude: ReadonlySet<string>, startedAt: number): Lease | null {
@@ -256,6 +295,19 @@ export class EndpointPool {
   }
 
   private wakeWaiters(): void {
+    // First, a freed slot goes to a waiter whose conversation's previous turn ran there (its KV
+    // cache is there), passing over earlier waiters at most MAX_OVERTAKES times each.
+    for (let i = 0; i < this.waiters.length; ) {
+      const w = this.waiters[i]!;
+      if (w.overtaken >= MAX_OVERTAKES) break;
+      const lease = w.prefer ? this.tryPreferred(w.prefer, w.targets, w.exclude, w.startedAt) : null;
+      if (lease) {
+        this.waiters.splice(i, 1);
+        for (let j = 0; j < i; j++) this.waiters[j]!.overtaken++;
+        w.resolve(lease);
+      } else i++;
+    }
+    // Then first come, first served, least in-flight.
     for (let i = 0; i < this.waiters.length; ) {
       const w = this.waiters[i]!;
       const lease = this.tryAcquire(w.model, w.targets, w.exclude, w.startedAt);

@@ -11,6 +11,8 @@ export interface FailoverContext {
   targets: ModelTarget[];
   routing: RouterConfig["routing"];
   signal: AbortSignal;
+  /** The endpoint the first attempt prefers (conversation affinity); retries choose as usual. */
+  prefer?: string | null;
   /** Called for every failed attempt that will be retried elsewhere. */
   onRetry?(failure: UpstreamFailure, endpoint: string): void;
   /** Called for every attempt an endpoint failed before its first byte (retried or not), with its duration. */
@@ -58,7 +60,7 @@ export async function callWithFailover(
     const exclude = tried.size >= distinct ? done : tried;
     let lease: Lease;
     try {
-      lease = await ctx.pool.acquire(ctx.model, ctx.targets, { exclude, queueTimeoutMs: queue_timeout, signal: ctx.signal });
+      lease = await ctx.pool.acquire(ctx.model, ctx.targets, { exclude, queueTimeoutMs: queue_timeout, signal: ctx.signal, prefer: tried.size === 0 ? ctx.prefer : null });
     } catch (err) {
       // No slot: a previous upstream error says more than "no healthy endpoint".
       throw new AbortError((last && tried.size > 0 ? last : err) as Error);
