@@ -8,9 +8,11 @@ import { errorResponse } from "./http/errors.js";
 import { chatRoutes } from "./http/chat-routes.js";
 import { conversationsRoutes } from "./http/conversations-routes.js";
 import { usageRoutes } from "./http/admin.js";
+import { inputTokensRoutes } from "./http/input-tokens-routes.js";
 import { opsRoutes } from "./http/ops-routes.js";
 import { responsesRoutes } from "./http/responses-routes.js";
 import { ConversationsService } from "./responses/conversations.js";
+import { InputTokensService } from "./responses/input-tokens.js";
 import { ResponsesService } from "./responses/service.js";
 import { UpstreamFailure } from "./upstream/errors.js";
 import { NO_KEY } from "./keys/policy.js";
@@ -92,6 +94,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     }),
   );
 
+  inputTokensRoutes(app, new InputTokensService(rt), rt);
   responsesRoutes(app, service, rt);
   conversationsRoutes(app, new ConversationsService(rt));
   chatRoutes(app, rt);

@@ -55,6 +55,11 @@ export class UpstreamClient {
     return this.send("POST", path, body, signal, extraHeaders);
   }
 
+  /** POST to a path at the server's root rather than under the endpoint's `/v1` (llama.cpp's and vLLM's `/tokenize`). */
+  async postAtRoot(path: string, body: string, signal?: AbortSignal): Promise<UpstreamReply> {
+    return this.send("POST", path, body, signal, undefined, true);
+  }
+
   async get(path: string, signal?: AbortSignal): Promise<UpstreamReply> {
     return this.send("GET", path, undefined, signal);
   }
@@ -65,12 +70,13 @@ export class UpstreamClient {
     body: string | undefined,
     signal?: AbortSignal,
     extraHeaders?: Record<string, string>,
+    atRoot = false,
   ): Promise<UpstreamReply> {
     let res: Dispatcher.ResponseData;
     try {
       res = await this.pool.request({
         method,
-        path: this.basePath + path,
+        path: (atRoot ? this.basePath.replace(/\/v1$/, "") : this.basePath) + path,
         headers: extraHeaders ? { ...this.headers, ...extraHeaders } : this.headers,
         body,
         signal,
