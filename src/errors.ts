@@ -3,6 +3,8 @@
  * Everything that can go wrong in the router ends up as an ApiError, and the
  * HTTP layer renders it in exactly one place (http/errors.ts).
  */
+import type { ErrorObject } from "openai/resources/shared";
+
 export type ErrorType =
   | "invalid_request_error"
   | "authentication_error"
@@ -12,8 +14,9 @@ export type ErrorType =
   | "server_error"
   | "api_error";
 
+/** The error body every failure is sent as, typed by the openai package's ErrorObject. */
 export interface OpenAIErrorBody {
-  error: { message: string; type: string; param: string | null; code: string | null };
+  error: ErrorObject;
 }
 
 export class ApiError extends Error {

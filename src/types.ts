@@ -3,7 +3,7 @@
  * loose: the router forwards unknown fields, and validation of client input
  * happens in responses/validate.ts. These aliases document intent.
  */
-import type { ResponseUsage } from "openai/resources/responses/responses";
+import type { Response, ResponseStreamEvent, ResponseUsage } from "openai/resources/responses/responses";
 import type { ResponseStatus } from "./protocol.js";
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -53,8 +53,20 @@ export interface ResponseObject extends JsonObject {
   usage: Usage | null;
 }
 
-/** One Responses stream event (type + sequence_number + payload). */
+/** One Responses stream event (type + sequence_number + payload), as backends send it and the event log keeps it. */
 export type StreamEvent = JsonObject & { type: string; sequence_number: number };
+
+/**
+ * A Response object the router builds, typed by the openai package so a field OpenAI
+ * requires cannot go missing. `output_text` is the SDK's own convenience property (never on
+ * the wire); `usage` is null until the response finishes, as in OpenAI's own snapshots.
+ */
+export type EmittedResponse = Omit<Response, "output_text" | "usage"> & { usage: ResponseUsage | null; store: boolean };
+
+type WithEmittedResponse<E> = E extends { response: Response } ? Omit<E, "response"> & { response: EmittedResponse } : E;
+
+/** A stream event the router builds itself: one of the openai package's ResponseStreamEvent types. */
+export type EmittedEvent = WithEmittedResponse<ResponseStreamEvent>;
 
 /** Chat completions shapes (only what the router reads). */
 export interface ChatMessage extends JsonObject {

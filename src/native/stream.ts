@@ -11,7 +11,9 @@
  * parsed, to close the open items (as `incomplete`, with the text they got) with the
  * events a complete stream would have had, so partial output survives cancel and failure.
  */
-import type { Item, JsonObject, ResponseObject, StreamEvent } from "../types.js";
+import type { ResponseError, ResponseOutputItem } from "openai/resources/responses/responses";
+import { numbered, type EmittedFields } from "../emitted.js";
+import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } from "../types.js";
 import { LIFECYCLE_EVENTS, TERMINAL_EVENTS } from "../protocol.js";
 import { applyRouterFields, omitEncryptedContent, type RouterFields } from "./rewrite.js";
 
@@ -83,8 +85,8 @@ export class NativeStreamMachine {
     if (this.ended) return [];
     const out = this.closeOpenItems();
     this.final = { ...this.snapshot, status: "failed", error, output: this.output() };
-    out.push({ type: "response.failed", response: this.final, sequence_number: this.lastSequence + 1 });
-    this.lastSequence++;
+    const response = this.final as unknown as EmittedResponse;
+    out.push(numbered({ type: "response.failed", response: { ...response, error: error as ResponseError } }, ++this.lastSequence));
     this.ended = true;
     return out;
   }
@@ -166,19 +168,17 @@ export class NativeStreamMachine {
     const out: StreamEvent[] = [];
     if (this.open.size === 0) return out;
     const parts = rebuild(this.items, this.open, this.openFrames);
-    const emit = (type: string, fields: JsonObject) => out.push({ type, ...fields, sequence_number: ++this.lastSequence });
+    const emit: Emit = (fields) => out.push(numbered(fields, ++this.lastSequence));
     for (const index of [...this.open].sort((a, b) => a - b)) {
       const item = this.items[index]!;
-      const at = { item_id: item.id, output_index: index };
+      const at = { item_id: String(item.id ?? ""), output_index: index };
       for (const p of parts.filter((p) => p.index === index && !p.done)) closePart(p, at, emit);
-      if (item.type === "function_call" || item.type === "custom_tool_call") {
-        const key = item.type === "function_call" ? "arguments" : "input";
-        const suffix = item.type === "function_call" ? "function_call_arguments" : "custom_tool_call_input";
-        emit(`response.${suffix}.done`, { ...at, ...(item.type === "function_call" ? { name: item.name } : {}), [key]: item[key] ?? "" });
-      }
+      // OpenAI's arguments-done event also names the function (not in the package's type yet).
+      if (item.type === "function_call") emit({ type: "response.function_call_arguments.done", ...at, ...{ name: item.name }, arguments: String(item.arguments ?? "") });
+      if (item.type === "custom_tool_call") emit({ type: "response.custom_tool_call_input.done", ...at, input: String(item.input ?? "") });
       const closed: Item = { ...item, status: "incomplete" };
       this.items[index] = closed;
-      emit("response.output_item.done", { output_index: index, item: closed });
+      emit({ type: "response.output_item.done", output_index: index, item: closed as unknown as ResponseOutputItem });
     }
     this.open.clear();
     this.openFrames = [];
@@ -262,22 +262,24 @@ function rebuild(items: Item[], open: Set<number>, frames: string[]): OpenPart[]
   return parts;
 }
 
-type Emit = (type: string, fields: JsonObject) => void;
+type Emit = (fields: EmittedFields) => void;
+type Done<T extends EmittedFields["type"]> = Extract<EmittedFields, { type: T }>;
 
-/** The events that close one open part: its `*.done` text event, then its part `*.done`. */
-function closePart(p: OpenPart, at: JsonObject, emit: Emit): void {
+/** The events that close one open part: its `*.done` text event, then its part `*.done` (parts are rebuilt loose from upstream frames). */
+function closePart(p: OpenPart, at: { item_id: string; output_index: number }, emit: Emit): void {
   const part = p.part;
+  const text = String(part.text ?? "");
   if (p.kind === "summary") {
     const s = { ...at, summary_index: p.at };
-    emit("response.reasoning_summary_text.done", { ...s, text: part.text ?? "" });
-    emit("response.reasoning_summary_part.done", { ...s, part });
+    emit({ type: "response.reasoning_summary_text.done", ...s, text });
+    emit({ type: "response.reasoning_summary_part.done", ...s, part: { type: "summary_text", text } });
     return;
   }
   const c = { ...at, content_index: p.at };
-  if (part.type === "output_text") emit("response.output_text.done", { ...c, text: part.text ?? "", logprobs: part.logprobs ?? [] });
-  else if (part.type === "refusal") emit("response.refusal.done", { ...c, refusal: part.refusal ?? "" });
-  else if (part.type === "reasoning_text") emit("response.reasoning_text.done", { ...c, text: part.text ?? "" });
-  emit("response.content_part.done", { ...c, part });
+  if (part.type === "output_text") emit({ type: "response.output_text.done", ...c, text, logprobs: (part.logprobs ?? []) as Done<"response.output_text.done">["logprobs"] });
+  else if (part.type === "refusal") emit({ type: "response.refusal.done", ...c, refusal: String(part.refusal ?? "") });
+  else if (part.type === "reasoning_text") emit({ type: "response.reasoning_text.done", ...c, text });
+  emit({ type: "response.content_part.done", ...c, part: part as unknown as Done<"response.content_part.done">["part"] });
 }
 
 function sniffType(data: string): string | undefined {

@@ -5,7 +5,8 @@
 import { sseBody, type EventSink } from "../sse-writer.js";
 import { EventOrderError, isTerminalEvent, type EventLog } from "../store/types.js";
 import { TERMINAL_EVENT_FOR_STATUS } from "../protocol.js";
-import type { Item, ResponseObject, StreamEvent } from "../types.js";
+import { emitted, numbered } from "../emitted.js";
+import type { EmittedResponse, Item, ResponseObject, StreamEvent } from "../types.js";
 
 /**
  * Appends a job's stream events to the EventLog in order (one append at a time, so
@@ -90,7 +91,8 @@ const RECORD_RETRY_MS = 15_000;
  */
 export function terminalEvent(response: ResponseObject, sequenceNumber: number): StreamEvent {
   const type = response.status === "cancelled" ? "response.incomplete" : (TERMINAL_EVENT_FOR_STATUS[response.status] ?? "response.failed");
-  return { type, response, sequence_number: sequenceNumber };
+  const typed = response as unknown as EmittedResponse;
+  return numbered({ type: type as "response.completed" | "response.incomplete" | "response.failed", response: typed }, sequenceNumber);
 }
 
 /** The items that were finished in a recorded stream (partial output of a run that stopped). */
@@ -139,7 +141,7 @@ export function followBody(log: EventLog, responseId: string, afterSeq: number, 
       } catch (err) {
         onStoreError();
         const message = `The router's event store failed while streaming this response (${(err as Error).message}); resume with starting_after=${last}.`;
-        const error = { type: "error", code: "store_unavailable", message, param: null, sequence_number: last + 1 };
+        const error = emitted({ type: "error", code: "store_unavailable", message, param: null, sequence_number: last + 1 });
         sink.send("error", JSON.stringify(error));
       } finally {
         if (grace) clearTimeout(grace);

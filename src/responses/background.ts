@@ -12,7 +12,8 @@ import { logContext, withLogContext } from "../log.js";
 import type { Runtime } from "../runtime.js";
 import { EventOrderError, jobAbortKind, type JobContext, type JobHooks, type StoredResponse } from "../store/types.js";
 import { responseSkeleton } from "../translate/index.js";
-import type { ResponseObject } from "../types.js";
+import { emitted } from "../emitted.js";
+import type { EmittedResponse, ResponseObject } from "../types.js";
 import { appendTurn } from "./conversation-turn.js";
 import { EventRecorder, finishedItems, followBody, terminalEvent } from "./background-events.js";
 import { jobGate } from "../keys/limits.js";
@@ -49,7 +50,7 @@ export class BackgroundJobs {
     const { responses, events, jobs } = this.rt.stores;
     const response = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "queued", previousResponseId: plan.previousResponseId });
     const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner };
-    await this.store("events", "append", () => events.append(plan.id, { type: "response.created", response, sequence_number: 0 }));
+    await this.store("events", "append", () => events.append(plan.id, emitted({ type: "response.created", response: response as unknown as EmittedResponse, sequence_number: 0 })));
     await this.store("responses", "save", () => responses.save(record));
     const payload: BackgroundPayload = { req: plan.req, historyItems: plan.history.length, preferEndpoint: plan.preferEndpoint, requestId: logContext()?.requestId };
     try {

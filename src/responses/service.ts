@@ -7,7 +7,8 @@ import type { Runtime } from "../runtime.js";
 import { sseBody, type EventSink } from "../sse-writer.js";
 import type { StoredResponse } from "../store/types.js";
 import { responseSkeleton, responseToEvents } from "../translate/index.js";
-import type { Item, JsonObject, ResponseObject } from "../types.js";
+import { emitted } from "../emitted.js";
+import type { EmittedResponse, Item, JsonObject, ResponseObject } from "../types.js";
 import { clientView, omitEncryptedContent } from "../native/rewrite.js";
 import { BackgroundJobs } from "./background.js";
 import { cacheKey } from "./cache-key.js";
@@ -134,8 +135,8 @@ export class ResponsesService {
       const message = err instanceof ApiError ? err.message : "The response could not be stored.";
       this.rt.log.error({ model: plan.model, err: message }, "storing a streamed response failed");
       const seq = (JSON.parse(out.terminal!.data) as { sequence_number: number }).sequence_number;
-      const response = { ...out.response, status: "failed", error: { code: "server_error", message } };
-      const event = { type: "response.failed", response, sequence_number: seq };
+      const response = { ...(out.response as unknown as EmittedResponse), status: "failed" as const, error: { code: "server_error" as const, message } };
+      const event = emitted({ type: "response.failed", response, sequence_number: seq });
       return { type: "response.failed", data: JSON.stringify(event, out.hideEncryptedReasoning ? omitEncryptedContent : undefined) };
     }
   }

@@ -2,6 +2,7 @@
  * A non-streamed chat completion -> a finished Response object.
  * Output order: reasoning, the assistant message (text and/or refusal), function calls.
  */
+import type { ResponseFunctionToolCall, ResponseOutputMessage, ResponseReasoningItem } from "openai/resources/responses/responses";
 import type { IdGenerator } from "../ids.js";
 import type { ChatUsage, Item, ResponseObject, ResponseStatus, Usage } from "../types.js";
 import type { ChatAssistantMessageLike, ChatCompletionLike, ChatTokenLogprob, ToolNameMap } from "./chat-types.js";
@@ -80,16 +81,21 @@ export function chatMessageToOutputItems(
   opts: OutputItemOptions = {},
 ): Item[] {
   const status = opts.status ?? "completed";
+  // Built as the openai package types them, kept loose (Item) like every stored item.
   const items: Item[] = [];
   const reasoning = message.reasoning_content || message.reasoning;
   if (typeof reasoning === "string" && reasoning) {
-    items.push({ id: ids("rs"), type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: reasoning }] });
+    const item: ResponseReasoningItem = { id: ids("rs"), type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: reasoning }] };
+    items.push({ ...item });
   }
   const text = contentText(message.content);
-  const parts: Item[] = [];
+  const parts: ResponseOutputMessage["content"] = [];
   if (text) parts.push({ type: "output_text", text, annotations: [], logprobs: mapLogprobs(opts.logprobs) });
   if (typeof message.refusal === "string" && message.refusal) parts.push({ type: "refusal", refusal: message.refusal });
-  if (parts.length) items.push({ id: ids("msg"), type: "message", role: "assistant", status, content: parts });
+  if (parts.length) {
+    const item: ResponseOutputMessage = { id: ids("msg"), type: "message", role: "assistant", status, content: parts };
+    items.push({ ...item });
+  }
   for (const call of message.tool_calls ?? []) {
     const fn = call?.function;
     if (!fn || typeof fn.name !== "string") continue;
@@ -108,9 +114,9 @@ export function functionCallItem(
   toolNames: ToolNameMap | undefined,
 ): Item {
   const identity = identityFor(toolNames, chatName);
-  const item: Item = { id, type: "function_call", status, call_id: callId, name: identity.name, arguments: args };
+  const item: ResponseFunctionToolCall = { id, type: "function_call", status: status as ResponseFunctionToolCall["status"], call_id: callId, name: identity.name, arguments: args };
   if (identity.namespace !== undefined) item.namespace = identity.namespace;
-  return item;
+  return { ...item };
 }
 
 export function chatCompletionToResponse(

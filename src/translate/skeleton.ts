@@ -4,8 +4,8 @@
  * background `queued` response, cache hits, cancelled and failed responses) starts from
  * it, so all snapshots of one response carry the same fields as OpenAI's own.
  */
-import type { Response as OpenAIResponse, ResponseUsage } from "openai/resources/responses/responses";
-import type { CreateResponseRequest, Item, JsonObject, ResponseObject, ResponseStatus, Usage } from "../types.js";
+import type { ResponseUsage } from "openai/resources/responses/responses";
+import type { CreateResponseRequest, EmittedResponse, Item, JsonObject, ResponseObject, ResponseStatus, Usage } from "../types.js";
 
 export interface SkeletonMeta {
   id: string;
@@ -16,13 +16,6 @@ export interface SkeletonMeta {
   status: ResponseStatus;
   previousResponseId?: string | null;
 }
-
-/**
- * The Response fields OpenAI always sends, typed by the openai package so a field it
- * requires cannot go missing (`output_text` is the SDK's own convenience property;
- * `usage` is null until the response finishes, as in OpenAI's own snapshots).
- */
-export type EmittedResponse = Omit<OpenAIResponse, "output_text" | "usage"> & { usage: ResponseUsage | null; store: boolean };
 
 export function responseSkeleton(req: CreateResponseRequest, meta: SkeletonMeta): ResponseObject {
   const response = {

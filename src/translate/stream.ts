@@ -20,8 +20,10 @@
  * ResponseStream (it routes by output_index and item_id). A fragment for a call that
  * was already closed could only follow complete JSON; it is dropped.
  */
+import { emitted } from "../emitted.js";
 import type { IdGenerator } from "../ids.js";
-import type { ChatUsage, Item, ResponseObject, StreamEvent } from "../types.js";
+import type { ResponseError, ResponseOutputItem } from "openai/resources/responses/responses";
+import type { ChatUsage, EmittedResponse, ResponseObject, StreamEvent } from "../types.js";
 import type { ChatChunkLike, ChatTokenLogprob, ChatToolCallDelta, ToolNameMap } from "./chat-types.js";
 import { chatUsageToResponses, functionCallItem, mapLogprobs, terminalFromFinishReason } from "./response.js";
 import type { CallState, MessageState, Part, ReasoningState, Status, StreamTranslatorOptions } from "./stream-state.js";
@@ -33,8 +35,10 @@ export class ChatStreamTranslator {
   private seq: number;
   private started = false;
   private ended = false;
-  private readonly output: Item[] = [];
-  private live: ResponseObject;
+  private readonly output: ResponseOutputItem[] = [];
+  /** The skeleton as the openai package types it (responseSkeleton checks it against that type). */
+  private readonly skeleton: EmittedResponse;
+  private live: EmittedResponse;
   private message: MessageState | null = null;
   private reasoning: ReasoningState | null = null;
   private readonly calls = new Map<number, CallState>();
@@ -45,17 +49,18 @@ export class ChatStreamTranslator {
   private usage: ChatUsage | null = null;
 
   constructor(
-    private readonly skeleton: ResponseObject,
+    skeleton: ResponseObject,
     private readonly ids: IdGenerator,
     private readonly toolNames?: ToolNameMap,
     opts: StreamTranslatorOptions = {},
   ) {
     this.seq = opts.startSequence ?? 0;
-    this.live = { ...skeleton, output: this.output, usage: null };
+    this.skeleton = skeleton as unknown as EmittedResponse;
+    this.live = { ...this.skeleton, output: this.output, usage: null };
   }
 
   /** The response as streamed so far (final once a terminal method ran). */
-  get response(): ResponseObject { return this.live; }
+  get response(): ResponseObject { return this.live as unknown as ResponseObject; }
   /** The sequence_number the next event will carry. */
   get sequence(): number { return this.seq; }
 
@@ -118,10 +123,10 @@ export class ChatStreamTranslator {
   private startInto(out: StreamEvent[]): void {
     this.started = true;
     const queued = this.skeleton.status === "queued";
-    const created = { ...this.skeleton, status: queued ? "queued" : "in_progress", output: [], usage: null };
-    out.push({ type: "response.created", response: created, sequence_number: this.seq++ });
-    const inProgress = { ...this.skeleton, status: "in_progress", output: [], usage: null };
-    out.push({ type: "response.in_progress", response: inProgress, sequence_number: this.seq++ });
+    const created: EmittedResponse = { ...this.skeleton, status: queued ? "queued" : "in_progress", output: [], usage: null };
+    out.push(emitted({ type: "response.created", response: created, sequence_number: this.seq++ }));
+    const inProgress: EmittedResponse = { ...this.skeleton, status: "in_progress", output: [], usage: null };
+    out.push(emitted({ type: "response.in_progress", response: inProgress, sequence_number: this.seq++ }));
     this.live.status = "in_progress";
   }
 
@@ -144,10 +149,10 @@ export class ChatStreamTranslator {
     }
     this.closeCalls(out, itemStatus, false);
     const usage = this.usage || status === "completed" || status === "incomplete" ? chatUsageToResponses(this.usage) : null;
-    const final: ResponseObject = { ...this.skeleton, status, error, incomplete_details: incomplete, output: this.output, usage };
+    const final: EmittedResponse = { ...this.skeleton, status, error: error as ResponseError | null, incomplete_details: incomplete as EmittedResponse["incomplete_details"], output: this.output, usage };
     this.live = final;
     if (status !== "cancelled") {
-      out.push({ type: `response.${status}`, response: final, sequence_number: this.seq++ });
+      out.push(emitted({ type: `response.${status}`, response: final, sequence_number: this.seq++ }));
     }
     return out;
   }
@@ -161,13 +166,13 @@ export class ChatStreamTranslator {
     const at = { item_id: m.item.id, output_index: m.index, content_index: m.item.content.length - 1 };
     if (part.type === "refusal") {
       part.refusal += delta;
-      out.push({ type: "response.refusal.delta", ...at, delta, sequence_number: this.seq++ });
+      out.push(emitted({ type: "response.refusal.delta", ...at, delta, sequence_number: this.seq++ }));
       return;
     }
     part.text += delta;
     const lp = mapLogprobs(logprobs);
     for (let i = 0; i < lp.length; i++) part.logprobs.push(lp[i]);
-    out.push({ type: "response.output_text.delta", ...at, delta, logprobs: lp, sequence_number: this.seq++ });
+    out.push(emitted({ type: "response.output_text.delta", ...at, delta, logprobs: lp, sequence_number: this.seq++ }));
   }
 
   private openMessage(out: StreamEvent[]): MessageState {
@@ -175,10 +180,10 @@ export class ChatStreamTranslator {
     this.closeCalls(out, "completed", false);
     const id = this.ids("msg");
     const index = this.output.length;
-    const item = { id, type: "message", status: "in_progress", role: "assistant", content: [] as Part[] };
+    const item: MessageState["item"] = { id, type: "message", status: "in_progress", role: "assistant", content: [] };
     this.output.push(item);
-    const added = { id, type: "message", status: "in_progress", role: "assistant", content: [] };
-    out.push({ type: "response.output_item.added", output_index: index, item: added, sequence_number: this.seq++ });
+    const added: ResponseOutputItem = { id, type: "message", status: "in_progress", role: "assistant", content: [] };
+    out.push(emitted({ type: "response.output_item.added", output_index: index, item: added, sequence_number: this.seq++ }));
     return (this.message = { index, item, part: null });
   }
 
@@ -189,7 +194,7 @@ export class ChatStreamTranslator {
     m.item.content.push(part);
     m.part = part;
     const at = { item_id: m.item.id, output_index: m.index, content_index: m.item.content.length - 1 };
-    out.push({ type: "response.content_part.added", ...at, part: added, sequence_number: this.seq++ });
+    out.push(emitted({ type: "response.content_part.added", ...at, part: added, sequence_number: this.seq++ }));
     return part;
   }
 
@@ -199,11 +204,11 @@ export class ChatStreamTranslator {
     m.part = null;
     const base = { item_id: m.item.id, output_index: m.index, content_index: m.item.content.length - 1 };
     if (part.type === "output_text") {
-      out.push({ type: "response.output_text.done", ...base, text: part.text, logprobs: part.logprobs, sequence_number: this.seq++ });
+      out.push(emitted({ type: "response.output_text.done", ...base, text: part.text, logprobs: part.logprobs, sequence_number: this.seq++ }));
     } else {
-      out.push({ type: "response.refusal.done", ...base, refusal: part.refusal, sequence_number: this.seq++ });
+      out.push(emitted({ type: "response.refusal.done", ...base, refusal: part.refusal, sequence_number: this.seq++ }));
     }
-    out.push({ type: "response.content_part.done", ...base, part, sequence_number: this.seq++ });
+    out.push(emitted({ type: "response.content_part.done", ...base, part, sequence_number: this.seq++ }));
   }
 
   private closeMessage(out: StreamEvent[], status: Status): void {
@@ -212,7 +217,7 @@ export class ChatStreamTranslator {
     this.closePart(m, out);
     this.message = null;
     m.item.status = status;
-    out.push({ type: "response.output_item.done", output_index: m.index, item: m.item, sequence_number: this.seq++ });
+    out.push(emitted({ type: "response.output_item.done", output_index: m.index, item: m.item, sequence_number: this.seq++ }));
   }
 
   // ---- reasoning ----------------------------------------------------------------
@@ -225,15 +230,15 @@ export class ChatStreamTranslator {
       const id = this.ids("rs");
       const index = this.output.length;
       const part = { type: "reasoning_text" as const, text: "" };
-      const item = { id, type: "reasoning", summary: [], content: [part] };
+      const item: ReasoningState["item"] = { id, type: "reasoning", summary: [], content: [part] };
       this.output.push(item);
       r = this.reasoning = { index, item, part };
-      out.push({ type: "response.output_item.added", output_index: index, item: { id, type: "reasoning", summary: [] }, sequence_number: this.seq++ });
+      out.push(emitted({ type: "response.output_item.added", output_index: index, item: { id, type: "reasoning", summary: [] }, sequence_number: this.seq++ }));
       const at = { item_id: id, output_index: index, content_index: 0 };
-      out.push({ type: "response.content_part.added", ...at, part: { type: "reasoning_text", text: "" }, sequence_number: this.seq++ });
+      out.push(emitted({ type: "response.content_part.added", ...at, part: { type: "reasoning_text", text: "" }, sequence_number: this.seq++ }));
     }
     r.part.text += delta;
-    out.push({ type: "response.reasoning_text.delta", item_id: r.item.id, output_index: r.index, content_index: 0, delta, sequence_number: this.seq++ });
+    out.push(emitted({ type: "response.reasoning_text.delta", item_id: r.item.id, output_index: r.index, content_index: 0, delta, sequence_number: this.seq++ }));
   }
 
   private closeReasoning(out: StreamEvent[]): void {
@@ -241,9 +246,9 @@ export class ChatStreamTranslator {
     if (!r) return;
     this.reasoning = null;
     const base = { item_id: r.item.id, output_index: r.index, content_index: 0 };
-    out.push({ type: "response.reasoning_text.done", ...base, text: r.part.text, sequence_number: this.seq++ });
-    out.push({ type: "response.content_part.done", ...base, part: r.part, sequence_number: this.seq++ });
-    out.push({ type: "response.output_item.done", output_index: r.index, item: r.item, sequence_number: this.seq++ });
+    out.push(emitted({ type: "response.reasoning_text.done", ...base, text: r.part.text, sequence_number: this.seq++ }));
+    out.push(emitted({ type: "response.content_part.done", ...base, part: r.part, sequence_number: this.seq++ }));
+    out.push(emitted({ type: "response.output_item.done", output_index: r.index, item: r.item, sequence_number: this.seq++ }));
   }
 
   // ---- tool calls -----------------------------------------------------------------
@@ -291,17 +296,17 @@ export class ChatStreamTranslator {
     if (!callId || this.callIds.has(callId)) callId = this.ids("call");
     this.callIds.add(callId);
     call.index = this.output.length;
-    const item = functionCallItem(this.ids("fc"), callId, call.chatName, "", "in_progress", this.toolNames) as NonNullable<CallState["item"]>;
+    const item = functionCallItem(this.ids("fc"), callId, call.chatName, "", "in_progress", this.toolNames) as unknown as NonNullable<CallState["item"]>;
     call.item = item;
     this.output.push(item);
     this.openCalls.push(call);
-    out.push({ type: "response.output_item.added", output_index: call.index, item: { ...item }, sequence_number: this.seq++ });
+    out.push(emitted({ type: "response.output_item.added", output_index: call.index, item: { ...item }, sequence_number: this.seq++ }));
   }
 
   private argumentsDelta(call: CallState, delta: string, out: StreamEvent[]): void {
     const item = call.item!;
     item.arguments += delta;
-    out.push({ type: "response.function_call_arguments.delta", item_id: item.id, output_index: call.index, delta, sequence_number: this.seq++ });
+    out.push(emitted({ type: "response.function_call_arguments.delta", item_id: item.id, output_index: call.index, delta, sequence_number: this.seq++ }));
   }
 
   /** Closes open calls in output order; with `onlyComplete`, only those whose arguments parse. */
@@ -318,9 +323,10 @@ export class ChatStreamTranslator {
       const item = call.item!;
       call.closed = true;
       item.status = status;
-      const at = { item_id: item.id, output_index: call.index };
-      out.push({ type: "response.function_call_arguments.done", ...at, name: item.name, arguments: item.arguments, sequence_number: this.seq++ });
-      out.push({ type: "response.output_item.done", output_index: call.index, item, sequence_number: this.seq++ });
+      // OpenAI's done event also names the function (not in the package's type yet).
+      const at = { item_id: item.id, output_index: call.index, name: item.name };
+      out.push(emitted({ type: "response.function_call_arguments.done", ...at, arguments: item.arguments, sequence_number: this.seq++ }));
+      out.push(emitted({ type: "response.output_item.done", output_index: call.index, item, sequence_number: this.seq++ }));
     }
     open.length = kept;
   }
