@@ -36,7 +36,7 @@ function walk(dir: string): string[] {
 }
 
 const FAKE_ENV = {
-  REDIS_URL: "redis://redis:6379",
+  REDIS_URL: "redis://:0123abcd@redis:6379",
   ROUTER_API_KEY: "test-router-key",
   OPENAI_API_KEY: "sk-test",
 };
@@ -58,10 +58,10 @@ describe("deploy/ files parse", () => {
 });
 
 describe("router.yaml examples validate with the real config loader", () => {
-  it("deploy/router.yaml (compose) uses ${REDIS_URL} and listens on all interfaces", () => {
-    const text = read("router.yaml");
+  it("deploy/config/router.yaml (compose) uses ${REDIS_URL} and listens on all interfaces", () => {
+    const text = read("config/router.yaml");
     expect(text).toMatch(/redis_url:\s*\$\{REDIS_URL\}/);
-    const cfg = parseConfigText(text, "deploy/router.yaml", FAKE_ENV);
+    const cfg = parseConfigText(text, "deploy/config/router.yaml", FAKE_ENV);
     expect(cfg.storage.redis_url).toBe(FAKE_ENV.REDIS_URL);
     expect(cfg.server.host).toBe("0.0.0.0");
     expect(cfg.server.port).toBe(8080);
@@ -69,7 +69,7 @@ describe("router.yaml examples validate with the real config loader", () => {
   });
 
   it("fails loudly without REDIS_URL, so replicas never silently use separate memory stores", () => {
-    expect(() => parseConfigText(read("router.yaml"), "deploy/router.yaml", { ...FAKE_ENV, REDIS_URL: undefined })).toThrow(/REDIS_URL/);
+    expect(() => parseConfigText(read("config/router.yaml"), "deploy/config/router.yaml", { ...FAKE_ENV, REDIS_URL: undefined })).toThrow(/REDIS_URL/);
   });
 });
 
@@ -142,11 +142,26 @@ describe("compose.yaml", () => {
     expect(lb?.ports).toContain("8080:8080");
   });
 
-  it("gives every replica the shared Redis and the same read-only router.yaml", () => {
+  it("gives every replica the shared Redis, with its password, and the same read-only config directory", () => {
     for (const [, s] of routers) {
-      expect(s.environment.REDIS_URL).toBe("redis://redis:6379");
-      expect(s.volumes).toContain("./router.yaml:/etc/responses-router/router.yaml:ro");
+      expect(s.environment.REDIS_URL).toBe("redis://:${REDIS_PASSWORD:?set REDIS_PASSWORD (see deploy/README.md)}@redis:6379");
+      // The directory the CMD's --config file is in, never the file alone: an editor's
+      // write-and-rename would leave a file bind mount on the old inode (no hot reload).
+      expect(s.volumes).toContain("./config:/etc/responses-router:ro");
+      expect((s.volumes as string[]).filter((v) => /\.ya?ml:/.test(v))).toEqual([]);
     }
+    expect(existsSync(join(deploy, "config/router.yaml"))).toBe(true);
+  });
+
+  it("Redis requires the password the routers use and is not published", () => {
+    const redis = services.redis;
+    expect(redis.ports).toBeUndefined();
+    expect(redis.environment.REDIS_PASSWORD).toMatch(/^\$\{REDIS_PASSWORD:\?/);
+    expect(redis.environment.REDISCLI_AUTH).toBe(redis.environment.REDIS_PASSWORD);
+    const cmd = (redis.command as string[]).join(" ");
+    // $$ is compose's escape: the shell in the container expands it, the password stays out of the args compose shows.
+    expect(cmd).toContain('--requirepass "$$REDIS_PASSWORD"');
+    expect(redis.healthcheck.test).toEqual(["CMD", "redis-cli", "ping"]);
   });
 
   it("bind-mounts only files that exist", () => {
@@ -319,7 +334,12 @@ describe("k8s manifests", () => {
     expect(cfg.server.host).toBe("0.0.0.0");
     expect(container.ports.find((p: any) => p.name === "http").containerPort).toBe(cfg.server.port);
     expect(configMap.data["router.yaml"]).toMatch(/redis_url:\s*\$\{REDIS_URL\}/);
-    expect(container.env.find((e: any) => e.name === "REDIS_URL").value).toMatch(/^redis:\/\/redis:6379$/);
+    const names = container.env.map((e: any) => e.name);
+    expect(container.env.find((e: any) => e.name === "REDIS_URL").value).toBe("redis://:$(REDIS_PASSWORD)@redis:6379");
+    // Kubernetes expands $(VAR) only from variables defined earlier in the list.
+    expect(names.indexOf("REDIS_PASSWORD")).toBeGreaterThanOrEqual(0);
+    expect(names.indexOf("REDIS_PASSWORD")).toBeLessThan(names.indexOf("REDIS_URL"));
+    expect(container.env.find((e: any) => e.name === "REDIS_PASSWORD").valueFrom.secretKeyRef).toEqual({ name: "responses-router-secrets", key: "REDIS_PASSWORD" });
   });
 
   it("mounts the ConfigMap as a directory (no subPath) where the CMD expects it, so reloads reach the pod", () => {
@@ -355,11 +375,39 @@ describe("k8s manifests", () => {
     expect(subset(svc.spec.selector, redis.spec.template.metadata.labels)).toBe(true);
   });
 
+  it("Redis wants the password from the Secret, and its probe authenticates", () => {
+    const redis = find("Deployment", "redis").spec.template.spec.containers[0];
+    const args = redis.args as string[];
+    expect(args[args.indexOf("--requirepass") + 1]).toBe("$(REDIS_PASSWORD)");
+    const ref = (name: string) => redis.env.find((e: any) => e.name === name)?.valueFrom?.secretKeyRef;
+    expect(ref("REDIS_PASSWORD")).toEqual({ name: "responses-router-secrets", key: "REDIS_PASSWORD" });
+    expect(ref("REDISCLI_AUTH")).toEqual({ name: "responses-router-secrets", key: "REDIS_PASSWORD" });
+    expect(redis.readinessProbe.exec.command[0]).toBe("redis-cli");
+  });
+
+  it("a NetworkPolicy admits only the router pods to Redis, on 6379", () => {
+    const redisPod = find("Deployment", "redis").spec.template.metadata.labels;
+    const policies = objects.filter((o) => o.kind === "NetworkPolicy" && subset(o.spec.podSelector.matchLabels ?? {}, redisPod));
+    expect(policies).toHaveLength(1);
+    const [np] = policies;
+    expect(np.apiVersion).toBe("networking.k8s.io/v1");
+    expect(np.spec.policyTypes).toContain("Ingress");
+    expect(np.spec.ingress).toHaveLength(1);
+    const [rule] = np.spec.ingress;
+    expect(rule.ports).toEqual([{ protocol: "TCP", port: 6379 }]);
+    expect(rule.from).toHaveLength(1);
+    const peer = rule.from[0];
+    expect(Object.keys(peer)).toEqual(["podSelector"]); // no namespaceSelector / ipBlock widening it
+    expect(subset(peer.podSelector.matchLabels, pod.metadata.labels)).toBe(true);
+    expect(subset(peer.podSelector.matchLabels, redisPod)).toBe(false);
+  });
+
   it("secret example holds placeholders only", () => {
     const [secret] = yamlDocs("k8s/secret.example.yaml");
     expect(secret.kind).toBe("Secret");
     for (const v of Object.values(secret.stringData as Record<string, string>)) expect(v).toMatch(/^REPLACE_/);
-    const used = container.env.filter((e: any) => e.valueFrom?.secretKeyRef).map((e: any) => e.valueFrom.secretKeyRef);
+    const redisContainer = find("Deployment", "redis").spec.template.spec.containers[0];
+    const used = [...container.env, ...redisContainer.env].filter((e: any) => e.valueFrom?.secretKeyRef).map((e: any) => e.valueFrom.secretKeyRef);
     for (const ref of used) {
       expect(ref.name).toBe(secret.metadata.name);
       expect(Object.keys(secret.stringData)).toContain(ref.key);
