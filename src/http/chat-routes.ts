@@ -1,5 +1,5 @@
 import type { Context, Hono } from "hono";
-import { PassthroughService, type PassthroughContext, type PassthroughResult } from "../proxy/service.js";
+import { ProxyService, type ProxyContext, type ProxyResult } from "../proxy/service.js";
 import type { Runtime } from "../runtime.js";
 import type { AppEnv } from "./context.js";
 import { ClientLink, labelModel, readJsonBody } from "./context.js";
@@ -8,18 +8,18 @@ import { sseResponse } from "./sse.js";
 
 /** POST /v1/chat/completions and /v1/embeddings: parse, pass through, serialise. */
 export function chatRoutes(app: Hono<AppEnv>, rt: Runtime): void {
-  const service = new PassthroughService(rt);
+  const service = new ProxyService(rt);
   app.post("/v1/chat/completions", (c) => handle(c, rt, (body, ctx) => service.chatCompletions(body, ctx)));
   app.post("/v1/embeddings", (c) => handle(c, rt, (body, ctx) => service.embeddings(body, ctx)));
 }
 
-async function handle(c: Context<AppEnv>, rt: Runtime, call: (body: unknown, ctx: PassthroughContext) => Promise<PassthroughResult>): Promise<Response> {
+async function handle(c: Context<AppEnv>, rt: Runtime, call: (body: unknown, ctx: ProxyContext) => Promise<ProxyResult>): Promise<Response> {
   const body = await readJsonBody(c);
   const stats = c.get("stats");
   labelModel(stats, rt.config.models, body);
   await admitKey(c, rt, body);
   const link = new ClientLink(c);
-  let result: PassthroughResult;
+  let result: ProxyResult;
   try {
     result = await call(body, { key: c.get("apiKey"), signal: link.signal, abort: link.abort, stats });
   } catch (err) {

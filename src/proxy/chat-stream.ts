@@ -5,7 +5,7 @@ import type { ChatChunkAccumulator } from "./chat-cache.js";
 const encoder = new TextEncoder();
 const USAGE = /"usage"\s*:\s*\{/;
 
-export interface PassthroughStreamHooks {
+export interface ProxyStreamHooks {
   /** Maps the upstream model name back to the client's, per chunk (null: leave it). */
   rename: ((json: string) => string) | null;
   /** The endpoint's own key: an upstream that echoes it (say, in an in-band error chunk) must not pass it on. */
@@ -33,12 +33,12 @@ export interface PassthroughStreamHooks {
  * OpenAI-style error chunk (`data: {"error":{...}}`) and the stream closes;
  * if the client goes away the upstream call is aborted.
  */
-export function passthroughSseBody(frames: AsyncIterable<SseFrame>, hooks: PassthroughStreamHooks): ReadableStream<Uint8Array> {
+export function proxiedSseBody(frames: AsyncIterable<SseFrame>, hooks: ProxyStreamHooks): ReadableStream<Uint8Array> {
   const it = frames[Symbol.asyncIterator]();
   let ended = false;
   let first = true;
   let usable = hooks.accumulator !== null;
-  const end = (outcome: Parameters<PassthroughStreamHooks["onEnd"]>[0]) => {
+  const end = (outcome: Parameters<ProxyStreamHooks["onEnd"]>[0]) => {
     if (ended) return;
     ended = true;
     hooks.deadline?.removeEventListener("abort", onDeadline);

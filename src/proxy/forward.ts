@@ -5,8 +5,8 @@ import type { Runtime } from "../runtime.js";
 import type { UpstreamReply } from "../upstream/client.js";
 import { callWithFailover } from "../upstream/failover.js";
 
-/** One pass-through call: a body in the OpenAI wire shape, sent as is but for `model`. */
-export interface PassthroughRequest {
+/** One proxied call: a body in the OpenAI wire shape, sent as is but for `model`. */
+export interface ProxyRequest {
   /** The model the client asked for (the router's name). */
   model: string;
   /** The client's body without the router's own `router` extension. */
@@ -28,7 +28,7 @@ export interface Forwarded {
  * rewritten, to the endpoint's upstream_model. Resolves on 2xx headers; the
  * caller owns the lease and releases it when the body is done.
  */
-export async function forward(rt: Runtime, req: PassthroughRequest, targets: ModelTarget[], path: string, signal: AbortSignal): Promise<Forwarded> {
+export async function forward(rt: Runtime, req: ProxyRequest, targets: ModelTarget[], path: string, signal: AbortSignal): Promise<Forwarded> {
   const started = performance.now();
   const cfg = rt.config;
   let upstreamModel = req.model;

@@ -1,3 +1,9 @@
+/**
+ * The /v1/chat/completions and /v1/embeddings proxy: the body goes to the model's pool
+ * untouched but for `model` (either endpoint kind speaks these routes), the answer comes back
+ * with the model name mapped, with the same auth, slots, failover and metrics as
+ * /v1/responses. Not the native Responses pass-through: that is native/.
+ */
 import { NO_KEY, type ApiKey } from "../keys/policy.js";
 import { addTokens, type TokenCount } from "../keys/usage.js";
 import { targetsFor } from "../models.js";
@@ -5,11 +11,11 @@ import type { Runtime } from "../runtime.js";
 import { UpstreamFailure } from "../upstream/errors.js";
 import { readSseFrames } from "../upstream/sse.js";
 import { cacheable, ChatChunkAccumulator, chatCache, chatCacheKey, completionToChunks, type ChatCompletion } from "./chat-cache.js";
-import { chunksSseBody, passthroughSseBody } from "./chat-stream.js";
+import { chunksSseBody, proxiedSseBody } from "./chat-stream.js";
 import { countTokens, forward, modelRenamer, type Forwarded } from "./forward.js";
 import { checkChatRequest, checkEmbeddingsRequest, type CheckedRequest } from "./validate.js";
 
-export interface PassthroughContext {
+export interface ProxyContext {
   /** The caller's key entry (allow-list); null without keys. */
   key?: ApiKey | null;
   signal: AbortSignal;
@@ -19,7 +25,7 @@ export interface PassthroughContext {
   stats?: { upstreamMs?: number; tokens?: TokenCount };
 }
 
-export type PassthroughResult =
+export type ProxyResult =
   | { kind: "json"; body: string; endpoint: string }
   | { kind: "stream"; body: ReadableStream<Uint8Array>; endpoint: string };
 
@@ -29,10 +35,10 @@ export type PassthroughResult =
  * accounting and metrics as /v1/responses; the body goes upstream untouched but
  * for `model`, and the answer comes back untouched but for the model name.
  */
-export class PassthroughService {
+export class ProxyService {
   constructor(private readonly rt: Runtime) {}
 
-  async chatCompletions(raw: unknown, ctx: PassthroughContext): Promise<PassthroughResult> {
+  async chatCompletions(raw: unknown, ctx: ProxyContext): Promise<ProxyResult> {
     const req = checkChatRequest(raw);
     const { modelCfg, targets } = targetsFor(this.rt.config, req.model, ctx.key);
     const useCache = req.cache ?? modelCfg.cache?.enabled === true;
@@ -48,14 +54,14 @@ export class PassthroughService {
     return this.stream(req, fwd, ctx, store);
   }
 
-  async embeddings(raw: unknown, ctx: PassthroughContext): Promise<PassthroughResult> {
+  async embeddings(raw: unknown, ctx: ProxyContext): Promise<ProxyResult> {
     const req = checkEmbeddingsRequest(raw);
     const { targets } = targetsFor(this.rt.config, req.model, ctx.key);
     return this.json(req, await forward(this.rt, req, targets, "/embeddings", ctx.signal), ctx, null);
   }
 
   /** Reads a JSON answer whole, counts its usage, maps the model name back. */
-  private async json(req: CheckedRequest, fwd: Forwarded, ctx: PassthroughContext, store: ((c: ChatCompletion) => Promise<void>) | null): Promise<PassthroughResult> {
+  private async json(req: CheckedRequest, fwd: Forwarded, ctx: ProxyContext, store: ((c: ChatCompletion) => Promise<void>) | null): Promise<ProxyResult> {
     const { lease, reply } = fwd;
     const endpoint = lease.endpoint.name;
     let outcome: "ok" | "error" = "error";
@@ -87,11 +93,11 @@ export class PassthroughService {
     }
   }
 
-  private stream(req: CheckedRequest, fwd: Forwarded, ctx: PassthroughContext, store: ((c: ChatCompletion) => Promise<void>) | null): PassthroughResult {
+  private stream(req: CheckedRequest, fwd: Forwarded, ctx: ProxyContext, store: ((c: ChatCompletion) => Promise<void>) | null): ProxyResult {
     const { lease, reply } = fwd;
     const endpoint = lease.endpoint.name;
     const accumulator = store ? new ChatChunkAccumulator() : null;
-    const body = passthroughSseBody(readSseFrames(reply.body), {
+    const body = proxiedSseBody(readSseFrames(reply.body), {
       rename: modelRenamer(fwd.upstreamModel, req.model),
       secret: lease.endpoint.config.api_key,
       accumulator,
@@ -140,7 +146,7 @@ export class PassthroughService {
   }
 
   /** A hit is a new completion (new id and time) that never touches a backend. */
-  private serveCached(req: CheckedRequest, cached: ChatCompletion): PassthroughResult {
+  private serveCached(req: CheckedRequest, cached: ChatCompletion): ProxyResult {
     const completion: ChatCompletion = { ...cached, id: `chatcmpl-${this.rt.ids("item").slice(5)}`, created: Math.floor(Date.now() / 1000), model: req.model };
     if (!req.stream) return { kind: "json", body: JSON.stringify(completion), endpoint: "cache" };
     const includeUsage = (req.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;

@@ -1,8 +1,8 @@
 import { invalidRequest } from "../errors.js";
-import type { PassthroughRequest } from "./forward.js";
+import type { ProxyRequest } from "./forward.js";
 
-/** A pass-through body checked just enough to route it; the backend validates the rest. */
-export interface CheckedRequest extends PassthroughRequest {
+/** A proxied body checked just enough to route it; the backend validates the rest. */
+export interface CheckedRequest extends ProxyRequest {
   stream: boolean;
   /** The `router.cache` extension, when the request set it. */
   cache: boolean | undefined;
