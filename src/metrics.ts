@@ -55,7 +55,7 @@ export interface Metrics {
   readonly retries: Counter<"model" | "upstream" | "reason">;
   readonly failovers: Counter<"model">;
   /** Requests sent to an ejected endpoint because every untried endpoint of the pool was ejected. */
-  readonly panicRouted: Counter<"model" | "upstream">;
+  readonly panicRouted: Counter<"model" | "upstream" | "outcome">;
   /** Follow-up turns that preferred the endpoint of their previous turn; result: hit (served there) | miss (full or unhealthy). */
   readonly affinity: Counter<"upstream" | "result">;
   /** result: hit | miss | error */
@@ -137,8 +137,8 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     failovers: counter("failovers_total", "Requests that moved to another endpoint after a failure.", ["model"]),
     panicRouted: counter(
       "panic_routed_total",
-      "Upstream attempts sent to an ejected (cooling down) endpoint because every untried endpoint of the model's pool was ejected (panic routing).",
-      ["model", "upstream"],
+      "Upstream attempts sent to an ejected (cooling down) endpoint because every untried endpoint of the model's pool was ejected (panic routing), by outcome (ok: it answered 2xx | error).",
+      ["model", "upstream", "outcome"],
     ),
     affinity: counter(
       "affinity_total",

@@ -51,10 +51,7 @@ export class Runtime {
       onInFlightChange: (ep) => this.metrics.inFlight.set({ upstream: ep.name }, ep.inFlight),
       onQueueTimeout: (model) => this.metrics.poolRejections.inc({ model }),
       onAffinity: (ep, hit) => this.metrics.affinity.inc({ upstream: ep.name, result: hit ? "hit" : "miss" }),
-      onPanicRoute: (model, ep) => {
-        this.metrics.panicRouted.inc({ model, upstream: ep.name });
-        this.log.debug({ model, endpoint: ep.name }, "every endpoint of the pool is ejected: routing anyway (panic)");
-      },
+      onPanicRoute: (model, ep) => this.log.debug({ model, endpoint: ep.name }, "every endpoint of the pool is ejected: routing anyway (panic)"),
     });
     this.syncClients(config);
     this.syncProber(config);
@@ -109,6 +106,7 @@ export class Runtime {
         this.log.warn({ model, endpoint, path, reason: failure.reason, err: failure.message }, "upstream attempt failed; trying another endpoint");
       },
       onAttemptFailed: (failure, seconds) => this.metrics.upstreamDuration.observe({ upstream: failure.endpoint, outcome: "error" }, seconds),
+      onPanicAttempt: (endpoint, ok) => this.metrics.panicRouted.inc({ model, upstream: endpoint, outcome: ok ? "ok" : "error" }),
       onEndpointFault: (failure, endpoint) => {
         if (failure.routeMissing) this.log.error({ model, endpoint, route: failure.detail.route, status: failure.status }, `endpoint ${endpoint} has no such route: check its url in the config`);
       },

@@ -19,6 +19,8 @@ export interface FailoverContext {
   onAttemptFailed?(failure: UpstreamFailure, seconds: number): void;
   /** Called for a failure counted against an endpoint's health (once per request and endpoint). */
   onEndpointFault?(failure: UpstreamFailure, endpoint: string): void;
+  /** Called when an attempt sent to an ejected endpoint (panic routing) ends: answered 2xx or not. */
+  onPanicAttempt?(endpoint: string, ok: boolean): void;
 }
 
 export interface Attempt {
@@ -69,11 +71,13 @@ export async function callWithFailover(
     const callStarted = performance.now();
     try {
       const reply = await call(ctx.client(name), lease);
+      if (lease.panic) ctx.onPanicAttempt?.(name, true);
       lease.endpoint.health.recordSuccess();
       won = { reply, lease, failedOver: tried.size };
       return won;
     } catch (err) {
       lease.release();
+      if (lease.panic) ctx.onPanicAttempt?.(name, false);
       if (!(err instanceof UpstreamFailure)) throw new AbortError(err as Error);
       ctx.onAttemptFailed?.(err, (performance.now() - callStarted) / 1000);
       tried.add(name);

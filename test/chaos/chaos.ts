@@ -47,6 +47,10 @@ export interface ChaosReport {
   lost: number;
   kills: number;
   redisRestarts: number;
+  /** Requests served by an endpoint that was ejected at the time (panic routing: every endpoint of the pool was). */
+  panicServed: number;
+  /** Upstream attempts sent to an ejected endpoint, whatever their outcome. */
+  panicAttempts: number;
   /** failed + interrupted by reason (HTTP status + code, or the stream's error code). */
   reasons: Record<string, number>;
   seconds: number;
@@ -97,7 +101,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const redisDir = opts.redis ? mkdtempSync(join(tmpdir(), "rr-chaos-redis-")) : null;
   let redis: RedisServerHandle | null = null;
   let router: RunningRouter | null = null;
-  const report: ChaosReport = { requests: 0, served: 0, failed: 0, interrupted: 0, stored: 0, lost: 0, kills: 0, redisRestarts: 0, reasons: {}, seconds: 0 };
+  const report: ChaosReport = { requests: 0, served: 0, failed: 0, interrupted: 0, stored: 0, lost: 0, kills: 0, redisRestarts: 0, panicServed: 0, panicAttempts: 0, reasons: {}, seconds: 0 };
   const started = Date.now();
   try {
     if (redisDir) redis = await startRedis({ persistDir: redisDir });
@@ -202,6 +206,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     await Promise.all(Array.from({ length: opts.concurrency }, verify));
   } finally {
     report.seconds = Math.round((Date.now() - started) / 100) / 10;
+    for (const v of (await router?.runtime.metrics.panicRouted.get())?.values ?? []) {
+      report.panicAttempts += v.value;
+      if (v.labels.outcome === "ok") report.panicServed += v.value;
+    }
     await router?.close(2_000);
     for (const b of backends) await b.kill();
     await redis?.stop();
@@ -234,6 +242,8 @@ export function formatReport(r: ChaosReport): string {
     ["stored responses lost", r.lost],
     ["backend kills", r.kills],
     ["redis restarts", r.redisRestarts],
+    ["served in panic mode", r.panicServed],
+    ["panic-routed attempts", r.panicAttempts],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${String(v).padStart(8)}`);

@@ -31,5 +31,6 @@ describe("chaos (short)", () => {
     expect(report.served, table).toBe(report.requests);
     expect(report.stored, table).toBe(report.served);
     expect(report.lost, table).toBe(0);
+    expect(table).toMatch(/served in panic mode +\d+/);
   });
 });

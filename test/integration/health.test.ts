@@ -66,7 +66,8 @@ describe("passive health", () => {
     expect(ep.health.state()).toBe("healthy");
     expect(stateLogs(log, "a").at(-1)).toMatchObject({ level: "info", state: "healthy", reason: expect.stringContaining("panic") });
     const text = await metrics(r);
-    expect(metricSample(text, "responses_router_panic_routed_total", { model: "m", upstream: "a" })).toBe(2);
+    expect(metricSample(text, "responses_router_panic_routed_total", { model: "m", upstream: "a", outcome: "error" })).toBe(1);
+    expect(metricSample(text, "responses_router_panic_routed_total", { model: "m", upstream: "a", outcome: "ok" })).toBe(1);
     expect(metricSample(text, "responses_router_endpoint_up", { upstream: "a" })).toBe(1);
   });
 

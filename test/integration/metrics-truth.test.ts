@@ -94,7 +94,7 @@ describe("/metrics tells the truth", () => {
     expect(res.status).toBe(502);
     expect(((await res.json()) as any).error.code).toBe("upstream_unreachable");
     const text = await metricsText(r);
-    expect(sample(text, "responses_router_panic_routed_total", { model: "m", upstream: "a" })).toBe(1);
+    expect(sample(text, "responses_router_panic_routed_total", { model: "m", upstream: "a", outcome: "error" })).toBe(1);
   });
 
   it.skipIf(skipPromtool)("promtool check metrics passes on a live /metrics after mixed traffic", async () => {

@@ -94,7 +94,8 @@ describe("a single-endpoint pool is never taken down by its own answers", () => 
     }
     expect((await post({ model: "solo", input: "good" })).status).toBe(200);
     const metrics = await (await fetch(`${router.url}/metrics`)).text();
-    expect(metricSample(metrics, "responses_router_panic_routed_total", { model: "solo", upstream: "solo-box" })).toBeGreaterThan(0);
+    expect(metricSample(metrics, "responses_router_panic_routed_total", { model: "solo", upstream: "solo-box", outcome: "error" })).toBeGreaterThan(0);
+    expect(metricSample(metrics, "responses_router_panic_routed_total", { model: "solo", upstream: "solo-box", outcome: "ok" })).toBe(1); // the one that was served
   });
 });
 
