@@ -86,7 +86,7 @@ export function chatMessageToOutputItems(
   const reasoning = message.reasoning_content || message.reasoning;
   if (typeof reasoning === "string" && reasoning) {
     const item: ResponseReasoningItem = { id: ids("rs"), type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: reasoning }] };
-    items.push({ ...item });
+    items.push(loose(item));
   }
   const text = contentText(message.content);
   const parts: ResponseOutputMessage["content"] = [];
@@ -94,7 +94,7 @@ export function chatMessageToOutputItems(
   if (typeof message.refusal === "string" && message.refusal) parts.push({ type: "refusal", refusal: message.refusal });
   if (parts.length) {
     const item: ResponseOutputMessage = { id: ids("msg"), type: "message", role: "assistant", status, content: parts };
-    items.push({ ...item });
+    items.push(loose(item));
   }
   for (const call of message.tool_calls ?? []) {
     const fn = call?.function;
@@ -103,6 +103,9 @@ export function chatMessageToOutputItems(
   }
   return items;
 }
+
+/** An item built as the openai package types it, kept as the loose Item every stored item is (no copy). */
+const loose = (item: object): Item => item as Item;
 
 /** A function_call output item; a flattened namespaced name maps back to {name, namespace}. */
 export function functionCallItem(
@@ -116,7 +119,7 @@ export function functionCallItem(
   const identity = identityFor(toolNames, chatName);
   const item: ResponseFunctionToolCall = { id, type: "function_call", status: status as ResponseFunctionToolCall["status"], call_id: callId, name: identity.name, arguments: args };
   if (identity.namespace !== undefined) item.namespace = identity.namespace;
-  return { ...item };
+  return loose(item);
 }
 
 export function chatCompletionToResponse(
