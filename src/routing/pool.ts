@@ -61,7 +61,7 @@ interface Waiter {
 }
 
 /** A waiter is passed over for affinity at most this many times; then the queue is first come, first served again. */
-const MAX_OVERTAKES = 16;
+const MAX_OVERTAKES = 4;
 
 /**
  * Chooses an endpoint per request: among the model's endpoints that are healthy

@@ -9,14 +9,21 @@
  *
  *   npm run bench:affinity -- [--endpoints 3] [--slots 4] [--conversations 24] [--turns 6]
  *                             [--prefill-ms 0.1] [--cache-tokens 12000] [--seed 1]
- *   npm run bench:affinity -- --upstreams http://127.0.0.1:8081/v1,http://127.0.0.1:8082/v1 --model m
- *       (real backends instead of the mock: no prefill counts, TTFT only)
+ *   npm run bench:affinity -- --llama [--conversations 4] [--turns 6]
+ *       real inference instead of the mock: two llama.cpp servers (test/e2e/llama, installed by
+ *       `npm run test:llama`; prompt cache on with --llama-slots 2 cache slots, one thread, one
+ *       request at a time each) running a generated
+ *       random-weight LLaMA (embd 256, 4 layers: about 1 ms of CPU per prompt token here)
  */
 import OpenAI from "openai";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { buildConfig } from "../../src/config/load.js";
 import { createLogger } from "../../src/log.js";
 import { startRouter } from "../../src/server.js";
+import type { LlamaChatServer } from "../e2e/llama/llama-chat-server.js";
 import { startPrefixMock, type PrefixMock } from "./prefix-cache-mock.js";
 
 const { values: f } = parseArgs({
@@ -29,30 +36,64 @@ const { values: f } = parseArgs({
     "cache-tokens": { type: "string" },
     "output-tokens": { type: "string" },
     seed: { type: "string" },
-    upstreams: { type: "string" },
-    model: { type: "string" },
-    "max-output-tokens": { type: "string" },
-    words: { type: "string" },
+    llama: { type: "boolean" },
+    "llama-slots": { type: "string" },
   },
 });
-const E = Number(f.endpoints ?? 3);
-const SLOTS = Number(f.slots ?? 4);
-const CONVERSATIONS = Number(f.conversations ?? 24);
+const LLAMA = f.llama === true;
+const E = Number(f.endpoints ?? (LLAMA ? 2 : 3));
+const SLOTS = Number(f.slots ?? (LLAMA ? 1 : 4));
+const CONVERSATIONS = Number(f.conversations ?? (LLAMA ? 4 : 24));
 const TURNS = Number(f.turns ?? 6);
 const PREFILL_MS = Number(f["prefill-ms"] ?? 0.1);
 const CACHE_TOKENS = Number(f["cache-tokens"] ?? 12_000);
-const OUTPUT_TOKENS = Number(f["output-tokens"] ?? 30);
-const REAL = f.upstreams?.split(",");
-/** Scales the prompt sizes (real backends with a small context use less). */
-const WORDS = Number(f.words ?? 1);
+/** Prefix-cache slots per llama.cpp server (llama-server --parallel): each keeps one conversation's prefix. */
+const LLAMA_SLOTS = Number(f["llama-slots"] ?? 2);
+const OUTPUT_TOKENS = Number(f["output-tokens"] ?? (LLAMA ? 8 : 30));
 
 // A small deterministic PRNG, so both runs see the same conversations and think times.
 function rng(seed: number): () => number {
   let s = seed >>> 0;
   return () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
 }
-const VOCAB = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega".split(" ");
-const words = (rand: () => number, n: number) => Array.from({ length: Math.max(1, Math.round(n * WORDS)) }, () => VOCAB[Math.floor(rand() * VOCAB.length)]).join(" ");
+// Words the generated GGUF's vocabulary has whole (one token each), so words are tokens on both backends.
+const VOCAB = "the of to and in is it you that he was for on are with as his they be at one have this from or had by hot word but what some we can out".split(" ");
+const words = (rand: () => number, n: number) => Array.from({ length: n }, () => VOCAB[Math.floor(rand() * VOCAB.length)]).join(" ");
+
+/** The backends of one run: fresh caches every time. */
+interface Backends {
+  urls: string[];
+  /** Prompt tokens received and how many of them came from the prefix cache. */
+  tokens(): { prompt: number; cached: number };
+  close(): Promise<void>;
+}
+
+async function mockBackends(): Promise<Backends> {
+  const mocks: PrefixMock[] = [];
+  for (let i = 0; i < E; i++) mocks.push(await startPrefixMock(`ep${i}`, { prefillMsPerToken: PREFILL_MS, decodeMsPerToken: 1, outputTokens: OUTPUT_TOKENS, cacheTokens: CACHE_TOKENS }));
+  return {
+    urls: mocks.map((m) => m.url),
+    tokens: () => ({ prompt: mocks.reduce((s, m) => s + m.stats.promptTokens, 0), cached: mocks.reduce((s, m) => s + m.stats.cachedTokens, 0) }),
+    close: async () => void (await Promise.all(mocks.map((m) => m.close()))),
+  };
+}
+
+let ggufPath: string | undefined;
+async function llamaBackends(): Promise<Backends> {
+  const { startLlamaChatServer } = await import("../e2e/llama/llama-chat-server.js");
+  if (!ggufPath) {
+    const { writeTinyLlamaGguf } = await import("../e2e/llama/tiny-gguf.js");
+    ggufPath = join(mkdtempSync(join(tmpdir(), "rr-affinity-")), "bench.gguf");
+    writeTinyLlamaGguf(ggufPath, { embd: 256, layers: 4, heads: 4, ff: 512, context: 4096 });
+  }
+  const servers: LlamaChatServer[] = [];
+  for (let i = 0; i < E; i++) servers.push(await startLlamaChatServer(ggufPath, { threads: 1, promptCache: true, slots: LLAMA_SLOTS, contextSize: 4096, modelName: "bench" }));
+  return {
+    urls: servers.map((s) => s.url),
+    tokens: () => ({ prompt: servers.reduce((s, m) => s + m.stats.promptTokens, 0), cached: servers.reduce((s, m) => s + m.stats.cachedTokens, 0) }),
+    close: async () => void (await Promise.all(servers.map((s) => s.close()))),
+  };
+}
 
 interface RunResult {
   ttftMs: number[];
@@ -66,14 +107,12 @@ interface RunResult {
 }
 
 async function runOnce(affinity: boolean): Promise<RunResult> {
-  const mocks: PrefixMock[] = [];
-  if (!REAL) for (let i = 0; i < E; i++) mocks.push(await startPrefixMock(`ep${i}`, { prefillMsPerToken: PREFILL_MS, decodeMsPerToken: 1, outputTokens: OUTPUT_TOKENS, cacheTokens: CACHE_TOKENS }));
-  const urls = REAL ?? mocks.map((m) => m.url);
-  const model = f.model ?? "bench";
+  const backends = LLAMA ? await llamaBackends() : await mockBackends();
+  const urls = backends.urls;
   const config = buildConfig({
     server: { host: "127.0.0.1", port: 0 },
     endpoints: urls.map((url, i) => ({ name: `ep${i}`, url, kind: "chat", max_concurrency: SLOTS, timeouts: { first_byte: "10m", idle: "10m" } })),
-    models: { bench: { endpoints: urls.map((_, i) => `ep${i}`), upstream_model: model } },
+    models: { bench: { endpoints: urls.map((_, i) => `ep${i}`) } },
     routing: { affinity, queue_timeout: "10m", retry: { attempts: 1 } },
   });
   const router = await startRouter(config, { logger: createLogger("silent") });
@@ -88,7 +127,6 @@ async function runOnce(affinity: boolean): Promise<RunResult> {
   const ttft: number[] = [];
   let failed = 0;
   const started = performance.now();
-  const maxOut = f["max-output-tokens"] ? Number(f["max-output-tokens"]) : undefined;
   await Promise.all(
     plans.map(async (plan) => {
       const conv = plan.useConversation ? await client.conversations.create() : null;
@@ -103,12 +141,12 @@ async function runOnce(affinity: boolean): Promise<RunResult> {
             instructions,
             input: plan.turns[t]!,
             stream: true,
-            max_output_tokens: maxOut,
+            max_output_tokens: OUTPUT_TOKENS,
             ...(conv ? { conversation: conv.id } : previous ? { previous_response_id: previous } : {}),
           });
           for await (const ev of stream) {
             if (ev.type === "response.output_text.delta" && !first) first = performance.now();
-            if (ev.type === "response.completed") previous = ev.response.id;
+            if (ev.type === "response.created") previous = ev.response.id; // completed or incomplete (max_output_tokens), the turn chains
             if (ev.type === "response.failed") failed++;
           }
           ttft.push((first || performance.now()) - t0);
@@ -126,9 +164,9 @@ async function runOnce(affinity: boolean): Promise<RunResult> {
       .filter((l) => l.startsWith("responses_router_affinity_total") && l.includes(`result="${result}"`))
       .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
   await router.close(1000);
-  await Promise.all(mocks.map((m) => m.close()));
-  const sum = (k: "prefillTokens" | "promptTokens" | "cachedTokens") => mocks.reduce((s, m) => s + m.stats[k], 0);
-  return { ttftMs: ttft, wallMs, prefillTokens: sum("prefillTokens"), promptTokens: sum("promptTokens"), cachedTokens: sum("cachedTokens"), hits: count("hit"), misses: count("miss"), failed };
+  const { prompt, cached } = backends.tokens();
+  await backends.close();
+  return { ttftMs: ttft, wallMs, prefillTokens: prompt - cached, promptTokens: prompt, cachedTokens: cached, hits: count("hit"), misses: count("miss"), failed };
 }
 
 function pct(xs: number[], p: number): number {
@@ -138,18 +176,15 @@ function pct(xs: number[], p: number): number {
 
 const on = await runOnce(true);
 const off = await runOnce(false);
-const setup = REAL
-  ? `${urls()} real endpoints, ${SLOTS} slots each, ${CONVERSATIONS} conversations x ${TURNS} turns`
+const setup = LLAMA
+  ? `${E} llama.cpp servers (generated random-weight LLaMA embd 256 x 4 layers, 1 thread, ${LLAMA_SLOTS} cache slots and ${SLOTS} request at a time each, prompt cache on), ${CONVERSATIONS} concurrent conversations x ${TURNS} turns, at most ${OUTPUT_TOKENS} output tokens`
   : `${E} mock endpoints (${SLOTS} slots, prefill ${PREFILL_MS} ms/uncached token, one prefill at a time, prefix cache ${CACHE_TOKENS} tokens), ${CONVERSATIONS} concurrent conversations x ${TURNS} turns, ${OUTPUT_TOKENS} output tokens`;
-function urls() {
-  return REAL?.length ?? 0;
-}
 console.log(`\n${setup}\n`);
 console.log("| routing.affinity | TTFT p50 | TTFT p99 | prefill tokens | cached / prompt tokens | affinity hits / misses | wall | failed |");
 console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
 for (const [name, r] of [["true", on], ["false", off]] as const) {
-  const cached = REAL ? "n/a" : `${r.cachedTokens} / ${r.promptTokens} (${((100 * r.cachedTokens) / r.promptTokens).toFixed(0)}%)`;
+  const cached = `${r.cachedTokens} / ${r.promptTokens} (${((100 * r.cachedTokens) / r.promptTokens).toFixed(0)}%)`;
   console.log(
-    `| ${name} | ${pct(r.ttftMs, 50).toFixed(0)} ms | ${pct(r.ttftMs, 99).toFixed(0)} ms | ${REAL ? "n/a" : r.prefillTokens} | ${cached} | ${r.hits} / ${r.misses} | ${(r.wallMs / 1000).toFixed(1)} s | ${r.failed} |`,
+    `| ${name} | ${pct(r.ttftMs, 50).toFixed(0)} ms | ${pct(r.ttftMs, 99).toFixed(0)} ms | ${r.prefillTokens} | ${cached} | ${r.hits} / ${r.misses} | ${(r.wallMs / 1000).toFixed(1)} s | ${r.failed} |`,
   );
 }

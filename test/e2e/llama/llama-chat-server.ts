@@ -29,6 +29,9 @@ interface LlamaContext {
 }
 interface LlamaSequence {
   clearHistory(): Promise<void>;
+  readonly nextTokenIndex: number;
+  compareContextTokens(tokens: Token[]): { firstDifferentIndex: number };
+  eraseContextTokenRanges(ranges: { start: number; end: number }[]): Promise<void>;
   evaluate(tokens: Token[], o: { temperature: number; seed?: number }): AsyncGenerator<Token>;
 }
 interface ChatWrapper {
@@ -46,6 +49,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** With the prompt cache on: how many prompt tokens were reused from the last request's context. */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 export interface LlamaChatServer {
@@ -53,35 +58,59 @@ export interface LlamaChatServer {
   /** What the last finished generation produced, as the backend counted it. */
   last: { text: string; usage: Usage; finishReason: "stop" | "length" } | null;
   chatTemplate: string;
+  /** Prompt tokens received, and how many of them the prompt cache already held (never evaluated again). */
+  stats: { requests: number; promptTokens: number; cachedTokens: number };
   close(): Promise<void>;
 }
 
 const PACKAGE = join(dirname(fileURLToPath(import.meta.url)), "node_modules", "node-llama-cpp", "dist", "index.js");
 
-export async function startLlamaChatServer(modelPath: string, opts: { threads?: number; modelName?: string } = {}): Promise<LlamaChatServer> {
+/**
+ * `promptCache: true` keeps the context between requests and evaluates only what follows the
+ * longest prefix shared with an earlier request (llama.cpp's `cache_prompt`), so a
+ * conversation's next turn on the same server skips re-reading its history. `slots` (default
+ * 1) sequences each keep one prefix, like llama.cpp's `--parallel` slots: a request takes the
+ * slot sharing the longest prefix with it, else the least recently used one. Generation stays
+ * one request at a time.
+ */
+export async function startLlamaChatServer(
+  modelPath: string,
+  opts: { threads?: number; modelName?: string; promptCache?: boolean; contextSize?: number; slots?: number } = {},
+): Promise<LlamaChatServer> {
   const lib = (await import(pathToFileURL(PACKAGE).href)) as NodeLlamaCpp;
   const threads = opts.threads ?? 1; // the default (all cores) is far slower on a 2-core box shared with the router
   const llama = await lib.getLlama({ gpu: false, build: "never", logLevel: lib.LlamaLogLevel.warn, maxThreads: threads });
   const model = await llama.loadModel({ modelPath });
-  const context = await model.createContext({ contextSize: 512, threads, sequences: 1 });
-  const sequence = context.getSequence();
+  const slots = opts.slots ?? 1;
+  const context = await model.createContext({ contextSize: opts.contextSize ?? 512, threads, sequences: slots });
+  const sequences = Array.from({ length: slots }, () => ({ seq: context.getSequence(), usedAt: 0 }));
+  let clock = 0;
   const wrapper = lib.resolveChatWrapper(model);
   if (!wrapper) throw new Error("node-llama-cpp found no chat wrapper for the model's chat template");
   const modelName = opts.modelName ?? "tiny-random";
   let busy: Promise<void> = Promise.resolve();
 
-  const state: LlamaChatServer = { url: "", last: null, chatTemplate: wrapper.wrapperName, close: async () => {} };
+  const state: LlamaChatServer = { url: "", last: null, chatTemplate: wrapper.wrapperName, stats: { requests: 0, promptTokens: 0, cachedTokens: 0 }, close: async () => {} };
 
   /** One generation at a time: the context has one sequence. */
   function generate(body: ChatBody, onText: (delta: string) => void, signal: AbortSignal): Promise<{ text: string; usage: Usage; finishReason: "stop" | "length" }> {
     const run = busy.then(async () => {
-      await sequence.clearHistory();
       const prompt = wrapper!.generateContextState({ chatHistory: toHistory(body.messages) }).contextText.tokenize(model.tokenizer);
+      const slot = pickSlot(sequences, prompt);
+      slot.usedAt = ++clock;
+      const sequence = slot.seq;
+      // Reuse the longest prefix the context already holds (at least the last prompt token is evaluated again).
+      const reuse = opts.promptCache ? Math.min(sequence.compareContextTokens(prompt).firstDifferentIndex, prompt.length - 1) : 0;
+      if (reuse > 0 && sequence.nextTokenIndex > reuse) await sequence.eraseContextTokenRanges([{ start: reuse, end: sequence.nextTokenIndex }]);
+      else if (reuse === 0) await sequence.clearHistory();
+      state.stats.requests++;
+      state.stats.promptTokens += prompt.length;
+      state.stats.cachedTokens += reuse;
       const max = body.max_completion_tokens ?? body.max_tokens ?? 16;
       const out: Token[] = [];
       let text = "";
       let finishReason: "stop" | "length" = "length";
-      for await (const token of sequence.evaluate(prompt, { temperature: body.temperature ?? 0, seed: body.seed })) {
+      for await (const token of sequence.evaluate(prompt.slice(reuse), { temperature: body.temperature ?? 0, seed: body.seed })) {
         if (model.isEogToken(token)) {
           finishReason = "stop";
           break;
@@ -97,7 +126,8 @@ export async function startLlamaChatServer(modelPath: string, opts: { threads?: 
       }
       const full = model.detokenize(out);
       if (full.length > text.length) onText(full.slice(text.length));
-      const usage = { prompt_tokens: prompt.length, completion_tokens: out.length, total_tokens: prompt.length + out.length };
+      const usage: Usage = { prompt_tokens: prompt.length, completion_tokens: out.length, total_tokens: prompt.length + out.length };
+      if (opts.promptCache) usage.prompt_tokens_details = { cached_tokens: reuse };
       return { text: full, usage, finishReason };
     });
     busy = run.then(
@@ -171,6 +201,26 @@ interface ChatBody {
   max_completion_tokens?: number;
   temperature?: number;
   seed?: number;
+}
+
+/**
+ * llama.cpp's slot choice: the slot sharing the longest prefix with the prompt, if that prefix is
+ * at least half the prompt (its --slot-prompt-similarity 0.5); else the least recently used slot,
+ * so a new conversation does not overwrite another one's cache for a shared system prompt.
+ */
+function pickSlot<S extends { seq: LlamaSequence; usedAt: number }>(slots: S[], prompt: Token[]): S {
+  let best: S | undefined;
+  let bestShared = 0;
+  let lru = slots[0]!;
+  for (const s of slots) {
+    const shared = s.seq.nextTokenIndex === 0 ? 0 : s.seq.compareContextTokens(prompt).firstDifferentIndex;
+    if (shared > bestShared) {
+      best = s;
+      bestShared = shared;
+    }
+    if (s.usedAt < lru.usedAt) lru = s;
+  }
+  return best && bestShared >= prompt.length / 2 ? best : lru;
 }
 
 /** Chat messages as node-llama-cpp's chat history (text parts joined; tool turns as user text). */
