@@ -65,6 +65,16 @@ describe("import layers", () => {
     expect(declared.filter((u) => !units.includes(u))).toEqual([]);
   });
 
+  it("the README's Layout and the architecture doc's folder table name every unit", () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const layout = /## Layout\n+```\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+    const arch = readFileSync(join(root, "docs/architecture.md"), "utf8");
+    const table = /## Folders\n([\s\S]*?)\n## /.exec(arch)?.[1] ?? "";
+    const units = [...new Set(files.map(unitOf))].map((u) => (u.endsWith(".ts") ? u : `${u}/`));
+    expect(units.filter((u) => !layout.includes(u))).toEqual([]);
+    expect(units.filter((u) => !table.includes(`\`${u}\``))).toEqual([]);
+  });
+
   it("every import resolves and points down (or stays in its folder)", () => {
     const bad: string[] = [];
     for (const file of files) {
