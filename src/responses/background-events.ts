@@ -136,7 +136,7 @@ export function followBody(log: EventLog, responseId: string, afterSeq: number, 
         }
         if (cut && !ended) {
           const message = `This router instance is shutting down; the background response goes on. Resume with GET /v1/responses/${responseId}?stream=true&starting_after=${last}.`;
-          sink.send("error", JSON.stringify({ type: "error", code: "server_shutting_down", message, param: null, sequence_number: last + 1 }));
+          sink.send("error", JSON.stringify(emitted({ type: "error", code: "server_shutting_down", message, param: null, sequence_number: last + 1 })));
         }
       } catch (err) {
         onStoreError();

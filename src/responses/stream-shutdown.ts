@@ -1,7 +1,8 @@
 import { omitEncryptedContent } from "../native/rewrite.js";
 import { ShutdownDeadline, type Runtime } from "../runtime.js";
 import type { EventSink } from "../sse-writer.js";
-import type { ResponseObject } from "../types.js";
+import { emitted } from "../emitted.js";
+import type { EmittedResponse, ResponseObject } from "../types.js";
 import type { PumpOptions, RunOutcome } from "./execute.js";
 
 /**
@@ -54,7 +55,7 @@ export class StreamShutdown {
     const reason = new ShutdownDeadline();
     const last = this.lastData ? (JSON.parse(this.lastData) as { sequence_number?: number }).sequence_number : undefined;
     const response: ResponseObject = { ...out.response, status: "failed", error: { code: reason.code, message: reason.message } };
-    const event = { type: "response.failed", response, sequence_number: (last ?? -1) + 1 };
+    const event = emitted({ type: "response.failed", response: response as unknown as EmittedResponse, sequence_number: (last ?? -1) + 1 });
     return { ...out, response, terminal: { type: event.type, data: JSON.stringify(event, out.hideEncryptedReasoning ? omitEncryptedContent : undefined) } };
   }
 
