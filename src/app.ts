@@ -54,7 +54,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
       const tokens = stats.tokens ?? NO_TOKENS;
       stats.gate?.settle(tokens.input + tokens.output);
       // Usage counts answered requests (a 404 for another key's model, a 429 are not charged).
-      if (stats.metered && stats.model && status < 400) recordUsage(usageDeps(rt), key, stats.model, 1, tokens.input, tokens.output);
+      if (stats.metered && stats.model && status < 400) recordUsage(usageDeps(rt), key, stats.servedModel ?? stats.model, 1, tokens.input, tokens.output);
       const seconds = (performance.now() - started) / 1000;
       rt.metrics.requests.inc({ route: stats.route, model: stats.model, upstream: stats.endpoint, status: String(status), key });
       rt.metrics.requestDuration.observe({ route: stats.route, model: stats.model, upstream: stats.endpoint }, seconds);

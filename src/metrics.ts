@@ -54,6 +54,8 @@ export interface Metrics {
   /** reason: connect | timeout | status_5xx | status_429 | other */
   readonly retries: Counter<"model" | "upstream" | "reason">;
   readonly failovers: Counter<"model">;
+  /** model: the model asked for; fallback: the configured fallback model that was tried next. */
+  readonly fallbacks: Counter<"model" | "fallback">;
   /** Requests sent to an ejected endpoint because every untried endpoint of the pool was ejected. */
   readonly panicRouted: Counter<"model" | "upstream" | "outcome">;
   /** Follow-up turns that preferred the endpoint of their previous turn; result: hit (served there) | miss (full or unhealthy). */
@@ -135,6 +137,7 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     poolRejections: counter("pool_rejections_total", "Requests rejected (429) because no endpoint slot freed up in time.", ["model"]),
     retries: counter("upstream_retries_total", "Upstream call attempts retried, by reason.", ["model", "upstream", "reason"]),
     failovers: counter("failovers_total", "Requests that moved to another endpoint after a failure.", ["model"]),
+    fallbacks: counter("fallbacks_total", "Requests that moved to a fallback model because every endpoint of a pool failed before the first byte.", ["model", "fallback"]),
     panicRouted: counter(
       "panic_routed_total",
       "Upstream attempts sent to an ejected (cooling down) endpoint because every untried endpoint of the model's pool was ejected (panic routing), by outcome (ok: it answered 2xx | error).",

@@ -11,3 +11,32 @@ export function targetsFor(cfg: RouterConfig, model: string, key: ApiKey | null 
   if (!modelCfg || !targets || !mayUseModel(key, model)) throw modelNotFound(model);
   return { modelCfg, targets };
 }
+
+/** One model a request may be served by: the one asked for, then its fallbacks. */
+export interface ModelStep {
+  model: string;
+  modelCfg: ModelConfig;
+  targets: ModelTarget[];
+}
+
+/**
+ * The models to try for `model`, in order: itself, then each of its `fallbacks` followed by
+ * that fallback's own fallbacks (depth first, each model once). The config has no cycles.
+ */
+export function fallbackSteps(cfg: RouterConfig, model: string, modelCfg: ModelConfig, targets: ModelTarget[]): ModelStep[] {
+  const steps: ModelStep[] = [{ model, modelCfg, targets }];
+  if (modelCfg.fallbacks.length === 0) return steps;
+  const seen = new Set([model]);
+  const visit = (names: string[]) => {
+    for (const name of names) {
+      const m = cfg.models[name];
+      const t = cfg.targets.get(name);
+      if (seen.has(name) || !m || !t) continue;
+      seen.add(name);
+      steps.push({ model: name, modelCfg: m, targets: t });
+      visit(m.fallbacks);
+    }
+  };
+  visit(modelCfg.fallbacks);
+  return steps;
+}

@@ -127,6 +127,12 @@ export class Runtime {
     this.streamsEnd.abort(new ShutdownDeadline());
   }
 
+  /** A request moves to a fallback model (`from`'s whole pool failed before the first byte). */
+  fellBack(requested: string, from: string, to: string, err: unknown): void {
+    this.metrics.fallbacks.inc({ model: requested, fallback: to });
+    this.log.warn({ model: requested, from, to, err: (err as Error)?.message }, `model ${from} failed; falling back to ${to}`);
+  }
+
   client(endpoint: string): UpstreamClient {
     const c = this.clients.get(endpoint);
     if (!c) throw new Error(`no client for endpoint ${endpoint}`);

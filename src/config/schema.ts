@@ -55,6 +55,8 @@ const modelSchema = z
      * request sets `reasoning` or the model name looks like a reasoning model.
      */
     encrypted_reasoning: z.boolean().optional(),
+    /** Models that serve the request, in order, when every endpoint of this model's pool failed before the first byte. */
+    fallbacks: z.array(z.string().min(1)).default([]),
   })
   .strict();
 
@@ -199,7 +201,34 @@ export const routerConfigSchema = z
       });
     });
 
+    for (const issue of fallbackIssues(cfg.models)) ctx.addIssue({ code: "custom", ...issue });
   });
+
+/** Fallbacks must name configured models, not the model itself, and never loop back. */
+function fallbackIssues(models: Record<string, { fallbacks: string[] }>): { path: (string | number)[]; message: string }[] {
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  for (const [model, m] of Object.entries(models)) {
+    m.fallbacks.forEach((fb, i) => {
+      if (fb === model) issues.push({ path: ["models", model, "fallbacks", i], message: `model "${model}" cannot fall back to itself` });
+      else if (!Object.hasOwn(models, fb)) issues.push({ path: ["models", model, "fallbacks", i], message: `unknown model "${fb}"` });
+    });
+  }
+  // A cycle (a -> b -> a) would bounce a failing request between pools forever.
+  const state = new Map<string, "visiting" | "done">();
+  const visit = (model: string, trail: string[]): void => {
+    if (state.get(model) === "done") return;
+    if (state.get(model) === "visiting") {
+      const cycle = [...trail.slice(trail.indexOf(model)), model];
+      issues.push({ path: ["models", model, "fallbacks"], message: `fallback cycle: ${cycle.join(" -> ")}` });
+      return;
+    }
+    state.set(model, "visiting");
+    for (const fb of models[model]?.fallbacks ?? []) if (fb !== model && Object.hasOwn(models, fb)) visit(fb, [...trail, model]);
+    state.set(model, "done");
+  };
+  for (const model of Object.keys(models)) visit(model, []);
+  return issues;
+}
 
 export type RawRouterConfig = z.input<typeof routerConfigSchema>;
 export type ParsedRouterConfig = z.output<typeof routerConfigSchema>;

@@ -2,7 +2,7 @@ import type { Context, Hono } from "hono";
 import { ProxyService, type ProxyContext, type ProxyResult } from "../proxy/service.js";
 import type { Runtime } from "../runtime.js";
 import type { AppEnv } from "./context.js";
-import { ClientLink, labelModel, readJsonBody } from "./context.js";
+import { ClientLink, labelModel, markServedModel, readJsonBody } from "./context.js";
 import { admitKey } from "./key-gate.js";
 import { sseResponse } from "./sse.js";
 
@@ -27,6 +27,7 @@ async function handle(c: Context<AppEnv>, rt: Runtime, call: (body: unknown, ctx
     throw err;
   }
   stats.endpoint = result.endpoint;
+  markServedModel(c, result.model);
   if (result.kind === "stream") return sseResponse(c, result.body);
   link.detach();
   return new Response(result.body, { status: 200, headers: { "content-type": "application/json" } });

@@ -15,6 +15,8 @@ export interface RequestStats {
   tokens?: TokenCount;
   /** An inference request: its usage is recorded for its key when it is over. */
   metered?: boolean;
+  /** The model that served the request when it was a fallback of the one asked for. */
+  servedModel?: string;
   /** The request's hold on its key's limits, settled when the request is over. */
   gate?: KeyGate | null;
 }
@@ -131,4 +133,17 @@ export type NodeOutgoing = import("node:http").ServerResponse;
 /** The Node ServerResponse when running under @hono/node-server, else undefined (app.request in tests). */
 export function nodeOutgoing(c: Context): NodeOutgoing | undefined {
   return (c.env as { outgoing?: NodeOutgoing } | undefined)?.outgoing;
+}
+
+/** The header naming the model that actually served a request (a fallback, or the model asked for). */
+export const SERVED_MODEL_HEADER = "x-router-model";
+
+/** Names the serving model on the answer (header) and for usage accounting. */
+export function markServedModel(c: Context<AppEnv>, model: string | undefined): void {
+  if (!model) return;
+  const stats = c.get("stats");
+  if (model !== stats.model) stats.servedModel = model;
+  const outgoing = nodeOutgoing(c);
+  if (outgoing) outgoing.setHeader(SERVED_MODEL_HEADER, model);
+  else c.header(SERVED_MODEL_HEADER, model);
 }

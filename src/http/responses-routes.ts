@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import type { ResponsesService } from "../responses/service.js";
 import type { Runtime } from "../runtime.js";
 import type { AppEnv } from "./context.js";
-import { ClientLink, labelModel, readJsonBody } from "./context.js";
+import { ClientLink, labelModel, markServedModel, readJsonBody } from "./context.js";
 import { admitKey } from "./key-gate.js";
 import { sseResponse } from "./sse.js";
 
@@ -22,6 +22,7 @@ export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt
       throw err;
     }
     stats.endpoint = result.endpoint;
+    markServedModel(c, result.model);
     if (result.kind === "json") {
       link.detach();
       return c.json(result.response);

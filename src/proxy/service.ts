@@ -25,9 +25,10 @@ export interface ProxyContext {
   stats?: { upstreamMs?: number; tokens?: TokenCount };
 }
 
+/** `model`: the model that served the request (the one asked for or a fallback). */
 export type ProxyResult =
-  | { kind: "json"; body: string; endpoint: string }
-  | { kind: "stream"; body: ReadableStream<Uint8Array>; endpoint: string };
+  | { kind: "json"; body: string; endpoint: string; model: string }
+  | { kind: "stream"; body: ReadableStream<Uint8Array>; endpoint: string; model: string };
 
 /**
  * OpenAI's other inference routes, passed through to any endpoint of the model's
@@ -48,16 +49,17 @@ export class ProxyService {
       const hit = await this.cacheLookup(req.model, key);
       if (hit) return this.serveCached(req, hit);
     }
-    const fwd = await forward(this.rt, req, targets, "/chat/completions", ctx.signal);
-    const store = key ? (c: ChatCompletion) => this.cacheSet(req.model, key, c, ttl) : null;
+    const fwd = await forward(this.rt, req, modelCfg, targets, "/chat/completions", ctx.signal);
+    // A fallback's answer is not cached under the model asked for.
+    const store = key && fwd.model === req.model ? (c: ChatCompletion) => this.cacheSet(req.model, key, c, ttl) : null;
     if (!req.stream) return this.json(req, fwd, ctx, store);
     return this.stream(req, fwd, ctx, store);
   }
 
   async embeddings(raw: unknown, ctx: ProxyContext): Promise<ProxyResult> {
     const req = checkEmbeddingsRequest(raw);
-    const { targets } = targetsFor(this.rt.config, req.model, ctx.key);
-    return this.json(req, await forward(this.rt, req, targets, "/embeddings", ctx.signal), ctx, null);
+    const { modelCfg, targets } = targetsFor(this.rt.config, req.model, ctx.key);
+    return this.json(req, await forward(this.rt, req, modelCfg, targets, "/embeddings", ctx.signal), ctx, null);
   }
 
   /** Reads a JSON answer whole, counts its usage, maps the model name back. */
@@ -80,11 +82,11 @@ export class ProxyService {
         throw new UpstreamFailure(endpoint, "protocol", "the body was not JSON");
       }
       outcome = "ok";
-      const tokens = countTokens(this.rt, req.model, endpoint, parsed.usage, ctx.key?.name ?? NO_KEY);
+      const tokens = countTokens(this.rt, fwd.model, endpoint, parsed.usage, ctx.key?.name ?? NO_KEY);
       if (ctx.stats) ctx.stats.tokens = tokens;
       const rename = modelRenamer(fwd.upstreamModel, req.model);
       if (store && Array.isArray(parsed.choices) && cacheable(parsed as ChatCompletion)) await store(parsed as ChatCompletion);
-      return { kind: "json", body: rename ? rename(text) : text, endpoint };
+      return { kind: "json", body: rename ? rename(text) : text, endpoint, model: fwd.model };
     } finally {
       lease.release();
       const ms = performance.now() - fwd.started;
@@ -105,7 +107,7 @@ export class ProxyService {
       deadline: this.rt.streamsDeadline,
       onFirstFrame: () => this.rt.metrics.timeToFirstToken.observe({ model: req.model, upstream: endpoint }, (performance.now() - fwd.started) / 1000),
       onUsage: (usage) => {
-        const tokens = countTokens(this.rt, req.model, endpoint, usage, ctx.key?.name ?? NO_KEY);
+        const tokens = countTokens(this.rt, fwd.model, endpoint, usage, ctx.key?.name ?? NO_KEY);
         if (ctx.stats) addTokens(ctx.stats, tokens);
       },
       onEnd: (outcome) => {
@@ -123,7 +125,7 @@ export class ProxyService {
         }
       },
     });
-    return { kind: "stream", body, endpoint };
+    return { kind: "stream", body, endpoint, model: fwd.model };
   }
 
   private async cacheLookup(model: string, key: string): Promise<ChatCompletion | null> {
@@ -148,8 +150,8 @@ export class ProxyService {
   /** A hit is a new completion (new id and time) that never touches a backend. */
   private serveCached(req: CheckedRequest, cached: ChatCompletion): ProxyResult {
     const completion: ChatCompletion = { ...cached, id: `chatcmpl-${this.rt.ids("item").slice(5)}`, created: Math.floor(Date.now() / 1000), model: req.model };
-    if (!req.stream) return { kind: "json", body: JSON.stringify(completion), endpoint: "cache" };
+    if (!req.stream) return { kind: "json", body: JSON.stringify(completion), endpoint: "cache", model: req.model };
     const includeUsage = (req.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
-    return { kind: "stream", body: chunksSseBody(completionToChunks(completion, includeUsage)), endpoint: "cache" };
+    return { kind: "stream", body: chunksSseBody(completionToChunks(completion, includeUsage)), endpoint: "cache", model: req.model };
   }
 }

@@ -143,8 +143,8 @@ export class BackgroundJobs {
       plan = planFromRecord(this.rt.config, rec, payload);
       const conn = await connect(this.rt, plan, signal, true, "queued");
       outcome = await conn.pump(recorder, { keepPartialOnAbort: true });
-      tally.tokens = recordTokenUsage(this.rt, plan.model, outcome, plan.owner);
-      tally.model = plan.model;
+      tally.tokens = recordTokenUsage(this.rt, outcome, plan.owner);
+      tally.model = outcome.model;
     } catch (err) {
       if (!signal.aborted) failure = failureOf(err);
     }

@@ -4,14 +4,16 @@ import { applyRouterFields, nativeRequestBody } from "../native/rewrite.js";
 import { ENCRYPTED_REASONING } from "../protocol.js";
 import { NativeStreamMachine } from "../native/stream.js";
 import type { Endpoint, Lease } from "../routing/pool.js";
+import { fallbackSteps } from "../models.js";
 import type { Runtime } from "../runtime.js";
 import type { EventSink } from "../sse-writer.js";
 import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, responseSkeleton } from "../translate/index.js";
 import type { ToolNameMap } from "../translate/index.js";
 import type { ResponseObject, StreamEvent } from "../types.js";
+import { callWithFallbacks } from "../upstream/fallback.js";
 import { callWithFailover } from "../upstream/failover.js";
 import { UpstreamFailure, scrubSecret } from "../upstream/errors.js";
-import type { UpstreamReply } from "../upstream/client.js";
+import type { UpstreamClient, UpstreamReply } from "../upstream/client.js";
 import { readSseFrames } from "../upstream/sse.js";
 import type { Plan } from "./plan.js";
 
@@ -23,6 +25,8 @@ export interface RunOutcome {
   /** The terminal event, held back so the caller can store the response before the client sees it. */
   terminal: { type: string; data: string } | null;
   endpoint: string;
+  /** The model that served it: the one asked for, or a fallback. */
+  model: string;
   upstreamMs: number;
 }
 
@@ -38,6 +42,8 @@ export interface PumpOptions {
 /** An upstream that answered 2xx; `pump` reads its body to the end and frees the slot. */
 export interface Connection {
   endpoint: Endpoint;
+  /** The model that serves it: the one asked for, or a fallback. */
+  model: string;
   pump(sink: EventSink | null, opts?: PumpOptions): Promise<RunOutcome>;
 }
 
@@ -45,38 +51,51 @@ const REASONING_MODEL = /^(o\d|gpt-5|codex|computer-use)/i;
 
 /**
  * Picks an endpoint (with failover) and sends the request in the form its kind
- * speaks. Resolves once an upstream answered 2xx headers: errors before that
- * reach the caller as exceptions (an HTTP error for the client), errors after
- * it become a `response.failed` inside the stream.
+ * speaks. When the whole pool fails before the first byte, the model's fallbacks
+ * are tried in order (any kind: the history is the router's, replayed to either).
+ * Resolves once an upstream answered 2xx headers: errors before that reach the
+ * caller as exceptions (an HTTP error for the client), errors after it become a
+ * `response.failed` inside the stream. The client's model name stays on the response.
  */
 export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress"): Promise<Connection> {
   const started = performance.now();
   let toolNames: ToolNameMap | undefined;
   let droppedTools: string[] = [];
-  const attempt = await callWithFailover(
-    rt.failover(plan.model, plan.targets, plan.cfg.routing, signal, undefined, plan.preferEndpoint),
-    (client, lease) => {
-      if (lease.endpoint.config.kind === "chat") {
-        const t = responsesToChatRequest(plan.req, [...plan.history, ...plan.input], {
-          upstreamModel: lease.target.upstreamModel,
-          stream,
-          developerRole: lease.endpoint.config.developer_role,
-          hostedTools: plan.modelCfg.hosted_tools,
-          historyItems: plan.history.length,
-        });
-        toolNames = t.toolNames;
-        droppedTools = t.droppedTools;
-        return client.post("/chat/completions", JSON.stringify(t.body), signal);
-      }
-      const body = nativeRequestBody(plan.req, {
-        upstreamModel: lease.target.upstreamModel,
-        history: plan.history,
-        stream,
-        wantEncryptedReasoning: wantsEncryptedReasoning(plan),
-      });
-      return client.post("/responses", JSON.stringify(body), signal);
+  // The plan as the serving model's config shapes it (hosted tools, encrypted reasoning); `model` stays the client's.
+  let served = plan;
+  const steps = fallbackSteps(plan.cfg, plan.model, plan.modelCfg, plan.targets);
+  const { result: attempt, step } = await callWithFallbacks(
+    steps,
+    signal,
+    (s) => {
+      const p = (served = s.model === plan.model ? plan : { ...plan, modelCfg: s.modelCfg, targets: s.targets });
+      // Conversation affinity applies to the model asked for; a fallback pool has its own endpoints.
+      const prefer = s.model === plan.model ? plan.preferEndpoint : undefined;
+      return callWithFailover(rt.failover(s.model, s.targets, plan.cfg.routing, signal, undefined, prefer), (client, lease) => sendTo(client, lease, p));
     },
+    (from, to, err) => rt.fellBack(plan.model, from.model, to.model, err),
   );
+  function sendTo(client: UpstreamClient, lease: Lease, plan: Plan): Promise<UpstreamReply> {
+    if (lease.endpoint.config.kind === "chat") {
+      const t = responsesToChatRequest(plan.req, [...plan.history, ...plan.input], {
+        upstreamModel: lease.target.upstreamModel,
+        stream,
+        developerRole: lease.endpoint.config.developer_role,
+        hostedTools: plan.modelCfg.hosted_tools,
+        historyItems: plan.history.length,
+      });
+      toolNames = t.toolNames;
+      droppedTools = t.droppedTools;
+      return client.post("/chat/completions", JSON.stringify(t.body), signal);
+    }
+    const body = nativeRequestBody(plan.req, {
+      upstreamModel: lease.target.upstreamModel,
+      history: plan.history,
+      stream,
+      wantEncryptedReasoning: wantsEncryptedReasoning(plan),
+    });
+    return client.post("/responses", JSON.stringify(body), signal);
+  }
   if (attempt.failedOver > 0) rt.metrics.failovers.inc({ model: plan.model });
   for (const tool of droppedTools) rt.metrics.droppedTools.inc({ model: plan.model, tool_type: tool });
   rt.metrics.queueWait.observe({ model: plan.model }, attempt.lease.waitedMs / 1000);
@@ -86,16 +105,17 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
     responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: initialStatus, previousResponseId: plan.previousResponseId });
   return {
     endpoint: lease.endpoint,
+    model: step.model,
     pump: async (sink, opts = {}) => {
       const endpoint = lease.endpoint.name;
       let outcome: "ok" | "error" = "error";
       const firstByte = () => rt.metrics.timeToFirstToken.observe({ model: plan.model, upstream: endpoint }, (performance.now() - started) / 1000);
       try {
         const native = lease.endpoint.config.kind === "openai";
-        const ctx: PumpContext = { rt, plan, reply, sink, signal, lease, onFirstChunk: firstByte, opts };
+        const ctx: PumpContext = { rt, plan: served, reply, sink, signal, lease, onFirstChunk: firstByte, opts };
         const result = native ? await pumpNative(ctx) : await pumpChat(ctx, skeleton(), toolNames);
         outcome = result.response.status === "failed" ? "error" : "ok";
-        return { ...result, hideEncryptedReasoning: native && shouldHideEncryptedReasoning(plan), endpoint, upstreamMs: performance.now() - started };
+        return { ...result, hideEncryptedReasoning: native && shouldHideEncryptedReasoning(served), endpoint, model: step.model, upstreamMs: performance.now() - started };
       } finally {
         lease.release();
         rt.metrics.upstreamDuration.observe({ upstream: endpoint, outcome }, (performance.now() - started) / 1000);
@@ -104,10 +124,11 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
   };
 }
 
-/** Counts the tokens an upstream reported for a finished run, under the key's name ("" without keys). */
-export function recordTokenUsage(rt: Runtime, model: string, out: Pick<RunOutcome, "response" | "endpoint">, key: string | null): TokenCount {
+/** Counts the tokens an upstream reported for a finished run, under the model that served it and the key's name ("" without keys). */
+export function recordTokenUsage(rt: Runtime, out: Pick<RunOutcome, "response" | "endpoint" | "model">, key: string | null): TokenCount {
   const u = out.response.usage;
   if (!u) return NO_TOKENS;
+  const model = out.model;
   const upstream = out.endpoint;
   const k = key ?? NO_KEY;
   const m = rt.metrics.tokens;

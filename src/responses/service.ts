@@ -31,7 +31,10 @@ export interface RequestContext {
   stats?: { upstreamMs?: number; tokens?: TokenCount };
 }
 
-export type CreateResult = { kind: "json"; response: ResponseObject; endpoint: string } | { kind: "stream"; body: ReadableStream<Uint8Array>; endpoint: string };
+/** `model`: the model that served the request (the one asked for or a fallback); unset for background. */
+export type CreateResult =
+  | { kind: "json"; response: ResponseObject; endpoint: string; model?: string }
+  | { kind: "stream"; body: ReadableStream<Uint8Array>; endpoint: string; model?: string };
 
 /**
  * The Responses service: create / retrieve / delete / cancel / input items. Handlers
@@ -63,7 +66,7 @@ export class ResponsesService {
       const out = await conn.pump(null);
       if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
       await this.finish(plan, out, key, ctx.stats);
-      return { kind: "json", response: clientView(out.response, out.hideEncryptedReasoning), endpoint };
+      return { kind: "json", response: clientView(out.response, out.hideEncryptedReasoning), endpoint, model: conn.model };
     }
     const stream = sseBody(async (sink) => {
       const shutdown = new StreamShutdown(this.rt, sink, ctx.abort);
@@ -76,7 +79,7 @@ export class ResponsesService {
         shutdown.stop();
       }
     }, ctx.abort);
-    return { kind: "stream", body: stream, endpoint };
+    return { kind: "stream", body: stream, endpoint, model: conn.model };
   }
 
   async retrieve(id: string, owner: string | null): Promise<ResponseObject> {
@@ -115,7 +118,7 @@ export class ResponsesService {
 
   /** Stores (when asked) and accounts for a finished response. Store failures surface as 503. */
   private async finish(plan: Plan, out: RunOutcome, key: string | null, stats?: RequestContext["stats"]): Promise<void> {
-    const tokens = recordTokenUsage(this.rt, plan.model, out, plan.owner);
+    const tokens = recordTokenUsage(this.rt, out, plan.owner);
     if (stats) stats.tokens = tokens;
     if (plan.store) await this.save(plan, out.response, out.endpoint);
     await appendTurn(this.rt, plan, out.response, out.endpoint);
@@ -193,12 +196,12 @@ export class ResponsesService {
     else delete response.conversation;
     if (plan.store) await this.save(plan, response);
     await appendTurn(this.rt, plan, response, undefined);
-    if (!plan.stream) return { kind: "json", response, endpoint: "cache" };
+    if (!plan.stream) return { kind: "json", response, endpoint: "cache", model: plan.model };
     const events = responseToEvents(response);
     const body = sseBody(async (sink: EventSink) => {
       for (const ev of events) sink.send(ev.type, JSON.stringify(ev));
     }, () => {});
-    return { kind: "stream", body, endpoint: "cache" };
+    return { kind: "stream", body, endpoint: "cache", model: plan.model };
   }
 }
 

@@ -114,3 +114,25 @@ describe("config: api key policy", () => {
     expect(issuesOf(`${minimal}\nserver:\n  api_keys: [{ name: a, key: k1 }, { name: a, key: k2 }]\n`)).toEqual(['server.api_keys.1.name: duplicate api key name "a"']);
   });
 });
+
+describe("config: model fallbacks", () => {
+  const models = (m: string) => `
+endpoints:
+  - { name: a, url: "http://127.0.0.1:9/v1", kind: chat }
+models:
+${m}`;
+
+  it("accepts a chain of configured models", () => {
+    const cfg = parseConfigText(models("  m: { endpoints: [a], fallbacks: [n] }\n  n: { endpoints: [a], fallbacks: [o] }\n  o: { endpoints: [a] }\n"), "t", {});
+    expect(cfg.models.m!.fallbacks).toEqual(["n"]);
+    expect(cfg.models.o!.fallbacks).toEqual([]);
+  });
+
+  it("reports unknown models, a model falling back to itself, and cycles", () => {
+    expect(issuesOf(models("  m: { endpoints: [a], fallbacks: [nope] }\n"))).toEqual(['models.m.fallbacks.0: unknown model "nope"']);
+    expect(issuesOf(models("  m: { endpoints: [a], fallbacks: [m] }\n"))).toEqual(['models.m.fallbacks.0: model "m" cannot fall back to itself']);
+    expect(issuesOf(models("  m: { endpoints: [a], fallbacks: [n] }\n  n: { endpoints: [a], fallbacks: [o] }\n  o: { endpoints: [a], fallbacks: [m] }\n"))).toEqual([
+      "models.m.fallbacks: fallback cycle: m -> n -> o -> m",
+    ]);
+  });
+});
