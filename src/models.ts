@@ -25,7 +25,8 @@ export interface ModelStep {
  */
 export function fallbackSteps(cfg: RouterConfig, model: string, modelCfg: ModelConfig, targets: ModelTarget[]): ModelStep[] {
   const steps: ModelStep[] = [{ model, modelCfg, targets }];
-  if (modelCfg.fallbacks.length === 0) return steps;
+  // Configs built in code (tests) may lack the parsed default.
+  if (!modelCfg.fallbacks?.length) return steps;
   const seen = new Set([model]);
   const visit = (names: string[]) => {
     for (const name of names) {
@@ -34,7 +35,7 @@ export function fallbackSteps(cfg: RouterConfig, model: string, modelCfg: ModelC
       if (seen.has(name) || !m || !t) continue;
       seen.add(name);
       steps.push({ model: name, modelCfg: m, targets: t });
-      visit(m.fallbacks);
+      visit(m.fallbacks ?? []);
     }
   };
   visit(modelCfg.fallbacks);
