@@ -14,12 +14,20 @@ import { waitUntil } from "../helpers/wait.js";
  */
 const procs: ChildProcess[] = [];
 afterEach(() => {
-  for (const p of procs.splice(0)) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
+  // A test that failed half-way: end npm and the node it runs (its own process group), so no
+  // router is left holding a port. SIGKILL to npm alone would orphan node.
+  for (const p of procs.splice(0)) {
+    try {
+      process.kill(-p.pid!, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
 });
 
 function npm(args: string[]): { proc: ChildProcess; output(): string; exited: Promise<number | string> } {
   // No TTY here: the router logs JSON lines, as under a process manager.
-  const proc = spawn("npm", args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, npm_config_loglevel: "warn" } });
+  const proc = spawn("npm", args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, npm_config_loglevel: "warn" }, detached: true });
   procs.push(proc);
   let out = "";
   proc.stdout!.on("data", (d) => (out += d));
