@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startChildRouter } from "../helpers/child-router.js";
-import { chatTextChunks, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
+import { chatTextChunks, nativeEvents, nativeResponse, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { buildApp } from "../../src/app.js";
 import { parseSse, startTestRouter } from "../helpers/router.js";
 import { postResponses, readRest, readUntil, waitUntil } from "../helpers/wait.js";
@@ -114,6 +114,32 @@ describe("graceful shutdown (SIGTERM)", () => {
       expect(await router.exited).toBe(0);
       // The router hung up on the upstream too.
       await waitUntil("upstream request closed", () => up.open() === 0);
+    } finally {
+      router.kill("SIGKILL");
+    }
+  });
+
+  it("at shutdown_timeout a native (openai) Responses stream ends with response.failed numbered after the upstream's last event", async () => {
+    const file = join(dir, "deadline-native.yaml");
+    writeFileSync(file, `server: { shutdown_timeout: 1s }\nendpoints:\n  - { name: oai, url: "${up.url}", kind: openai, api_key: sk-native-0123456789 }\nmodels:\n  gpt-4.1: { endpoints: [oai] }\n`);
+    const router = await startChildRouter(file);
+    try {
+      // The upstream sends its first events (through the first delta), then stays open without a terminal event.
+      const frames = nativeEvents(nativeResponse("Hello there, a long answer")).slice(0, 5);
+      up.enqueue("/responses", { kind: "sse", frames, holdOpenMs: 30_000 });
+      const res = await postResponses(router.url, { model: "gpt-4.1", input: "endless", stream: true });
+      const head = await readUntil(res, (t) => t.includes("response.output_text.delta"));
+      router.kill("SIGTERM");
+      const rest = await readRest(res);
+      expect(rest.broken).toBe(false);
+      const events = parseSse(head + rest.text).map((f) => f.data);
+      // The upstream's events, the open items closed (as incomplete), then the terminal event, numbered on.
+      expect(events.slice(0, frames.length).map((e) => e.type)).toEqual(frames.map((f) => f.event));
+      const last = events.at(-1);
+      expect(last.type).toBe("response.failed");
+      events.forEach((e, i) => expect(e.sequence_number).toBe(i));
+      expect(last.response).toMatchObject({ status: "failed", error: { code: "server_shutting_down" } });
+      expect(await router.exited).toBe(0);
     } finally {
       router.kill("SIGKILL");
     }
