@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { ModelTarget, RouterConfig } from "./config/load.js";
 import { randomId, type IdGenerator } from "./ids.js";
 import type { LimiterDeps } from "./keys/limits.js";
@@ -9,6 +10,13 @@ import { HealthProber } from "./routing/probe.js";
 import type { Stores } from "./store/index.js";
 import { UpstreamClient } from "./upstream/client.js";
 import type { FailoverContext } from "./upstream/failover.js";
+
+/** Every open stream listens to this signal: no listener limit (Node would warn past 10). */
+function streamsEndController(): AbortController {
+  const c = new AbortController();
+  setMaxListeners(0, c.signal);
+  return c;
+}
 
 /** The reason streams end at the shutdown deadline. */
 export class ShutdownDeadline extends Error {
@@ -31,7 +39,7 @@ export class Runtime {
   private prober: HealthProber | null = null;
   /** What /readyz reports: this process can serve (`serving`) or not yet / no longer. */
   phase: "starting" | "serving" | "draining" = "starting";
-  private readonly streamsEnd = new AbortController();
+  private readonly streamsEnd = streamsEndController();
 
   constructor(
     config: RouterConfig,
