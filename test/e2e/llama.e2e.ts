@@ -42,7 +42,7 @@ afterAll(async () => {
 
 const usageOf = (u: { prompt_tokens: number; completion_tokens: number; total_tokens: number }) => ({
   input_tokens: u.prompt_tokens,
-  input_tokens_details: { cached_tokens: 0 },
+  input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
   output_tokens: u.completion_tokens,
   output_tokens_details: { reasoning_tokens: 0 },
   total_tokens: u.total_tokens,

@@ -132,6 +132,29 @@ describe.each(["memory", "redis"] as const)("responses.create({ conversation }) 
       expect((await client.conversations.items.list(conv.id)).data).toEqual([]);
     });
 
+    it("appends with store: false too (the response itself is not kept)", async () => {
+      const conv = await client.conversations.create();
+      const r = await client.responses.create({ model, input: "unstored", conversation: conv.id, store: false });
+      expect(r.conversation).toEqual({ id: conv.id });
+      await expect(client.responses.retrieve(r.id)).rejects.toMatchObject({ status: 404 });
+      const items = (await client.conversations.items.list(conv.id, { order: "asc" })).data;
+      expect(items.map(itemText)).toEqual(["user: unstored", "assistant: re: unstored"]);
+    });
+
+    it("a response cache hit is appended like any turn and echoes its own conversation", async () => {
+      const [one, two] = [await client.conversations.create(), await client.conversations.create()];
+      const ask = (id: string) => client.responses.create({ model, input: "cached question", conversation: id, router: { cache: true } } as never);
+      const before = upstream().requests.length;
+      const first = (await ask(one.id)) as unknown as { conversation: unknown; output_text: string };
+      const hit = (await ask(two.id)) as unknown as { conversation: unknown; output_text: string };
+      expect(upstream().requests.length).toBe(before + 1);
+      expect(first.conversation).toEqual({ id: one.id });
+      expect(hit.conversation).toEqual({ id: two.id });
+      expect(hit.output_text).toBe(first.output_text);
+      const items = (await client.conversations.items.list(two.id, { order: "asc" })).data;
+      expect(items.map(itemText)).toEqual(["user: cached question", "assistant: re: cached question"]);
+    });
+
     it("a failed turn is not appended", async () => {
       const conv = await client.conversations.create();
       if (kind === "chat") chat.enqueue("/chat/completions", { kind: "sse", frames: [...chatTextChunks(["par"]).slice(0, 2)], dieAfter: 2 });
