@@ -1,3 +1,4 @@
+import { dayWindow } from "../store/limiter.js";
 import type { UsageStore } from "../store/usage.js";
 
 /** Tokens an upstream reported for one answer. */
@@ -24,7 +25,7 @@ export interface UsageDeps {
  * a store that fails loses the row (counted in store_errors_total), never the answer.
  */
 export function recordUsage(deps: UsageDeps, key: string, model: string, requests: number, input: number, output: number): void {
-  const day = new Date(deps.now()).toISOString().slice(0, 10);
+  const day = dayWindow(deps.now()).id;
   deps.usage.record({ day, key, model, requests, input_tokens: input, output_tokens: output }).catch(deps.onStoreError);
 }
 

@@ -86,13 +86,35 @@ export function bucketState(avail: number, perMinute: number): BucketState {
   return { limit: perMinute, remaining: Math.max(0, Math.floor(avail)), resetMs: Math.ceil(((perMinute - avail) * MINUTE_MS) / perMinute) };
 }
 
-/** Start of the next UTC day / month after `now`, and the window's id. */
-export function dayWindow(now: number): { id: string; endsAt: number } {
-  const d = new Date(now);
-  return { id: d.toISOString().slice(0, 10), endsAt: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1) };
+export interface Window {
+  id: string;
+  endsAt: number;
 }
 
-export function monthWindow(now: number): { id: string; endsAt: number } {
-  const d = new Date(now);
-  return { id: d.toISOString().slice(0, 7), endsAt: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) };
+const DAY_MS = 86_400_000;
+// The windows of the last day asked about: every request of a day would otherwise build two Dates and strings.
+let cachedDay = NaN;
+let cachedWindows: { day: Window; month: Window } = { day: { id: "", endsAt: 0 }, month: { id: "", endsAt: 0 } };
+
+function windowsOf(now: number): { day: Window; month: Window } {
+  const day = Math.floor(now / DAY_MS);
+  if (day !== cachedDay) {
+    const d = new Date(day * DAY_MS);
+    cachedWindows = {
+      day: { id: d.toISOString().slice(0, 10), endsAt: (day + 1) * DAY_MS },
+      month: { id: d.toISOString().slice(0, 7), endsAt: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) },
+    };
+    cachedDay = day;
+  }
+  return cachedWindows;
+}
+
+/** The UTC day `now` is in (YYYY-MM-DD) and when it ends. */
+export function dayWindow(now: number): Window {
+  return windowsOf(now).day;
+}
+
+/** The UTC calendar month `now` is in (YYYY-MM) and when it ends. */
+export function monthWindow(now: number): Window {
+  return windowsOf(now).month;
 }

@@ -1,6 +1,7 @@
 /** Bench results: their shape, the console/markdown table, a hand-built SVG chart, BENCHMARKS.md. */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { Summary } from "./clients.js";
+import { limiterLine, type LimiterCost } from "./limiter.js";
 
 export interface TargetResult {
   latency?: Summary;
@@ -59,6 +60,7 @@ export interface BenchResults {
     addedByStoreStreamP50: number;
     cacheHitVsUpstreamP50: number;
   }[];
+  limiter?: LimiterCost[];
 }
 
 const ORDER = ["direct", "bare", "hono", "router", "portkey"];
@@ -143,6 +145,10 @@ function streamLines(r: BenchResults): string[] {
 }
 
 function storageLines(r: BenchResults): string[] {
+  return [...storageOnly(r), ...(r.limiter ?? []).map(limiterLine)];
+}
+
+function storageOnly(r: BenchResults): string[] {
   return (r.storage ?? []).map(
     (s) =>
       `${s.kind} store (translated json, c=1): store:false p50 ${f(s.storeFalse.p50)} ms; store:true adds ${f(s.addedByStoreP50)} ms p50 / ${f(s.addedByStoreP99)} ms p99 ` +

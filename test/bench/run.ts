@@ -10,7 +10,7 @@
  *
  * Flags: --duration S (throughput seconds per run, default 3) --rounds N (c=1 rounds,
  * default 2000) --streams N (open streams, default 1000) --latency-ms N (mock latency)
- * --long (duration 15, rounds 10000) --only a,b (latency,rps,cpu,open,storage)
+ * --long (duration 15, rounds 10000) --only a,b (latency,rps,cpu,open,storage,limits)
  * --no-peer --no-build --profile (router child under --cpu-prof) --log-level L
  * --write (record this run: BENCHMARKS.md, test/bench/results/latest.json and chart.svg, all tracked;
  * without it the JSON and chart go to the OS temp dir and BENCHMARKS.md is left alone) --out FILE
@@ -26,6 +26,7 @@ import { freePort } from "../helpers/redis-server.js";
 import { openStreams, sampleLatency, sequentialStreams, summarize, throughput, type Target } from "./clients.js";
 import { spawnNode, hasTaskset, procRssBytes, type Child } from "./procs.js";
 import { renderChart, renderMarkdown, renderTable, updateBenchmarksMd, type BenchResults, type PathResult } from "./report.js";
+import { measureLimiter } from "./limiter.js";
 import { measureTranslatorCpu } from "./translator-cpu.js";
 import { LONG_CHUNKS } from "./mock-server.js";
 
@@ -54,7 +55,7 @@ const DURATION = Number(flags.duration ?? (flags.long ? 15 : 3));
 const ROUNDS = Number(flags.rounds ?? (flags.long ? 10_000 : 2_000));
 const OPEN_STREAMS = Number(flags.streams ?? 1000);
 const MOCK_LATENCY = Number(flags["latency-ms"] ?? 0);
-const SECTIONS = new Set((flags.only ?? "latency,rps,cpu,open,storage").split(","));
+const SECTIONS = new Set((flags.only ?? "latency,rps,cpu,open,storage,limits").split(","));
 const LOG_LEVEL = flags["log-level"] ?? "info";
 const OUT = resolve(flags.out ?? (flags.write ? "test/bench/results/latest.json" : join(os.tmpdir(), "responses-router-bench", "latest.json")));
 const TSX = ["--import", "tsx"];
@@ -214,6 +215,7 @@ function estimateSeconds(): number {
   if (SECTIONS.has("open")) s += 10 + OPEN_STREAMS * 0.01;
   if (SECTIONS.has("cpu")) s += 15;
   if (SECTIONS.has("storage")) s += 2 * (5 * (Math.min(ROUNDS, 1500) + 100) * 0.0015 + 3);
+  if (SECTIONS.has("limits")) s += 5;
   return Math.round(s);
 }
 
@@ -452,6 +454,20 @@ async function main(): Promise<void> {
       }
     }
 
+    // ---- per-key limits: admit + settle per request, in process (memory and Redis) ----
+    let limiter: BenchResults["limiter"];
+    if (SECTIONS.has("limits")) {
+      log("per-key limits: admit + settle per request, in process");
+      let redis: { url: string; stop(): Promise<void> } | null = null;
+      try {
+        redis = await startRedisPinned();
+        cleanups.push(() => redis!.stop());
+      } catch (err) {
+        log(`no redis-server: ${(err as Error).message}`);
+      }
+      limiter = await measureLimiter(redis?.url ?? null);
+    }
+
     const results: BenchResults = {
       startedAt: startedAt.toISOString(),
       machine: machine(),
@@ -464,6 +480,7 @@ async function main(): Promise<void> {
       streamsCpu,
       openStreams: openResult,
       storage,
+      limiter,
     };
     mkdirSync(resolve(OUT, ".."), { recursive: true });
     writeFileSync(OUT, JSON.stringify(results, null, 2) + "\n");
