@@ -109,11 +109,20 @@ export function finishedItems(events: StreamEvent[]): Item[] {
  * until its terminal event. `finished`: the response already ended, so the log is read
  * to its end and the stream closes even if the terminal event expired from the log.
  * A store that fails mid-way ends the stream with an `error` event; the client can
- * resume with `starting_after` once the store is back. So does this instance's shutdown
- * deadline (`deadline`): the job itself goes on (background.drain_timeout, or another
- * instance), so the stream says where to resume rather than that the response failed.
+ * resume with `starting_after` once the store is back. At this instance's shutdown deadline
+ * (`shutdown`) the stream ends with `response.failed` (`server_shutting_down`, the finished
+ * items so far); its message says the job may still finish (background.drain_timeout, or
+ * another instance) and where to resume.
  */
-export function followBody(log: EventLog, responseId: string, afterSeq: number, finished: boolean, onStoreError: () => void, deadline?: AbortSignal): ReadableStream<Uint8Array> {
+export function followBody(
+  log: EventLog,
+  responseId: string,
+  afterSeq: number,
+  finished: boolean,
+  onStoreError: () => void,
+  shutdown?: { signal: AbortSignal; snapshot(): Promise<ResponseObject | null> },
+): ReadableStream<Uint8Array> {
+  const deadline = shutdown?.signal;
   const stop = new AbortController();
   return sseBody(
     async (sink) => {
@@ -134,9 +143,9 @@ export function followBody(log: EventLog, responseId: string, afterSeq: number, 
           last = event.sequence_number;
           ended = isTerminalEvent(event);
         }
-        if (cut && !ended) {
-          const message = `This router instance is shutting down; the background response goes on. Resume with GET /v1/responses/${responseId}?stream=true&starting_after=${last}.`;
-          sink.send("error", JSON.stringify(emitted({ type: "error", code: "server_shutting_down", message, param: null, sequence_number: last + 1 })));
+        if (cut && !ended && shutdown) {
+          const event = await shutdownEvent(log, responseId, last, shutdown.snapshot);
+          sink.send(event.type, JSON.stringify(event));
         }
       } catch (err) {
         onStoreError();
@@ -150,6 +159,16 @@ export function followBody(log: EventLog, responseId: string, afterSeq: number, 
     },
     () => stop.abort(),
   );
+}
+
+/** The event that ends a follower's stream at the shutdown deadline: response.failed, or `error` when the record cannot be read. */
+async function shutdownEvent(log: EventLog, responseId: string, last: number, snapshot: () => Promise<ResponseObject | null>): Promise<StreamEvent> {
+  const message = `This router instance is shutting down, so this stream ends here. The background response may still finish: retrieve it with GET /v1/responses/${responseId}, or resume its stream with ?stream=true&starting_after=${last}.`;
+  const [stored, recorded] = await Promise.all([snapshot().catch(() => null), log.read(responseId, -1).catch(() => [])]);
+  if (!stored) return emitted({ type: "error", code: "server_shutting_down", message, param: null, sequence_number: last + 1 });
+  const items = finishedItems(recorded);
+  const response: ResponseObject = { ...stored, status: "failed", error: { code: "server_shutting_down", message }, output: items.length > 0 ? items : stored.output };
+  return terminalEvent(response, last + 1);
 }
 
 /** How long a stream of an already finished response waits for a terminal event that is not in the log. */

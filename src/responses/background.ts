@@ -96,7 +96,8 @@ export class BackgroundJobs {
   }
 
   follow(id: string, afterSeq: number, finished: boolean): ReadableStream<Uint8Array> {
-    return followBody(this.rt.stores.events, id, afterSeq, finished, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "follow" }), this.rt.streamsDeadline);
+    const snapshot = async () => (await this.rt.stores.responses.get(id))?.response ?? null;
+    return followBody(this.rt.stores.events, id, afterSeq, finished, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "follow" }), { signal: this.rt.streamsDeadline, snapshot });
   }
 
   // ---- the worker ---------------------------------------------------------------

@@ -48,10 +48,12 @@ describe("background jobs drain past the HTTP deadline (memory store)", () => {
       await follower.done;
       // The job itself ran to the end.
       expect(appended.at(-1)).toMatchObject({ type: "response.completed", response: { status: "completed" } });
-      // The follower's connection ended at the HTTP deadline, with a terminal `error` event saying where to resume.
+      // The follower's connection ended at the HTTP deadline with a terminal event, numbered on, saying where to resume.
       const last = follower.events.at(-1)!;
-      expect(last).toMatchObject({ type: "error", code: "server_shutting_down" });
-      expect(last.message).toContain(`/v1/responses/${id}?stream=true&starting_after=`);
+      expect(last).toMatchObject({ type: "response.failed", response: { id, status: "failed", error: { code: "server_shutting_down" } } });
+      expect(last.response.error.message).toContain(`/v1/responses/${id}`);
+      expect(last.response.error.message).toContain(`?stream=true&starting_after=${follower.events.at(-2)!.sequence_number}`);
+      follower.events.forEach((e, i) => expect(e.sequence_number).toBe(i));
       // The job itself ran to the end: completed, not failed.
       const text = await r.runtime.metrics.registry.metrics();
       expect(metricSample(text, "responses_router_background_jobs_finished_total", { status: "completed" })).toBe(1);
