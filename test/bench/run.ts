@@ -113,6 +113,18 @@ async function startPortkey(): Promise<Child> {
   });
 }
 
+/** A pinned redis-server stopped with the run, or null (logged) when none can be started. */
+async function redisForBench(cleanups: (() => Promise<void>)[]): Promise<{ url: string; stop(): Promise<void> } | null> {
+  try {
+    const redis = await startRedisPinned();
+    cleanups.push(() => redis.stop());
+    return redis;
+  } catch (err) {
+    log(`no redis-server: ${(err as Error).message}`);
+    return null;
+  }
+}
+
 async function startRedisPinned(): Promise<{ url: string; stop(): Promise<void> }> {
   const port = await freePort();
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"];
@@ -410,13 +422,7 @@ async function main(): Promise<void> {
     let storage: BenchResults["storage"];
     if (SECTIONS.has("storage")) {
       storage = [];
-      let redis: { url: string; stop(): Promise<void> } | null = null;
-      try {
-        redis = await startRedisPinned();
-        cleanups.push(() => redis!.stop());
-      } catch (err) {
-        log(`no redis-server: ${(err as Error).message}`);
-      }
+      const redis = await redisForBench(cleanups);
       for (const [kind, url] of [["memory", ""], ...(redis ? [["redis", redis.url]] : [])] as [string, string][]) {
         const r = await startRouterChild(`router-${kind}`, mockUrl, url);
         children.push(r);
@@ -458,13 +464,7 @@ async function main(): Promise<void> {
     let limiter: BenchResults["limiter"];
     if (SECTIONS.has("limits")) {
       log("per-key limits: admit + settle per request, in process");
-      let redis: { url: string; stop(): Promise<void> } | null = null;
-      try {
-        redis = await startRedisPinned();
-        cleanups.push(() => redis!.stop());
-      } catch (err) {
-        log(`no redis-server: ${(err as Error).message}`);
-      }
+      const redis = await redisForBench(cleanups);
       limiter = await measureLimiter(redis?.url ?? null);
     }
 
