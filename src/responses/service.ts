@@ -120,8 +120,8 @@ export class ResponsesService {
   private async finish(plan: Plan, out: RunOutcome, key: string | null, stats?: RequestContext["stats"]): Promise<void> {
     const tokens = recordTokenUsage(this.rt, out, plan.owner);
     if (stats) stats.tokens = tokens;
-    if (plan.store) await this.save(plan, out.response, out.endpoint);
     await appendTurn(this.rt, plan, out.response, out.endpoint);
+    if (plan.store) await this.save(plan, out.response, out.endpoint);
     if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response);
   }
 
@@ -194,8 +194,8 @@ export class ResponsesService {
     };
     if (fresh.conversation) response.conversation = fresh.conversation;
     else delete response.conversation;
-    if (plan.store) await this.save(plan, response);
     await appendTurn(this.rt, plan, response, undefined);
+    if (plan.store) await this.save(plan, response);
     if (!plan.stream) return { kind: "json", response, endpoint: "cache", model: plan.model };
     const events = responseToEvents(response);
     const body = sseBody(async (sink: EventSink) => {

@@ -24,6 +24,7 @@ function responsesEcho(req: RecordedRequest): Reply {
   const raw = req.body.input as string | { role?: string; content?: unknown }[];
   const input = typeof raw === "string" ? [{ role: "user", content: raw }] : raw;
   const resp = nativeResponse(`re: ${textOf(input.filter((i) => i.role === "user").at(-1)?.content)}`, req.body.model, `resp_up_${Math.random().toString(36).slice(2)}`);
+  (resp.output[0] as { id: string }).id = `msg_up_${Math.random().toString(36).slice(2)}`; // OpenAI's item ids are unique
   return req.body.stream ? { kind: "sse", frames: nativeEvents(resp) } : { kind: "json", body: resp };
 }
 
@@ -97,6 +98,31 @@ describe.each(["memory", "redis"] as const)("responses.create({ conversation }) 
       expect(items[1]).toMatchObject({ id: expect.stringMatching(/^msg_/), status: "completed", content: [{ type: "input_text", text: "What is my name?" }] });
       // The stored response echoes the conversation too.
       expect((await client.responses.retrieve(second.id)).conversation).toEqual({ id: conv.id });
+    });
+
+    it("keeps item ids unique in the conversation when the backend repeats its ids, so paging and item routes work", async () => {
+      // On openai endpoints the backend answers every turn with the same output item id (msg_up1);
+      // the client sends its input item with the same id every turn.
+      if (kind === "openai") for (const q of ["one", "two", "three"]) oai.enqueue("/responses", { kind: "json", body: nativeResponse(`re: ${q}`, model) });
+      const conv = await client.conversations.create();
+      const answers: string[] = [];
+      for (const q of ["one", "two", "three"]) {
+        const r = await client.responses.create({ model, input: [{ type: "message", role: "user", content: q, id: "msg_client_fixed" } as OpenAI.Responses.ResponseInputItem], conversation: conv.id });
+        answers.push(r.output[0]!.id!);
+      }
+      const seen: ConversationItem[] = [];
+      for await (const item of client.conversations.items.list(conv.id, { order: "asc", limit: 2 })) {
+        seen.push(item);
+        if (seen.length > 6) break; // a repeated id sends auto-paging round in circles
+      }
+      expect(seen.map(itemText)).toEqual(["user: one", "assistant: re: one", "user: two", "assistant: re: two", "user: three", "assistant: re: three"]);
+      expect(new Set(seen.map((i) => i.id)).size).toBe(6);
+      // The response names its output items by the ids the conversation keeps.
+      expect([seen[1]!.id, seen[3]!.id, seen[5]!.id]).toEqual(answers);
+      const last = seen[5]!;
+      expect(itemText(await client.conversations.items.retrieve(last.id!, { conversation_id: conv.id }))).toBe("assistant: re: three");
+      await client.conversations.items.delete(last.id!, { conversation_id: conv.id });
+      expect((await client.conversations.items.list(conv.id, { order: "asc" })).data.map(itemText)).toEqual(seen.slice(0, 5).map(itemText));
     });
 
     it("runs a background turn and appends it before the response is reported finished", async () => {
