@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import type { ModelTarget, RouterConfig } from "./config/load.js";
+import { ApiError } from "./errors.js";
 import { randomId, type IdGenerator } from "./ids.js";
 import type { LimiterDeps } from "./keys/limits.js";
 import type { UsageDeps } from "./keys/usage.js";
@@ -128,6 +129,24 @@ export class Runtime {
    */
   get streamsDeadline(): AbortSignal {
     return this.streamsEnd.signal;
+  }
+
+  /**
+   * Runs a request's work up to its answer (the upstream's 2xx headers for a stream, the whole
+   * body for JSON). If the shutdown deadline passes first, `abort` stops the upstream call and
+   * the client gets 503 server_shutting_down (which clients retry) rather than a cut connection.
+   */
+  async beforeDeadline<T>(abort: () => void, work: () => Promise<T>): Promise<T> {
+    const deadline = this.streamsEnd.signal;
+    deadline.addEventListener("abort", abort, { once: true });
+    try {
+      return await work();
+    } catch (err) {
+      if (!deadline.aborted) throw err;
+      throw new ApiError(503, (deadline.reason as Error).message, { type: "server_error", code: "server_shutting_down", headers: { "retry-after": "1" } });
+    } finally {
+      deadline.removeEventListener("abort", abort);
+    }
   }
 
   /** Shutdown reached its deadline: tell every open stream to end now. */

@@ -21,7 +21,7 @@ async function handle(c: Context<AppEnv>, rt: Runtime, call: (body: unknown, ctx
   const link = new ClientLink(c);
   let result: ProxyResult;
   try {
-    result = await call(body, { key: c.get("apiKey"), signal: link.signal, abort: link.abort, stats });
+    result = await rt.beforeDeadline(link.abort, () => call(body, { key: c.get("apiKey"), signal: link.signal, abort: link.abort, stats }));
   } catch (err) {
     link.detach();
     throw err;

@@ -16,7 +16,7 @@ export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt
     const link = new ClientLink(c);
     let result;
     try {
-      result = await service.create(body, { owner: c.get("owner"), key: c.get("apiKey"), signal: link.signal, abort: link.abort, stats });
+      result = await rt.beforeDeadline(link.abort, () => service.create(body, { owner: c.get("owner"), key: c.get("apiKey"), signal: link.signal, abort: link.abort, stats }));
     } catch (err) {
       link.detach();
       throw err;

@@ -145,6 +145,25 @@ describe("graceful shutdown (SIGTERM)", () => {
     }
   });
 
+  it("at shutdown_timeout a request still waiting for its upstream's first byte gets 503 server_shutting_down, not a cut connection", async () => {
+    const router = await startChildRouter(writeConfig("deadline-waiting", "1s"));
+    try {
+      up.enqueue("/chat/completions", { kind: "hang" }, { kind: "hang" });
+      const streamed = postResponses(router.url, { model: "m", input: "slow prefill", stream: true });
+      const json = fetch(`${router.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }) });
+      await waitUntil("both upstream calls are open", () => up.open() === 2);
+      router.kill("SIGTERM");
+      for (const res of await Promise.all([streamed, json])) {
+        expect(res.status).toBe(503);
+        expect(((await res.json()) as { error: { code: string; type: string } }).error).toMatchObject({ type: "server_error", code: "server_shutting_down" });
+      }
+      expect(await router.exited).toBe(0);
+      await waitUntil("upstream requests closed", () => up.open() === 0);
+    } finally {
+      router.kill("SIGKILL");
+    }
+  });
+
   it("at shutdown_timeout a chat-completions stream ends with an error chunk", async () => {
     const router = await startChildRouter(writeConfig("deadline-chat", "1s"));
     try {
