@@ -96,6 +96,15 @@ describe("model fallbacks on /v1/responses", () => {
     expect(done.output_text).toBe("Hello world");
   });
 
+  it("an upstream 429 (rate limited) falls back too", async () => {
+    oaiDown.enqueue("/responses", { kind: "json", status: 429, body: { error: { message: "Rate limit reached", type: "requests", param: null, code: "rate_limit_exceeded" } } });
+    const before = oaiDown.requests.length;
+    const { data, response } = await client.responses.create({ model: "gpt-primary", input: "hi" }).withResponse();
+    expect(data.output_text).toBe("Hello world");
+    expect(response.headers.get("x-router-model")).toBe("local-ok");
+    expect(oaiDown.requests.length).toBe(before + 1);
+  });
+
   it("a 4xx about the request is the client's answer: no fallback", async () => {
     oaiDown.enqueue("/responses", { kind: "json", status: 400, body: { error: { message: "bad tool schema", type: "invalid_request_error", param: "tools", code: null } } });
     const before = chat.requests.length;

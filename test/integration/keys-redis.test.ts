@@ -1,5 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { metricSample } from "../helpers/metrics-text.js";
 import { chatTextChunks, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
@@ -31,7 +32,7 @@ afterAll(async () => {
   await a?.close(500);
   await b?.close(500);
   await chat?.close();
-  await redis?.stop();
+  await redis?.stop().catch(() => {});
 });
 
 const status = (r: TestRouter) =>
@@ -71,5 +72,15 @@ describe("limits in Redis mode", () => {
       if (after !== 200) await new Promise((r) => setTimeout(r, 20));
     }
     expect(after).toBe(200);
+  });
+
+  it("fails open when Redis is unreachable: store: false requests still pass, the errors are counted", async () => {
+    now = NOON + 600_000;
+    await redis.stop();
+    const r = await a.client.responses.create({ model: "local", input: "hi", store: false }).withResponse();
+    expect(r.data.output_text).toBe("Hello world");
+    expect(r.response.headers.get("x-ratelimit-limit-requests")).toBeNull(); // nothing known to report
+    const text = await (await a.fetch("/metrics")).text();
+    expect(metricSample(text, "responses_router_store_errors_total", { store: "limiter" })).toBeGreaterThanOrEqual(1);
   });
 });

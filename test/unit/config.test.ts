@@ -99,6 +99,33 @@ describe("CLI check", () => {
     expect(r.stderr).toContain("endpoints.0.url");
     expect(r.stderr).toContain('models.m.endpoints.0: unknown endpoint "zz"');
   });
+
+  it("checks the team-gateway keys: key policies and model fallbacks", () => {
+    const file = join(dir, "keys.yaml");
+    writeFileSync(
+      file,
+      `${minimal}  n: { endpoints: [a], fallbacks: [m, ghost] }\n  m2: { endpoints: [a], fallbacks: [m2] }\n` +
+        "server:\n  api_keys:\n    - { name: k, key: s3cret, models: [nope], limits: { requests_per_minute: 0, burst: 3 }, budget: { tokens_per_day: -1 }, role: root }\n",
+    );
+    const r = run("check", "--config", file);
+    expect(r.status).toBe(1);
+    for (const problem of [
+      "server.api_keys.0.limits.requests_per_minute",
+      "server.api_keys.0.limits",
+      "server.api_keys.0.budget.tokens_per_day",
+      "server.api_keys.0.role",
+    ]) {
+      expect(r.stderr).toContain(problem);
+    }
+    expect(r.stderr).not.toContain("s3cret");
+    // A well-formed file: the cross-references.
+    writeFileSync(file, `${minimal}  n: { endpoints: [a], fallbacks: [m, ghost] }\n  m2: { endpoints: [a], fallbacks: [m2] }\nserver:\n  api_keys: [{ name: k, key: s3cret, models: [nope] }]\n`);
+    const again = run("check", "--config", file);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain('models.n.fallbacks.1: unknown model "ghost"');
+    expect(again.stderr).toContain('models.m2.fallbacks.0: model "m2" cannot fall back to itself');
+    expect(again.stderr).toContain('server.api_keys.0.models.0: unknown model "nope"');
+  });
 });
 
 describe("config: api key policy", () => {
