@@ -1,8 +1,7 @@
 import type { Runtime } from "../runtime.js";
-import type { IdGenerator } from "../ids.js";
-import type { Item, ResponseObject } from "../types.js";
+import type { ResponseObject } from "../types.js";
 import { inputItemView } from "./input-items.js";
-import { withIds, type Plan } from "./plan.js";
+import { uniqueIds, type Plan } from "./plan.js";
 import { callStore } from "./store-access.js";
 
 /** Statuses after which a turn belongs to its conversation (a failed or cancelled one does not). */
@@ -19,8 +18,8 @@ export async function appendTurn(rt: Runtime, plan: Pick<Plan, "conversationId" 
   const id = plan.conversationId;
   if (!id || !APPENDED.has(response.status)) return;
   const taken = new Set(plan.history.map((i) => i.id));
-  const input = plan.input.map((item) => unique(inputItemView(item), taken, rt.ids));
-  response.output = response.output.map((item) => unique(item, taken, rt.ids));
+  const input = uniqueIds(plan.input.map(inputItemView), taken, rt.ids);
+  response.output = uniqueIds(response.output, taken, rt.ids);
   try {
     await callStore(() => rt.stores.conversations.append(id, [...input, ...response.output], endpoint));
   } catch (err) {
@@ -29,18 +28,3 @@ export async function appendTurn(rt: Runtime, plan: Pick<Plan, "conversationId" 
   }
 }
 
-/**
- * Item ids must be unique in a conversation: `after` cursors and the item routes find items
- * by id. A backend that repeats its output ids turn after turn, or a client re-sending items
- * with their ids, would otherwise make paging loop; such an item gets a fresh id.
- */
-function unique<T extends Item>(item: T, taken: Set<string | undefined>, ids: IdGenerator): T {
-  if (!taken.has(item.id)) {
-    taken.add(item.id);
-    return item;
-  }
-  const { id: _repeated, ...rest } = item;
-  const fresh = withIds([rest], ids)[0] as T;
-  taken.add(fresh.id);
-  return fresh;
-}

@@ -7,7 +7,7 @@ import { normalizeInput } from "../translate/index.js";
 import type { Item, JsonObject } from "../types.js";
 import { omitEncryptedContent } from "../native/rewrite.js";
 import { inputItemView, listPage, type ListQuery } from "./input-items.js";
-import { loadConversation, resolveReferences, withIds } from "./plan.js";
+import { loadConversation, resolveReferences, uniqueIds, withIds } from "./plan.js";
 import { callStore } from "./store-access.js";
 import { checkConversationId, checkItem, checkMetadata, invalidType } from "./validate.js";
 
@@ -122,7 +122,8 @@ export class ConversationsService {
     }
     raw.forEach((item, i) => checkItem(item, `${param}[${i}]`));
     const items = resolveReferences(withIds(normalizeInput(raw as Item[]), this.rt.ids), existing);
-    return items.map(inputItemView);
+    // An item re-sent with an id the conversation already holds is kept under a fresh id.
+    return uniqueIds(items.map(inputItemView), new Set(existing.map((i) => i.id)), this.rt.ids);
   }
 }
 

@@ -154,6 +154,25 @@ export function withIds(items: Item[], ids: IdGenerator): Item[] {
   });
 }
 
+/**
+ * Item ids must be unique in a conversation: `after` cursors and the item routes find items
+ * by id. A backend that repeats its output ids turn after turn, or a client re-sending items
+ * with their ids, would otherwise make paging loop; such an item gets a fresh id. `taken`
+ * holds the ids already used and gains the returned ones.
+ */
+export function uniqueIds<T extends Item>(items: T[], taken: Set<string | undefined>, ids: IdGenerator): T[] {
+  return items.map((item) => {
+    if (!taken.has(item.id)) {
+      taken.add(item.id);
+      return item;
+    }
+    const { id: _repeated, ...rest } = item;
+    const fresh = withIds([rest], ids)[0] as T;
+    taken.add(fresh.id);
+    return fresh;
+  });
+}
+
 /** Replaces `item_reference` items by the referenced item from the history. */
 export function resolveReferences(items: Item[], history: Item[]): Item[] {
   if (!items.some((i) => i.type === "item_reference")) return items;

@@ -95,6 +95,23 @@ describe.each(["memory", "redis"] as const)("Conversations API (%s store)", (sto
     expect((await client.conversations.items.list(conv.id)).data).toHaveLength(2);
   });
 
+  it("keeps item ids unique when a client adds items with ids the conversation already holds (as the Agents SDK's session re-adds output items)", async () => {
+    const item = { type: "message", role: "assistant", id: "msg_same", status: "completed", content: [{ type: "output_text", text: "one", annotations: [] }] } as OpenAI.Responses.ResponseInputItem;
+    const conv = await client.conversations.create({ items: [item, item] });
+    const added = await client.conversations.items.create(conv.id, { items: [item] });
+    const ids: string[] = [];
+    for await (const it of client.conversations.items.list(conv.id, { order: "asc", limit: 1 })) {
+      ids.push(it.id!);
+      if (ids.length > 3) break; // a repeated id sends auto-paging round in circles
+    }
+    expect(ids).toHaveLength(3);
+    expect(new Set(ids).size).toBe(3);
+    expect(ids[0]).toBe("msg_same");
+    expect(added.data.map((i) => i.id)).toEqual([ids[2]]);
+    await client.conversations.items.delete(ids[2]!, { conversation_id: conv.id });
+    expect((await client.conversations.items.list(conv.id)).data.map((i) => i.id)).toEqual([ids[1], ids[0]]);
+  });
+
   it("hides encrypted reasoning unless include asks for it", async () => {
     const conv = await client.conversations.create({
       items: [{ type: "reasoning", id: "rs_1", summary: [], encrypted_content: "secret-blob" } as never],
