@@ -110,7 +110,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       endpoints: backends.map((b, i) => ({ name: `box-${i}`, url: b.url, kind: "chat", max_concurrency: 4, timeouts: { connect: "1s", first_byte: "5s", idle: "5s" } })),
       models: { m: { endpoints: backends.map((_, i) => `box-${i}`) } },
       routing: { queue_timeout: "10s", retry: { attempts: 3, max_time: "15s" }, health: { failure_threshold: 2, cooldown: "500ms", max_cooldown: "2s" } },
-      storage: { redis_url: redis?.url ?? "" },
+      // Room for every response the run may store: an LRU eviction is not a loss, but the run could not tell them apart.
+      storage: { redis_url: redis?.url ?? "", memory: { max_entries: opts.maxRequests, max_bytes: 2 * 1024 ** 3 } },
       logging: { level: "silent" },
     });
     router = await startRouter(config, { logger: createLogger("silent") });
