@@ -1,5 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { captureLog, type CapturedLog } from "../helpers/log-capture.js";
 import { metricSample } from "../helpers/metrics-text.js";
 import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { freePort } from "../helpers/redis-server.js";
@@ -13,6 +14,7 @@ let oai: MockUpstream;
 let oaiDown: MockUpstream;
 let router: TestRouter;
 let client: OpenAI;
+let log: CapturedLog;
 
 const DOWN = { kind: "json" as const, status: 503, body: { error: { message: "overloaded", type: "server_error", param: null, code: null } } };
 
@@ -23,6 +25,7 @@ beforeAll(async () => {
   oaiDown.setDefault("/responses", DOWN);
   oaiDown.setDefault("/chat/completions", DOWN);
   const dead = `http://127.0.0.1:${await freePort()}/v1`; // nothing listens: connection refused
+  log = captureLog("info");
   router = await startTestRouter({
     endpoints: [
       { name: "dead-box", url: dead, kind: "chat" },
@@ -41,7 +44,7 @@ beforeAll(async () => {
       chain: { endpoints: ["dead-box"], fallbacks: ["gpt-primary"] },
     },
     routing: { queue_timeout: "500ms", retry: { attempts: 2, max_time: "5s" }, health: { failure_threshold: 3, cooldown: "200ms" } },
-  });
+  }, { logger: log.logger });
   client = router.client;
 });
 afterAll(async () => {
@@ -58,6 +61,9 @@ describe("model fallbacks on /v1/responses", () => {
     expect(oai.requests.at(-1)!.body.model).toBe("gpt-4.1");
     // Stored under the client's model, chainable as any response.
     expect((await client.responses.retrieve(data.id)).model).toBe("local");
+    // The logs name the model that served it.
+    expect(log.lines().some((l) => l.msg === "model local failed; falling back to gpt-4.1" && l.to === "gpt-4.1")).toBe(true);
+    await waitUntil("the access line", () => log.lines().some((l) => l.msg === "request" && l.model === "local" && l.servedModel === "gpt-4.1"));
   });
 
   it("stream: every event names the client's model", async () => {
