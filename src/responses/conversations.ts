@@ -38,7 +38,8 @@ export class ConversationsService {
   }
 
   async create(body: unknown, owner: string | null): Promise<Conversation> {
-    const b = bodyObject(body ?? {});
+    // No body at all is an empty create; a JSON body must be an object (`null` included).
+    const b = bodyObject(body === undefined ? {} : body);
     const metadata = readMetadata(b.metadata, false);
     const items = b.items == null ? [] : this.newItems(b.items, "items", []);
     const record: StoredConversation = {

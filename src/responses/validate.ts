@@ -152,7 +152,8 @@ function checkConversation(b: JsonObject): void {
   if (typeof c === "string") return checkConversationId(c, "conversation");
   if (typeof c !== "object" || Array.isArray(c)) throw invalidType("conversation", "a string or an object like {\"id\": \"conv_...\"}", c);
   const id = (c as JsonObject).id;
-  if (typeof id !== "string") throw invalidRequest("Missing required parameter: 'conversation.id'.", "conversation.id", "missing_required_parameter");
+  if (id == null) throw invalidRequest("Missing required parameter: 'conversation.id'.", "conversation.id", "missing_required_parameter");
+  if (typeof id !== "string") throw invalidType("conversation.id", "a string", id);
   checkConversationId(id, "conversation.id");
 }
 

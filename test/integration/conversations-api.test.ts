@@ -154,6 +154,12 @@ describe.each(["memory", "redis"] as const)("Conversations API (%s store)", (sto
     const res = await router.fetch("/v1/conversations", { method: "POST", headers: { authorization: "Bearer key-a", "content-type": "application/json" }, body: "{oops" });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("invalid_json");
+    // A JSON body that is not an object is refused, `null` included (no body at all is an empty create).
+    for (const body of ["null", "[]", "\"x\""]) {
+      const bad = await router.fetch("/v1/conversations", { method: "POST", headers: { authorization: "Bearer key-a", "content-type": "application/json" }, body });
+      expect(bad.status).toBe(400);
+      expect(await bad.json()).toEqual({ error: { message: "The request body must be a JSON object.", type: "invalid_request_error", param: null, code: "invalid_type" } });
+    }
   });
 
   it("needs a valid API key", async () => {

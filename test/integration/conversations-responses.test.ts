@@ -148,7 +148,8 @@ describe.each(["memory", "redis"] as const)("responses.create({ conversation }) 
       });
       await expect(client.responses.create({ model, input: "x", conversation: "conv_nope" })).rejects.toMatchObject({ status: 404, error: { param: "conversation" } });
       await expect(client.responses.create({ model, input: "x", conversation: "nope" })).rejects.toMatchObject({ status: 400, error: { param: "conversation" } });
-      await expect(client.responses.create({ model, input: "x", conversation: { id: 5 } as never })).rejects.toMatchObject({ status: 400, error: { param: "conversation.id" } });
+      await expect(client.responses.create({ model, input: "x", conversation: { id: 5 } as never })).rejects.toMatchObject({ status: 400, error: { param: "conversation.id", code: "invalid_type" } });
+      await expect(client.responses.create({ model, input: "x", conversation: {} as never })).rejects.toMatchObject({ status: 400, error: { param: "conversation.id", code: "missing_required_parameter" } });
       const other = new OpenAI({ baseURL: `${routers[0]!.url}/v1`, apiKey: "key-b", maxRetries: 0 });
       await expect(other.responses.create({ model, input: "x", conversation: conv.id })).rejects.toMatchObject({
         status: 404,
