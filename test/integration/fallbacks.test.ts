@@ -32,6 +32,7 @@ beforeAll(async () => {
       { name: "box", url: chat.url, kind: "chat" },
       { name: "oai", url: oai.url, kind: "openai", api_key: "sk-upstream-secret-0123456789" },
       { name: "oai-down", url: oaiDown.url, kind: "openai" },
+      { name: "box-tight", url: chat.url, kind: "chat", max_concurrency: 1 },
     ],
     models: {
       // chat pool (down) -> openai model
@@ -42,6 +43,8 @@ beforeAll(async () => {
       "local-ok": { endpoints: ["box"], upstream_model: "qwen2.5:7b" },
       // chat (down) -> openai (503) -> chat: a cross-kind chain
       chain: { endpoints: ["dead-box"], fallbacks: ["gpt-primary"] },
+      // one slot: a second request waits queue_timeout, then goes to the fallback
+      tight: { endpoints: ["box-tight"], fallbacks: ["gpt-4.1"] },
     },
     routing: { queue_timeout: "500ms", retry: { attempts: 2, max_time: "5s" }, health: { failure_threshold: 3, cooldown: "200ms" } },
   }, { logger: log.logger });
@@ -109,6 +112,18 @@ describe("model fallbacks on /v1/responses", () => {
     expect(data.output_text).toBe("Hello world");
     expect(response.headers.get("x-router-model")).toBe("local-ok");
     expect(oaiDown.requests.length).toBe(before + 1);
+  });
+
+  it("a pool with no free slot (429 after queue_timeout) falls back", async () => {
+    chat.enqueue("/chat/completions", { kind: "hang" });
+    const ac = new AbortController();
+    const holder = client.responses.create({ model: "tight", input: "hold" }, { signal: ac.signal }).catch(() => null);
+    await waitUntil("the slot to be taken", () => chat.open() > 0);
+    const { data, response } = await client.responses.create({ model: "tight", input: "hi" }).withResponse();
+    expect(data.output_text).toBe("Hello from upstream");
+    expect(response.headers.get("x-router-model")).toBe("gpt-4.1");
+    ac.abort();
+    await holder;
   });
 
   it("a 4xx about the request is the client's answer: no fallback", async () => {
