@@ -156,7 +156,7 @@ export class BackgroundJobs {
       const failed = { ...outcome.response, status: "failed" as const, error: STORE_FAILED };
       if (recorder.broken) return this.finish(served, failed, recorder.nextSequence);
       // The turn joins its conversation before the terminal event: a client that sees the end sees the items.
-      const appended = await persist(() => appendTurn(this.rt, plan!, outcome!.response, outcome!.endpoint)).then(() => true, () => false);
+      const appended = await persist(() => appendTurn(this.rt, plan!, outcome!.response, outcome!.endpoint, true)).then(() => true, () => false);
       if (!appended) return this.finish(served, failed, recorder.nextSequence);
       return this.finish(served, outcome.response, recorder.nextSequence, JSON.parse(outcome.terminal.data));
     }

@@ -11,15 +11,23 @@ const APPENDED = new Set(["completed", "incomplete"]);
  * Appends a finished turn to its conversation: this turn's input items, then the response's
  * output, in one atomic store write, with the endpoint that served it (routing affinity).
  * A conversation deleted meanwhile stays deleted. Store failures reach the caller (503).
- * Call it before the response is stored or sent: an output item whose id is already taken
- * gets a fresh one in `response.output` too, so the response and the conversation agree.
+ * Item ids stay unique in the conversation (see uniqueIds): a repeated input id is replaced;
+ * a repeated output id too, in `response.output` as well, unless `outputSent` (its items
+ * already went out in a stream, whose ids the client keeps), so call this before the
+ * response is stored or sent.
  */
-export async function appendTurn(rt: Runtime, plan: Pick<Plan, "conversationId" | "input" | "history">, response: ResponseObject, endpoint: string | undefined): Promise<void> {
+export async function appendTurn(
+  rt: Runtime,
+  plan: Pick<Plan, "conversationId" | "input" | "history">,
+  response: ResponseObject,
+  endpoint: string | undefined,
+  outputSent = false,
+): Promise<void> {
   const id = plan.conversationId;
   if (!id || !APPENDED.has(response.status)) return;
   const taken = new Set(plan.history.map((i) => i.id));
   const input = uniqueIds(plan.input.map(inputItemView), taken, rt.ids);
-  response.output = uniqueIds(response.output, taken, rt.ids);
+  if (!outputSent) response.output = uniqueIds(response.output, taken, rt.ids);
   try {
     await callStore(() => rt.stores.conversations.append(id, [...input, ...response.output], endpoint));
   } catch (err) {

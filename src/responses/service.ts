@@ -120,7 +120,7 @@ export class ResponsesService {
   private async finish(plan: Plan, out: RunOutcome, key: string | null, stats?: RequestContext["stats"]): Promise<void> {
     const tokens = recordTokenUsage(this.rt, out, plan.owner);
     if (stats) stats.tokens = tokens;
-    await appendTurn(this.rt, plan, out.response, out.endpoint);
+    await appendTurn(this.rt, plan, out.response, out.endpoint, out.terminal !== null);
     if (plan.store) await this.save(plan, out.response, out.endpoint);
     if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response);
   }

@@ -123,6 +123,14 @@ describe.each(["memory", "redis"] as const)("responses.create({ conversation }) 
       expect(itemText(await client.conversations.items.retrieve(last.id!, { conversation_id: conv.id }))).toBe("assistant: re: three");
       await client.conversations.items.delete(last.id!, { conversation_id: conv.id });
       expect((await client.conversations.items.list(conv.id, { order: "asc" })).data.map(itemText)).toEqual(seen.slice(0, 5).map(itemText));
+
+      // A streamed turn's items went out with the backend's ids before the turn is appended:
+      // the client keeps those ids, so the conversation, the stream and GET all agree on them.
+      if (kind === "openai") oai.enqueue("/responses", { kind: "sse", frames: nativeEvents(nativeResponse("re: four", model)) });
+      const streamed = await client.responses.stream({ model, input: "four", conversation: conv.id }).finalResponse();
+      const tail = (await client.conversations.items.list(conv.id, { limit: 1 })).data[0]!;
+      expect(tail.id).toBe(streamed.output[0]!.id);
+      expect((await client.responses.retrieve(streamed.id)).output[0]!.id).toBe(streamed.output[0]!.id);
     });
 
     it("runs a background turn and appends it before the response is reported finished", async () => {
