@@ -47,9 +47,10 @@ export async function callWithFailover(
   call: (client: UpstreamClient, lease: Lease) => Promise<UpstreamReply>,
 ): Promise<Attempt> {
   const tried = new Set<string>();
-  const faulted = new Set<string>();
-  // Tried endpoints that must not be asked again by this request (they answered; no Retry-After).
-  const done = new Set<string>();
+  // Made on the first failure only (nearly every request succeeds at once): endpoints this request
+  // counted a fault against, and tried ones it must not ask again (they answered; no Retry-After).
+  let faulted: Set<string> | undefined;
+  let done: Set<string> | undefined;
   const distinct = new Set(ctx.targets.map((t) => t.endpoint)).size;
   let last: UpstreamFailure | undefined;
   const { retry, queue_timeout } = ctx.routing;
@@ -59,7 +60,7 @@ export async function callWithFailover(
 
   const attempt = async (): Promise<Attempt> => {
     // Once every endpoint was tried, later attempts may go back to one that could not be reached or asked us to wait.
-    const exclude = tried.size >= distinct ? done : tried;
+    const exclude = tried.size >= distinct ? (done ?? NONE) : tried;
     let lease: Lease;
     try {
       lease = await ctx.pool.acquire(ctx.model, ctx.targets, { exclude, queueTimeoutMs: queue_timeout, signal: ctx.signal, prefer: tried.size === 0 ? ctx.prefer : null });
@@ -82,13 +83,13 @@ export async function callWithFailover(
       ctx.onAttemptFailed?.(err, (performance.now() - callStarted) / 1000);
       tried.add(name);
       if (!err.endpointFault) lease.endpoint.health.recordSuccess(); // it answered: alive, just said no
-      else if (!faulted.has(name)) {
-        faulted.add(name);
+      else if (!faulted?.has(name)) {
+        (faulted ??= new Set()).add(name);
         lease.endpoint.health.recordFailure(`${err.kind}: ${err.message}`);
         ctx.onEndpointFault?.(err, name);
       }
       last = err;
-      if (!err.sameEndpointRetryable && !err.retryAfterMs) done.add(name);
+      if (!err.sameEndpointRetryable && !err.retryAfterMs) (done ??= new Set()).add(name);
       const untried = tried.size < distinct;
       if (!err.retryable || !(untried || err.sameEndpointRetryable || err.retryAfterMs)) throw new AbortError(err);
       throw err;
@@ -173,3 +174,5 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener("abort", done, { once: true });
   });
 }
+
+const NONE: ReadonlySet<string> = new Set();
