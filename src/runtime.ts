@@ -41,6 +41,8 @@ export class Runtime {
   /** What /readyz reports: this process can serve (`serving`) or not yet / no longer. */
   phase: "starting" | "serving" | "draining" = "starting";
   private readonly streamsEnd = streamsEndController();
+  /** Requests waiting for their answer (see beforeDeadline): a Set, cheaper per request than a signal listener. */
+  private readonly waiting = new Set<() => void>();
 
   constructor(
     config: RouterConfig,
@@ -137,21 +139,22 @@ export class Runtime {
    * the client gets 503 server_shutting_down (which clients retry) rather than a cut connection.
    */
   async beforeDeadline<T>(abort: () => void, work: () => Promise<T>): Promise<T> {
-    const deadline = this.streamsEnd.signal;
-    deadline.addEventListener("abort", abort, { once: true });
+    this.waiting.add(abort);
     try {
       return await work();
     } catch (err) {
+      const deadline = this.streamsEnd.signal;
       if (!deadline.aborted) throw err;
       throw new ApiError(503, (deadline.reason as Error).message, { type: "server_error", code: "server_shutting_down", headers: { "retry-after": "1" } });
     } finally {
-      deadline.removeEventListener("abort", abort);
+      this.waiting.delete(abort);
     }
   }
 
   /** Shutdown reached its deadline: tell every open stream to end now. */
   endStreams(): void {
     this.streamsEnd.abort(new ShutdownDeadline());
+    for (const abort of this.waiting) abort();
   }
 
   /** A request moves to a fallback model (`from`'s whole pool failed before the first byte). */
