@@ -45,7 +45,9 @@ export function listPage(items: Item[], query: ListQuery, unknownAfter = (id: st
   const ordered = order === "asc" ? items : [...items].reverse();
   let start = 0;
   if (query.after) {
-    const at = ordered.findIndex((i) => i.id === query.after);
+    // Ids are unique, except in a history built from a backend that repeats its item ids: the
+    // last match then ends the walk (a first match would hand the SDK the same page forever).
+    const at = ordered.findLastIndex((i) => i.id === query.after);
     if (at === -1) throw invalidRequest(unknownAfter(query.after), "after", "invalid_value");
     start = at + 1;
   }
