@@ -52,7 +52,9 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     const finish = () => {
       const key = c.get("owner") ?? NO_KEY;
       const tokens = stats.tokens ?? NO_TOKENS;
-      stats.gate?.settle(tokens.input + tokens.output);
+      // Answered without a usage report: the estimate stands; failed before an answer: nothing is charged.
+      if (!stats.tokens && status < 400) stats.gate?.settleUnreported();
+      else stats.gate?.settle(tokens.input + tokens.output);
       // Usage counts answered requests (a 404 for another key's model, a 429 are not charged).
       if (stats.metered && stats.model && status < 400) recordUsage(usageDeps(rt), key, stats.servedModel ?? stats.model, 1, tokens.input, tokens.output);
       const seconds = (performance.now() - started) / 1000;

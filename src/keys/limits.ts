@@ -93,6 +93,14 @@ export class KeyGate {
     const { limiter, key, limits, slot, reserved, admittedAt } = this;
     limiter.settle({ key, slot, limits, reserved, actual: tokens, admittedAt, now: this.now() }).catch(this.onError);
   }
+
+  /**
+   * An answer whose upstream reported no usage (a chat stream without
+   * stream_options.include_usage): the reservation stands as its count.
+   */
+  settleUnreported(): void {
+    this.settle(this.reserved);
+  }
 }
 
 /**

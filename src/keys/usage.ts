@@ -7,7 +7,8 @@ export interface TokenCount {
   output: number;
 }
 
-export const NO_TOKENS: TokenCount = { input: 0, output: 0 };
+/** Zero tokens; also what counting returns when the upstream reported no usage (compare by identity). */
+export const NO_TOKENS: TokenCount = Object.freeze({ input: 0, output: 0 });
 
 /** Adds `more` into `into` (a request whose stream reports usage more than once). */
 export function addTokens(into: { tokens?: TokenCount }, more: TokenCount): void {

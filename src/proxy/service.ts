@@ -5,7 +5,7 @@
  * /v1/responses. Not the native Responses pass-through: that is native/.
  */
 import { NO_KEY, type ApiKey } from "../keys/policy.js";
-import { addTokens, type TokenCount } from "../keys/usage.js";
+import { addTokens, NO_TOKENS, type TokenCount } from "../keys/usage.js";
 import { targetsFor } from "../models.js";
 import type { Runtime } from "../runtime.js";
 import { UpstreamFailure } from "../upstream/errors.js";
@@ -47,7 +47,10 @@ export class ProxyService {
     const ttl = modelCfg.cache?.ttl ?? 3_600_000;
     if (key) {
       const hit = await this.cacheLookup(req.model, key);
-      if (hit) return this.serveCached(req, hit);
+      if (hit) {
+        if (ctx.stats) ctx.stats.tokens = NO_TOKENS; // no upstream call, no tokens
+        return this.serveCached(req, hit);
+      }
     }
     const fwd = await forward(this.rt, req, modelCfg, targets, "/chat/completions", ctx.signal);
     // A fallback's answer is not cached under the model asked for.
@@ -83,7 +86,7 @@ export class ProxyService {
       }
       outcome = "ok";
       const tokens = countTokens(this.rt, fwd.model, endpoint, parsed.usage, ctx.key?.name ?? NO_KEY);
-      if (ctx.stats) ctx.stats.tokens = tokens;
+      if (ctx.stats && tokens !== NO_TOKENS) ctx.stats.tokens = tokens; // unset: the upstream reported no usage
       const rename = modelRenamer(fwd.upstreamModel, req.model);
       if (store && Array.isArray(parsed.choices) && cacheable(parsed as ChatCompletion)) await store(parsed as ChatCompletion);
       return { kind: "json", body: rename ? rename(text) : text, endpoint, model: fwd.model };

@@ -1,7 +1,7 @@
 import type { ResponseItemList } from "openai/resources/responses/input-items";
 import { ApiError } from "../errors.js";
 import type { ApiKey } from "../keys/policy.js";
-import type { TokenCount } from "../keys/usage.js";
+import { NO_TOKENS, type TokenCount } from "../keys/usage.js";
 import { isFinished } from "../protocol.js";
 import type { Runtime } from "../runtime.js";
 import { sseBody, type EventSink } from "../sse-writer.js";
@@ -52,12 +52,16 @@ export class ResponsesService {
     const plan = await buildPlan(req, { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now }, ctx.owner, ctx.key ?? null);
     // Fail before spending an upstream call on a response that could not be stored.
     if (plan.store) await requireConnected(this.rt.stores.status);
-    if (plan.background) return this.createBackground(plan);
+    // No upstream tokens for this request itself: a background job counts its own, a cache hit costs none.
+    if (plan.background) return this.createBackground(plan, ctx);
 
     const key = plan.useCache ? cacheKey(plan.req, plan.model, [...plan.history, ...plan.input]) : null;
     if (key) {
       const hit = await this.cacheLookup(plan, key);
-      if (hit) return this.serveCached(plan, hit);
+      if (hit) {
+        if (ctx.stats) ctx.stats.tokens = NO_TOKENS;
+        return this.serveCached(plan, hit);
+      }
     }
 
     const conn = await connect(this.rt, plan, ctx.signal, plan.stream);
@@ -105,7 +109,8 @@ export class ResponsesService {
   }
 
   /** 200 at once with the queued response; with stream: true, the job's events as it records them. */
-  private async createBackground(plan: Plan): Promise<CreateResult> {
+  private async createBackground(plan: Plan, ctx: RequestContext): Promise<CreateResult> {
+    if (ctx.stats) ctx.stats.tokens = NO_TOKENS;
     const response = await this.background.submit(plan);
     if (!plan.stream) return { kind: "json", response, endpoint: "background" };
     return { kind: "stream", body: this.background.follow(plan.id, -1, false), endpoint: "background" };
@@ -119,7 +124,7 @@ export class ResponsesService {
   /** Stores (when asked) and accounts for a finished response. Store failures surface as 503. */
   private async finish(plan: Plan, out: RunOutcome, key: string | null, stats?: RequestContext["stats"]): Promise<void> {
     const tokens = recordTokenUsage(this.rt, out, plan.owner);
-    if (stats) stats.tokens = tokens;
+    if (stats && tokens !== NO_TOKENS) stats.tokens = tokens; // unset: the upstream reported no usage
     await appendTurn(this.rt, plan, out.response, out.endpoint, out.terminal !== null);
     if (plan.store) await this.save(plan, out.response, out.endpoint);
     if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response);

@@ -11,6 +11,7 @@ let now = NOON;
 const KEYS = {
   rpm: { name: "rpm", key: "rr-rpm-key-5e4d3c2b1a", limits: { requests_per_minute: 2 } },
   tpm: { name: "tpm", key: "rr-tpm-key-1a2b3c4d5e", limits: { tokens_per_minute: 20 } },
+  tpmBig: { name: "tpm-big", key: "rr-tpm-big-key-7c8d9e0f1a", limits: { tokens_per_minute: 1000 } },
   conc: { name: "conc", key: "rr-conc-key-9f8e7d6c5b", limits: { max_concurrent: 1 } },
   budget: { name: "budget", key: "rr-budget-key-0f1e2d3c4b", budget: { tokens_per_day: 10 } },
   free: { name: "free", key: "rr-free-key-a1b2c3d4e5" },
@@ -98,6 +99,27 @@ describe("limits: per key, every route", () => {
     expect(Number(err!.headers?.get("retry-after"))).toBeGreaterThan(0);
     now = NOON + 60_000;
     expect((await ask(c)).data.output_text).toBe("Hello world");
+  });
+
+  it("tokens_per_minute: an answer without a usage report keeps its estimate; a reported one is charged exactly", async () => {
+    now = NOON;
+    const c = client("tpmBig");
+    const remaining = async (stream: boolean, includeUsage: boolean) => {
+      const r = await c.chat.completions.create({ model: "local", messages: [{ role: "user", content: "hi" }], stream, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) }).withResponse();
+      if (stream) for await (const _ of r.data as AsyncIterable<unknown>) void _;
+      return Number(r.response.headers.get("x-ratelimit-remaining-tokens"));
+    };
+    // Headers show what is left after this request's reservation; the previous answer was settled by then.
+    const noUsage = { kind: "sse" as const, frames: [...chatTextChunks(["Hi"]).slice(0, -1), "data: [DONE]\n\n"] }; // no usage chunk
+    chat.enqueue("/chat/completions", noUsage, noUsage);
+    const r0 = await remaining(true, false);
+    const r1 = await remaining(true, false);
+    const estimate = 1000 - r0;
+    expect(estimate).toBeGreaterThan(7);
+    expect(r0 - r1).toBe(estimate); // the first kept its whole estimate
+    const r2 = await remaining(false, false); // the mock reports 7 tokens
+    const r3 = await remaining(false, false);
+    expect(r2 - r3).toBe(7); // the JSON answer was corrected to the 7 it reported
   });
 
   it("max_concurrent: a stream holds its slot until it ends", async () => {
