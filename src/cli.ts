@@ -130,7 +130,7 @@ async function check(path: string, probe: boolean): Promise<number> {
   if (!probe) return 0;
   const results = await probeEndpoints(cfg);
   const width = Math.max(...results.map((r) => r.endpoint.length));
-  for (const r of results) (r.ok ? console.log : console.error)(`${r.ok ? "ok  " : "FAIL"} ${r.endpoint.padEnd(width)}  ${r.detail}`);
+  for (const r of results) console.log(`${r.ok ? "ok  " : "FAIL"} ${r.endpoint.padEnd(width)}  ${r.detail}`);
   const failed = results.filter((r) => !r.ok).length;
   console.log(failed === 0 ? `every endpoint answered` : `${failed} of ${results.length} endpoints have problems`);
   return failed === 0 ? 0 : 1;
