@@ -1,4 +1,5 @@
 import { scrubSecret } from "../upstream/errors.js";
+import { midStreamError } from "../upstream/mid-stream.js";
 import type { SseFrame } from "../upstream/sse.js";
 import type { ChatChunkAccumulator } from "./chat-cache.js";
 
@@ -109,11 +110,8 @@ export function proxiedSseBody(frames: AsyncIterable<SseFrame>, hooks: ProxyStre
 
 /** The chunk that ends a stream whose upstream died, in OpenAI's in-band error shape. */
 export function errorFrame(error: unknown): string {
-  const e = error as Error & { code?: string; name?: string };
-  const timeout = e?.code === "UND_ERR_BODY_TIMEOUT" || e?.name === "BodyTimeoutError";
-  const message = timeout ? "The upstream stopped sending data (idle timeout)." : "The upstream connection was lost mid-stream.";
-  const body = { error: { message, type: "server_error", param: null, code: timeout ? "upstream_timeout" : "upstream_stream_error" } };
-  return `data: ${JSON.stringify(body)}\n\n`;
+  const { code, message } = midStreamError(error, "chat");
+  return `data: ${JSON.stringify({ error: { message, type: "server_error", param: null, code } })}\n\n`;
 }
 
 function shutdownFrame(reason: unknown): string {

@@ -1,11 +1,8 @@
 import type { ModelTarget } from "../config/load.js";
 import { NO_TOKENS, type TokenCount } from "../keys/usage.js";
-import type { Lease } from "../routing/pool.js";
 import type { Runtime } from "../runtime.js";
-import type { UpstreamReply } from "../upstream/client.js";
-import { fallbackSteps, type ModelConfig } from "../models.js";
-import { callWithFallbacks } from "../upstream/fallback.js";
-import { callWithFailover } from "../upstream/failover.js";
+import { fallbackSteps, type ModelConfig, type ModelStep } from "../models.js";
+import { UpstreamAttempt } from "../upstream/attempt.js";
 
 /** One proxied call: a body in the OpenAI wire shape, sent as is but for `model`. */
 export interface ProxyRequest {
@@ -15,42 +12,26 @@ export interface ProxyRequest {
   body: Record<string, unknown>;
 }
 
-export interface Forwarded {
-  reply: UpstreamReply;
-  lease: Lease;
-  /** The model name the chosen endpoint was sent (upstream_model). */
-  upstreamModel: string;
-  /** The router model that served it: the one asked for, or a fallback. */
-  model: string;
-  started: number;
-}
-
 /**
  * POSTs `path` (/chat/completions, /embeddings) to the least busy endpoint of the
- * model's pool, whatever its kind: both kinds speak these routes. Failover and
- * slot accounting are the Responses path's (callWithFailover); only `model` is
- * rewritten, to the endpoint's upstream_model. When the whole pool fails before the
- * first byte, the model's fallbacks are tried in order. Resolves on 2xx headers; the
- * caller owns the lease and releases it when the body is done.
+ * model's pool, whatever its kind: both kinds speak these routes. Slot, failover,
+ * fallbacks, health and metrics are the Responses path's (upstream/attempt.ts); only
+ * `model` is rewritten, to the endpoint's upstream_model (`attempt.lease.target`).
+ * Resolves on 2xx headers; the caller ends the attempt when the body is done.
  */
-export async function forward(rt: Runtime, req: ProxyRequest, modelCfg: ModelConfig, targets: ModelTarget[], path: string, signal: AbortSignal): Promise<Forwarded> {
-  const started = performance.now();
-  const cfg = rt.config;
-  let upstreamModel = req.model;
-  const { result: attempt, step } = await callWithFallbacks(
-    fallbackSteps(cfg, req.model, modelCfg, targets),
+export function forward(rt: Runtime, req: ProxyRequest, modelCfg: ModelConfig, targets: ModelTarget[], path: string, signal: AbortSignal): Promise<Forwarded> {
+  return UpstreamAttempt.open(rt, {
+    model: req.model,
+    steps: fallbackSteps(rt.config, req.model, modelCfg, targets),
+    routing: rt.config.routing,
     signal,
-    (s) =>
-      callWithFailover(rt.failover(s.model, s.targets, cfg.routing, signal, path), (client, lease) => {
-        upstreamModel = lease.target.upstreamModel;
-        return client.post(path, JSON.stringify({ ...req.body, model: upstreamModel }), signal);
-      }),
-    (from, to, err) => rt.fellBack(req.model, from.model, to.model, err),
-  );
-  if (attempt.failedOver > 0) rt.metrics.failovers.inc({ model: req.model });
-  rt.metrics.queueWait.observe({ model: req.model }, attempt.lease.waitedMs / 1000);
-  return { reply: attempt.reply, lease: attempt.lease, upstreamModel, model: step.model, started };
+    path,
+    send: (client, lease) => client.post(path, JSON.stringify({ ...req.body, model: lease.target.upstreamModel }), signal),
+  });
 }
+
+/** An upstream that answered 2xx to a proxied call. */
+export type Forwarded = UpstreamAttempt<ModelStep>;
 
 /**
  * Rewrites the upstream's `"model":"<upstream_model>"` back to the client's model

@@ -8,7 +8,6 @@ import { NO_KEY, type ApiKey } from "../keys/policy.js";
 import { addTokens, NO_TOKENS, type TokenCount } from "../keys/usage.js";
 import { targetsFor } from "../models.js";
 import type { Runtime } from "../runtime.js";
-import { UpstreamFailure } from "../upstream/errors.js";
 import { readSseFrames } from "../upstream/sse.js";
 import { cacheable, ChatChunkAccumulator, chatCache, chatCacheKey, completionToChunks, type ChatCompletion } from "./chat-cache.js";
 import { chunksSseBody, proxiedSseBody } from "./chat-stream.js";
@@ -54,7 +53,7 @@ export class ProxyService {
     }
     const fwd = await forward(this.rt, req, modelCfg, targets, "/chat/completions", ctx.signal);
     // A fallback's answer is not cached under the model asked for.
-    const store = key && fwd.model === req.model ? (c: ChatCompletion) => this.cacheSet(req.model, key, c, ttl) : null;
+    const store = key && fwd.step.model === req.model ? (c: ChatCompletion) => this.cacheSet(req.model, key, c, ttl) : null;
     if (!req.stream) return this.json(req, fwd, ctx, store);
     return this.stream(req, fwd, ctx, store);
   }
@@ -67,59 +66,42 @@ export class ProxyService {
 
   /** Reads a JSON answer whole, counts its usage, maps the model name back. */
   private async json(req: CheckedRequest, fwd: Forwarded, ctx: ProxyContext, store: ((c: ChatCompletion) => Promise<void>) | null): Promise<ProxyResult> {
-    const { lease, reply } = fwd;
-    const endpoint = lease.endpoint.name;
-    let outcome: "ok" | "error" = "error";
+    const endpoint = fwd.endpoint.name;
+    let ok = false;
     try {
-      let text: string;
-      try {
-        text = await reply.body.text();
-      } catch (err) {
-        throw this.rt.client(endpoint).classify(err);
-      }
-      let parsed: Record<string, unknown>;
-      try {
-        parsed = JSON.parse(text) as Record<string, unknown>;
-      } catch {
-        lease.endpoint.health.recordFailure("invalid JSON body");
-        throw new UpstreamFailure(endpoint, "protocol", "the body was not JSON");
-      }
-      outcome = "ok";
-      const tokens = countTokens(this.rt, fwd.model, endpoint, parsed.usage, ctx.key?.name ?? NO_KEY);
+      const { text, json } = await fwd.readJson();
+      const parsed = json as Record<string, unknown>;
+      ok = true;
+      const tokens = countTokens(this.rt, fwd.step.model, endpoint, parsed.usage, ctx.key?.name ?? NO_KEY);
       if (ctx.stats && tokens !== NO_TOKENS) ctx.stats.tokens = tokens; // unset: the upstream reported no usage
-      const rename = modelRenamer(fwd.upstreamModel, req.model);
+      const rename = modelRenamer(fwd.lease.target.upstreamModel, req.model);
       if (store && Array.isArray(parsed.choices) && cacheable(parsed as ChatCompletion)) await store(parsed as ChatCompletion);
-      return { kind: "json", body: rename ? rename(text) : text, endpoint, model: fwd.model };
+      return { kind: "json", body: rename ? rename(text) : text, endpoint, model: fwd.step.model };
     } finally {
-      lease.release();
-      const ms = performance.now() - fwd.started;
+      const ms = fwd.end(ok);
       if (ctx.stats) ctx.stats.upstreamMs = ms;
-      this.rt.metrics.upstreamDuration.observe({ upstream: endpoint, outcome }, ms / 1000);
     }
   }
 
   private stream(req: CheckedRequest, fwd: Forwarded, ctx: ProxyContext, store: ((c: ChatCompletion) => Promise<void>) | null): ProxyResult {
-    const { lease, reply } = fwd;
-    const endpoint = lease.endpoint.name;
+    const endpoint = fwd.endpoint.name;
     const accumulator = store ? new ChatChunkAccumulator() : null;
-    const body = proxiedSseBody(readSseFrames(reply.body), {
-      rename: modelRenamer(fwd.upstreamModel, req.model),
-      secret: lease.endpoint.config.api_key,
+    const body = proxiedSseBody(readSseFrames(fwd.reply.body), {
+      rename: modelRenamer(fwd.lease.target.upstreamModel, req.model),
+      secret: fwd.endpoint.config.api_key,
       accumulator,
       abort: ctx.abort,
       deadline: this.rt.streamsDeadline,
-      onFirstFrame: () => this.rt.metrics.timeToFirstToken.observe({ model: req.model, upstream: endpoint }, (performance.now() - fwd.started) / 1000),
+      onFirstFrame: () => fwd.firstToken(),
       onUsage: (usage) => {
-        const tokens = countTokens(this.rt, fwd.model, endpoint, usage, ctx.key?.name ?? NO_KEY);
+        const tokens = countTokens(this.rt, fwd.step.model, endpoint, usage, ctx.key?.name ?? NO_KEY);
         if (ctx.stats) addTokens(ctx.stats, tokens);
       },
       onEnd: (outcome) => {
-        lease.release();
-        const ms = performance.now() - fwd.started;
+        const ms = fwd.end(outcome.ok);
         if (ctx.stats) ctx.stats.upstreamMs = ms;
-        this.rt.metrics.upstreamDuration.observe({ upstream: endpoint, outcome: outcome.ok ? "ok" : "error" }, ms / 1000);
         if (!outcome.ok && !outcome.cancelled) {
-          lease.endpoint.health.recordFailure(`stream broke: ${(outcome.error as Error)?.message ?? outcome.error}`);
+          fwd.streamBroke(outcome.error);
           this.rt.log.warn({ model: req.model, endpoint, err: (outcome.error as Error)?.message }, "chat completion stream broke mid-way");
         }
         if (outcome.ok && outcome.everyChunkRead && accumulator && store) {
@@ -128,7 +110,7 @@ export class ProxyService {
         }
       },
     });
-    return { kind: "stream", body, endpoint, model: fwd.model };
+    return { kind: "stream", body, endpoint, model: fwd.step.model };
   }
 
   private async cacheLookup(model: string, key: string): Promise<ChatCompletion | null> {

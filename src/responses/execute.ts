@@ -4,16 +4,16 @@ import { applyRouterFields, nativeRequestBody } from "../native/rewrite.js";
 import { ENCRYPTED_REASONING } from "../protocol.js";
 import { NativeStreamMachine } from "../native/stream.js";
 import type { Endpoint, Lease } from "../routing/pool.js";
-import { fallbackSteps } from "../models.js";
+import { fallbackSteps, type ModelStep } from "../models.js";
 import type { Runtime } from "../runtime.js";
 import type { EventSink } from "../sse-writer.js";
 import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, responseSkeleton } from "../translate/index.js";
 import type { ToolNameMap } from "../translate/index.js";
 import type { ResponseObject, StreamEvent } from "../types.js";
-import { callWithFallbacks } from "../upstream/fallback.js";
-import { callWithFailover } from "../upstream/failover.js";
+import { UpstreamAttempt } from "../upstream/attempt.js";
 import { UpstreamFailure, scrubSecret } from "../upstream/errors.js";
 import type { UpstreamClient, UpstreamReply } from "../upstream/client.js";
+import { midStreamError } from "../upstream/mid-stream.js";
 import { readSseFrames } from "../upstream/sse.js";
 import type { Plan } from "./plan.js";
 
@@ -58,23 +58,16 @@ const REASONING_MODEL = /^(o\d|gpt-5|codex|computer-use)/i;
  * `response.failed` inside the stream. The client's model name stays on the response.
  */
 export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress"): Promise<Connection> {
-  const started = performance.now();
   let toolNames: ToolNameMap | undefined;
   let droppedTools: string[] = [];
-  // The plan as the serving model's config shapes it (hosted tools, encrypted reasoning); `model` stays the client's.
-  let served = plan;
-  const steps = fallbackSteps(plan.cfg, plan.model, plan.modelCfg, plan.targets);
-  const { result: attempt, step } = await callWithFallbacks(
-    steps,
+  const attempt = await UpstreamAttempt.open(rt, {
+    model: plan.model,
+    steps: fallbackSteps(plan.cfg, plan.model, plan.modelCfg, plan.targets),
+    routing: plan.cfg.routing,
     signal,
-    (s) => {
-      const p = (served = s.model === plan.model ? plan : { ...plan, modelCfg: s.modelCfg, targets: s.targets });
-      // Conversation affinity applies to the model asked for; a fallback pool has its own endpoints.
-      const prefer = s.model === plan.model ? plan.preferEndpoint : undefined;
-      return callWithFailover(rt.failover(s.model, s.targets, plan.cfg.routing, signal, undefined, prefer), (client, lease) => sendTo(client, lease, p));
-    },
-    (from, to, err) => rt.fellBack(plan.model, from.model, to.model, err),
-  );
+    prefer: plan.preferEndpoint,
+    send: (client, lease, step) => sendTo(client, lease, servedPlan(plan, step)),
+  });
   function sendTo(client: UpstreamClient, lease: Lease, plan: Plan): Promise<UpstreamReply> {
     if (lease.endpoint.config.kind === "chat") {
       const t = responsesToChatRequest(plan.req, [...plan.history, ...plan.input], {
@@ -96,32 +89,33 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
     });
     return client.post("/responses", JSON.stringify(body), signal);
   }
-  if (attempt.failedOver > 0) rt.metrics.failovers.inc({ model: plan.model });
   for (const tool of droppedTools) rt.metrics.droppedTools.inc({ model: plan.model, tool_type: tool });
-  rt.metrics.queueWait.observe({ model: plan.model }, attempt.lease.waitedMs / 1000);
 
-  const { lease, reply } = attempt;
+  // The plan as the serving model's config shapes it (hosted tools, encrypted reasoning); `model` stays the client's.
+  const served = servedPlan(plan, attempt.step);
+  const model = attempt.step.model;
   const skeleton = () =>
     responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: initialStatus, previousResponseId: plan.previousResponseId });
   return {
-    endpoint: lease.endpoint,
-    model: step.model,
+    endpoint: attempt.endpoint,
+    model,
     pump: async (sink, opts = {}) => {
-      const endpoint = lease.endpoint.name;
-      let outcome: "ok" | "error" = "error";
-      const firstByte = () => rt.metrics.timeToFirstToken.observe({ model: plan.model, upstream: endpoint }, (performance.now() - started) / 1000);
+      let ok = false;
       try {
-        const native = lease.endpoint.config.kind === "openai";
-        const ctx: PumpContext = { rt, plan: served, reply, sink, signal, lease, onFirstChunk: firstByte, opts };
+        const native = attempt.endpoint.config.kind === "openai";
+        const ctx: PumpContext = { rt, plan: served, attempt, sink, signal, opts };
         const result = native ? await pumpNative(ctx) : await pumpChat(ctx, skeleton(), toolNames);
-        outcome = result.response.status === "failed" ? "error" : "ok";
-        return { ...result, hideEncryptedReasoning: native && shouldHideEncryptedReasoning(served), endpoint, model: step.model, upstreamMs: performance.now() - started };
+        ok = result.response.status !== "failed";
+        return { ...result, hideEncryptedReasoning: native && shouldHideEncryptedReasoning(served), endpoint: attempt.endpoint.name, model, upstreamMs: performance.now() - attempt.started };
       } finally {
-        lease.release();
-        rt.metrics.upstreamDuration.observe({ upstream: endpoint, outcome }, (performance.now() - started) / 1000);
+        attempt.end(ok);
       }
     },
   };
+}
+
+function servedPlan(plan: Plan, step: ModelStep): Plan {
+  return step.model === plan.model ? plan : { ...plan, modelCfg: step.modelCfg, targets: step.targets };
 }
 
 /** Counts the tokens an upstream reported for a finished run, under the model that served it and the key's name ("" without keys). */
@@ -154,31 +148,26 @@ type Pumped = Pick<RunOutcome, "response" | "terminal">;
 interface PumpContext {
   rt: Runtime;
   plan: Plan;
-  reply: UpstreamReply;
+  /** The upstream call that answered: its reply, its endpoint's health verdicts, time to first token. */
+  attempt: UpstreamAttempt<ModelStep>;
   sink: EventSink | null;
   signal: AbortSignal;
-  lease: Lease;
-  /** Called once, when the first upstream chunk (chat) or delta (native) arrives: time to first token. */
-  onFirstChunk: () => void;
   opts: PumpOptions;
 }
 
 async function pumpChat(ctx: PumpContext, skeleton: ResponseObject, toolNames: ToolNameMap | undefined): Promise<Pumped> {
-  const { rt, reply, sink, signal, lease, onFirstChunk, opts } = ctx;
+  const { rt, attempt, sink, signal, opts } = ctx;
+  const lease = attempt.lease;
   if (!sink) {
-    const json = (await readJson(reply, lease)) as Parameters<typeof chatCompletionToResponse>[0];
+    const { json } = (await attempt.readJson()) as { json: Parameters<typeof chatCompletionToResponse>[0] };
     return { response: chatCompletionToResponse(json, skeleton, rt.ids, toolNames), terminal: null };
   }
   const tr = new ChatStreamTranslator(skeleton, rt.ids, toolNames);
   sendAll(sink, tr.start());
   let tail: StreamEvent[];
-  let first = true;
   try {
-    for await (const frame of readSseFrames(reply.body)) {
-      if (first) {
-        first = false;
-        onFirstChunk();
-      }
+    for await (const frame of readSseFrames(attempt.reply.body)) {
+      attempt.firstToken();
       if (frame.data === "[DONE]") break;
       const chunk = JSON.parse(frame.data) as Record<string, unknown>;
       if (chunk.error) throw new UpstreamFailure(lease.endpoint.name, "status", scrubSecret(errorMessage(chunk.error), lease.endpoint.config.api_key), 500, undefined, undefined, { jsonBody: true });
@@ -193,8 +182,8 @@ async function pumpChat(ctx: PumpContext, skeleton: ResponseObject, toolNames: T
       return { response: tr.response, terminal: null };
     }
     // An in-band error chunk is the server's own answer (maybe about this request): not an endpoint fault.
-    if (!(err instanceof UpstreamFailure) || err.endpointFault) lease.endpoint.health.recordFailure(`stream broke: ${(err as Error).message}`);
-    tail = tr.fail(midStreamError(err));
+    attempt.streamBroke(err);
+    tail = tr.fail(midStreamError(err, "responses"));
   }
   const terminal = tail.pop()!;
   sendAll(sink, tail);
@@ -202,7 +191,8 @@ async function pumpChat(ctx: PumpContext, skeleton: ResponseObject, toolNames: T
 }
 
 async function pumpNative(ctx: PumpContext): Promise<Pumped> {
-  const { rt, plan, reply, sink, signal, lease, onFirstChunk, opts } = ctx;
+  const { rt, plan, attempt, sink, signal, opts } = ctx;
+  const lease = attempt.lease;
   const fields = {
     id: plan.id,
     previousResponseId: plan.previousResponseId,
@@ -214,21 +204,17 @@ async function pumpNative(ctx: PumpContext): Promise<Pumped> {
     defaults: responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "in_progress", previousResponseId: plan.previousResponseId }),
   };
   if (!sink) {
-    const json = (await readJson(reply, lease)) as Record<string, unknown>;
+    const { json } = (await attempt.readJson()) as { json: Record<string, unknown> };
     return { response: applyRouterFields(json, fields), terminal: null };
   }
   const secret = lease.endpoint.config.api_key;
   const m = new NativeStreamMachine(fields, { scrub: (text) => scrubSecret(text, secret) });
-  let first = true;
   let tail: StreamEvent[];
   try {
-    for await (const frame of readSseFrames(reply.body)) {
+    for await (const frame of readSseFrames(attempt.reply.body)) {
       if (frame.data === "[DONE]") break;
       const out = m.push(frame.event, frame.data);
-      if (first && out.type.endsWith(".delta")) {
-        first = false;
-        onFirstChunk();
-      }
+      if (out.type.endsWith(".delta")) attempt.firstToken();
       rt.metrics.streamChunks.inc({ kind: "native" });
       if (out.terminal) {
         sink.flush?.(); // what came before the terminal event must not wait for the store
@@ -245,8 +231,8 @@ async function pumpNative(ctx: PumpContext): Promise<Pumped> {
       sink.flush?.();
       return { response: m.response, terminal: null };
     }
-    lease.endpoint.health.recordFailure(`stream broke: ${(err as Error).message}`);
-    tail = m.fail(midStreamError(err));
+    attempt.streamBroke(err);
+    tail = m.fail(midStreamError(err, "responses"));
   }
   const terminal = tail.pop()!;
   for (const ev of tail) sink.send(ev.type, m.serialise(ev));
@@ -260,28 +246,8 @@ function sendAll(sink: EventSink, events: StreamEvent[], flush = true): void {
   if (flush) sink.flush?.();
 }
 
-async function readJson(reply: UpstreamReply, lease: Lease): Promise<unknown> {
-  const text = await reply.body.text();
-  try {
-    return JSON.parse(text);
-  } catch {
-    lease.endpoint.health.recordFailure("invalid JSON body");
-    throw new UpstreamFailure(lease.endpoint.name, "protocol", "the body was not JSON");
-  }
-}
-
 function errorMessage(e: unknown): string {
   if (typeof e === "string") return e;
   if (e && typeof e === "object" && typeof (e as { message?: unknown }).message === "string") return (e as { message: string }).message;
   return "upstream error";
-}
-
-function midStreamError(err: unknown): { code: string; message: string } {
-  if (err instanceof UpstreamFailure) {
-    return { code: err.kind === "timeout" ? "timeout" : "server_error", message: `The upstream failed mid-stream: ${err.message}` };
-  }
-  const e = err as Error & { code?: string };
-  if (e?.code === "UND_ERR_BODY_TIMEOUT" || e?.name === "BodyTimeoutError") return { code: "timeout", message: "The upstream stopped sending data (idle timeout)." };
-  if (e instanceof SyntaxError) return { code: "server_error", message: "The upstream sent a malformed stream chunk." };
-  return { code: "server_error", message: "The upstream connection was lost mid-stream." };
 }

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildConfig } from "../../src/config/load.js";
+import { createLogger } from "../../src/log.js";
+import { createMetrics } from "../../src/metrics.js";
+import { fallbackSteps } from "../../src/models.js";
+import { Runtime } from "../../src/runtime.js";
+import { createStores } from "../../src/store/index.js";
+import { UpstreamAttempt } from "../../src/upstream/attempt.js";
+import { UpstreamFailure } from "../../src/upstream/errors.js";
+import { midStreamError } from "../../src/upstream/mid-stream.js";
+import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
+import { metricSample } from "../helpers/metrics-text.js";
+import { poolConfig } from "../helpers/pool-config.js";
+
+/** The one upstream-attempt lifecycle both route families use (src/upstream/attempt.ts), over a real runtime and upstream. */
+describe("UpstreamAttempt", () => {
+  let up: MockUpstream;
+  let rt: Runtime;
+  beforeAll(async () => {
+    up = await startMockUpstream();
+    const config = buildConfig(poolConfig([up.url], { routing: { health: { failure_threshold: 1, cooldown: "60s" } } }));
+    rt = new Runtime(config, createStores(config.storage), createMetrics(), createLogger("silent"));
+  });
+  afterAll(async () => {
+    await rt.close();
+    await up.close();
+  });
+
+  const durations = async (outcome: string) =>
+    metricSample(await rt.metrics.registry.metrics(), "responses_router_upstream_duration_seconds_count", { upstream: "a", outcome }) ?? 0;
+  const open = () => {
+    const cfg = rt.config;
+    return UpstreamAttempt.open(rt, {
+      model: "m",
+      steps: fallbackSteps(cfg, "m", cfg.models.m!, cfg.targets.get("m")!),
+      routing: cfg.routing,
+      signal: AbortSignal.timeout(10_000),
+      send: (client, lease) => client.post("/chat/completions", JSON.stringify({ model: lease.target.upstreamModel }), undefined),
+    });
+  };
+
+  it("holds one slot until end, and end frees it and counts the duration exactly once", async () => {
+    up.enqueue("/chat/completions", { kind: "json", body: { ok: true } });
+    const attempt = await open();
+    const ep = rt.pool.get("a")!;
+    expect(ep.inFlight).toBe(1);
+    expect((await attempt.readJson()).json).toEqual({ ok: true });
+    const before = await durations("ok");
+    attempt.end(true);
+    attempt.end(false);
+    attempt.end(true);
+    expect(ep.inFlight).toBe(0);
+    expect(await durations("ok")).toBe(before + 1);
+    expect(await durations("error")).toBe(0);
+  });
+
+  it("a body that is not JSON counts against the endpoint and is a protocol failure", async () => {
+    up.enqueue("/chat/completions", { kind: "raw", chunks: ["not json"], contentType: "application/json" });
+    const attempt = await open();
+    const err = await attempt.readJson().catch((e: unknown) => e);
+    attempt.end(false);
+    expect(err).toBeInstanceOf(UpstreamFailure);
+    expect((err as UpstreamFailure).kind).toBe("protocol");
+    expect(rt.pool.get("a")!.health.state()).toBe("cooldown");
+  });
+});
+
+describe("mid-stream errors, classified once", () => {
+  const idle = Object.assign(new Error("idle"), { code: "UND_ERR_BODY_TIMEOUT" });
+  const lost = Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" });
+  it("give each family its own code for the same cause", () => {
+    expect(midStreamError(idle, "responses")).toMatchObject({ cause: "timeout", code: "timeout" });
+    expect(midStreamError(idle, "chat")).toMatchObject({ cause: "timeout", code: "upstream_timeout" });
+    expect(midStreamError(lost, "responses")).toMatchObject({ cause: "lost", code: "server_error", message: "The upstream connection was lost mid-stream." });
+    expect(midStreamError(lost, "chat")).toMatchObject({ cause: "lost", code: "upstream_stream_error", message: "The upstream connection was lost mid-stream." });
+    expect(midStreamError(new SyntaxError("x"), "responses")).toMatchObject({ cause: "malformed", code: "server_error" });
+  });
+});
