@@ -24,6 +24,9 @@ export function sseBody(run: (sink: EventSink) => Promise<void>, onCancel: () =>
       let pending = "";
       const sink: EventSink = {
         send(type, data) {
+          // A data field a native upstream sent over several lines (SSE joins them with "\n")
+          // goes out over several `data:` lines again: a raw "\n" would cut the client's JSON.
+          if (data.includes("\n")) data = data.replaceAll("\n", "\ndata: ");
           pending += `event: ${type}\ndata: ${data}\n\n`;
         },
         flush() {

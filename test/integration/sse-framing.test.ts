@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allEvents, until } from "../helpers/background.js";
-import { startMockUpstream, type MockUpstream, type Reply } from "../helpers/mock-upstream.js";
+import { nativeEvents, nativeResponse, startMockUpstream, type MockUpstream, type Reply } from "../helpers/mock-upstream.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
 import { recordedChatStream, withLineEnds } from "../helpers/sse-recording.js";
 
@@ -99,4 +99,52 @@ describe("CRLF / CR framed upstream streams split at every byte", () => {
     for await (const c of stream) out += c.choices[0]?.delta?.content ?? "";
     expect(out).toBe(recording.content);
   });
+});
+
+/**
+ * SSE lets a data field span several `data:` lines (joined with "\n"). The native
+ * pass-through re-emits the upstream's delta frames as they came: a "\n" in one must go
+ * out as several `data:` lines again, never raw inside one line (the client would read a
+ * truncated JSON and the SDK throws "malformed server-sent event JSON").
+ */
+describe("native upstream sending multi-line data fields", () => {
+  let nup: MockUpstream;
+  let nrouter: TestRouter;
+  beforeAll(async () => {
+    nup = await startMockUpstream();
+    nrouter = await startTestRouter({
+      endpoints: [{ name: "oai", url: nup.url, kind: "openai" }],
+      models: { n: { endpoints: ["oai"] } },
+    });
+  });
+  afterAll(async () => {
+    await nrouter?.close(1000);
+    await nup?.close();
+  });
+
+  /** Every frame of a native stream with its JSON broken over two data lines (after a comma). */
+  function twoLineFrames(eol: string): Reply {
+    const frames = nativeEvents(nativeResponse("Hello there"), ["Hello", " there"]).map((f) => {
+      const { event, data } = f as { event?: string; data: unknown };
+      const json = JSON.stringify(data);
+      const cut = json.indexOf(',"') + 1;
+      return `${event ? `event: ${event}${eol}` : ""}data: ${json.slice(0, cut)}${eol}data: ${json.slice(cut)}${eol}${eol}`;
+    });
+    return { kind: "raw", chunks: frames, contentType: "text/event-stream" };
+  }
+
+  for (const eol of ["\n", "\r\n"]) {
+    it(`streamed through the openai SDK intact (${JSON.stringify(eol)})`, async () => {
+      nup.enqueue("/responses", twoLineFrames(eol));
+      const r = await nrouter.client.responses.create({ model: "n", input: "hi", stream: true });
+      const types: string[] = [];
+      let out = "";
+      for await (const e of r) {
+        types.push(e.type);
+        if (e.type === "response.output_text.delta") out += e.delta;
+      }
+      expect(types.at(-1)).toBe("response.completed");
+      expect(out).toBe("Hello there");
+    });
+  }
 });
