@@ -26,7 +26,7 @@ export function forward(rt: Runtime, req: ProxyRequest, modelCfg: ModelConfig, t
     routing: rt.config.routing,
     signal,
     path,
-    send: (client, lease) => client.post(path, JSON.stringify({ ...req.body, model: lease.target.upstreamModel }), signal),
+    prepare: (lease) => ({ path, body: JSON.stringify({ ...req.body, model: lease.target.upstreamModel }) }),
   });
 }
 

@@ -1,20 +1,16 @@
 import { NO_KEY } from "../keys/policy.js";
 import { NO_TOKENS, type TokenCount } from "../keys/usage.js";
-import { applyRouterFields, nativeRequestBody } from "../native/rewrite.js";
-import { ENCRYPTED_REASONING } from "../protocol.js";
-import { NativeStreamMachine } from "../native/stream.js";
-import type { Endpoint, Lease } from "../routing/pool.js";
 import { fallbackSteps, type ModelStep } from "../models.js";
+import type { Endpoint, Lease } from "../routing/pool.js";
 import type { Runtime } from "../runtime.js";
 import type { EventSink } from "../sse-writer.js";
-import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, responseSkeleton } from "../translate/index.js";
-import type { ToolNameMap } from "../translate/index.js";
-import type { ResponseObject, StreamEvent } from "../types.js";
+import type { ResponseObject } from "../types.js";
 import { UpstreamAttempt } from "../upstream/attempt.js";
-import { UpstreamFailure, scrubSecret } from "../upstream/errors.js";
-import type { UpstreamClient, UpstreamReply } from "../upstream/client.js";
 import { midStreamError } from "../upstream/mid-stream.js";
 import { readSseFrames } from "../upstream/sse.js";
+import { END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
+import { ChatRequest } from "./adapter-chat.js";
+import { NativeRequest } from "./adapter-native.js";
 import type { Plan } from "./plan.js";
 
 export interface RunOutcome {
@@ -47,7 +43,11 @@ export interface Connection {
   pump(sink: EventSink | null, opts?: PumpOptions): Promise<RunOutcome>;
 }
 
-const REASONING_MODEL = /^(o\d|gpt-5|codex|computer-use)/i;
+/** The adapter per endpoint kind: the one place the kind is looked at on this path. */
+const ADAPTERS: Record<Endpoint["config"]["kind"], new (plan: Plan, lease: Lease, stream: boolean) => AdaptedRequest> = {
+  chat: ChatRequest,
+  openai: NativeRequest,
+};
 
 /**
  * Picks an endpoint (with failover) and sends the request in the form its kind
@@ -58,55 +58,28 @@ const REASONING_MODEL = /^(o\d|gpt-5|codex|computer-use)/i;
  * `response.failed` inside the stream. The client's model name stays on the response.
  */
 export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress"): Promise<Connection> {
-  let toolNames: ToolNameMap | undefined;
-  let droppedTools: string[] = [];
   const attempt = await UpstreamAttempt.open(rt, {
     model: plan.model,
     steps: fallbackSteps(plan.cfg, plan.model, plan.modelCfg, plan.targets),
     routing: plan.cfg.routing,
     signal,
     prefer: plan.preferEndpoint,
-    send: (client, lease, step) => sendTo(client, lease, servedPlan(plan, step)),
+    // The plan as the serving model's config shapes it (hosted tools, encrypted reasoning); `model` stays the client's.
+    prepare: (lease, step) => new ADAPTERS[lease.endpoint.config.kind](servedPlan(plan, step), lease, stream),
   });
-  function sendTo(client: UpstreamClient, lease: Lease, plan: Plan): Promise<UpstreamReply> {
-    if (lease.endpoint.config.kind === "chat") {
-      const t = responsesToChatRequest(plan.req, [...plan.history, ...plan.input], {
-        upstreamModel: lease.target.upstreamModel,
-        stream,
-        developerRole: lease.endpoint.config.developer_role,
-        hostedTools: plan.modelCfg.hosted_tools,
-        historyItems: plan.history.length,
-      });
-      toolNames = t.toolNames;
-      droppedTools = t.droppedTools;
-      return client.post("/chat/completions", JSON.stringify(t.body), signal);
-    }
-    const body = nativeRequestBody(plan.req, {
-      upstreamModel: lease.target.upstreamModel,
-      history: plan.history,
-      stream,
-      wantEncryptedReasoning: wantsEncryptedReasoning(plan),
-    });
-    return client.post("/responses", JSON.stringify(body), signal);
-  }
-  for (const tool of droppedTools) rt.metrics.droppedTools.inc({ model: plan.model, tool_type: tool });
-
-  // The plan as the serving model's config shapes it (hosted tools, encrypted reasoning); `model` stays the client's.
-  const served = servedPlan(plan, attempt.step);
+  const request = attempt.request;
+  for (const tool of request.droppedTools) rt.metrics.droppedTools.inc({ model: plan.model, tool_type: tool });
   const model = attempt.step.model;
-  const skeleton = () =>
-    responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: initialStatus, previousResponseId: plan.previousResponseId });
   return {
     endpoint: attempt.endpoint,
     model,
     pump: async (sink, opts = {}) => {
       let ok = false;
       try {
-        const native = attempt.endpoint.config.kind === "openai";
-        const ctx: PumpContext = { rt, plan: served, attempt, sink, signal, opts };
-        const result = native ? await pumpNative(ctx) : await pumpChat(ctx, skeleton(), toolNames);
+        const rd: ReadContext = { rt, attempt, initialStatus };
+        const result = sink ? await pumpStream(request.stream(rd), attempt, sink, signal, opts) : { response: request.fromJson((await attempt.readJson()).json, rd), terminal: null };
         ok = result.response.status !== "failed";
-        return { ...result, hideEncryptedReasoning: native && shouldHideEncryptedReasoning(served), endpoint: attempt.endpoint.name, model, upstreamMs: performance.now() - attempt.started };
+        return { ...result, hideEncryptedReasoning: request.hidesEncryptedReasoning, endpoint: attempt.endpoint.name, model, upstreamMs: performance.now() - attempt.started };
       } finally {
         attempt.end(ok);
       }
@@ -133,52 +106,28 @@ export function recordTokenUsage(rt: Runtime, out: Pick<RunOutcome, "response" |
   return { input: u.input_tokens ?? 0, output: u.output_tokens ?? 0 };
 }
 
-export function shouldHideEncryptedReasoning(plan: Plan): boolean {
-  return wantsEncryptedReasoning(plan) && !(plan.req.include ?? []).includes(ENCRYPTED_REASONING);
-}
-
-function wantsEncryptedReasoning(plan: Plan): boolean {
-  if (plan.modelCfg.encrypted_reasoning !== undefined) return plan.modelCfg.encrypted_reasoning;
-  return (plan.req.reasoning != null && typeof plan.req.reasoning === "object") || REASONING_MODEL.test(plan.req.model);
-}
-
 type Pumped = Pick<RunOutcome, "response" | "terminal">;
 
-/** What both pumps read: the request they serve, the upstream reply, and where events go. */
-interface PumpContext {
-  rt: Runtime;
-  plan: Plan;
-  /** The upstream call that answered: its reply, its endpoint's health verdicts, time to first token. */
-  attempt: UpstreamAttempt<ModelStep>;
-  sink: EventSink | null;
-  signal: AbortSignal;
-  opts: PumpOptions;
-}
-
-async function pumpChat(ctx: PumpContext, skeleton: ResponseObject, toolNames: ToolNameMap | undefined): Promise<Pumped> {
-  const { rt, attempt, sink, signal, opts } = ctx;
-  const lease = attempt.lease;
-  if (!sink) {
-    const { json } = (await attempt.readJson()) as { json: Parameters<typeof chatCompletionToResponse>[0] };
-    return { response: chatCompletionToResponse(json, skeleton, rt.ids, toolNames), terminal: null };
-  }
-  const tr = new ChatStreamTranslator(skeleton, rt.ids, toolNames);
-  sendAll(sink, tr.start());
-  let tail: StreamEvent[];
+/**
+ * Reads an upstream stream through its kind's translation into the sink. The terminal event is
+ * returned, not sent; an upstream that breaks ends in `response.failed` (and counts against its
+ * endpoint); a caller that goes away rejects, or with `keepPartialOnAbort` keeps what came.
+ */
+async function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, AdaptedRequest>, sink: EventSink, signal: AbortSignal, opts: PumpOptions): Promise<Pumped> {
+  const serialise = (ev: Parameters<StreamTranslation["serialise"]>[0]) => tr.serialise(ev);
+  tr.start(sink);
+  let tail;
   try {
     for await (const frame of readSseFrames(attempt.reply.body)) {
-      attempt.firstToken();
-      if (frame.data === "[DONE]") break;
-      const chunk = JSON.parse(frame.data) as Record<string, unknown>;
-      if (chunk.error) throw new UpstreamFailure(lease.endpoint.name, "status", scrubSecret(errorMessage(chunk.error), lease.endpoint.config.api_key), 500, undefined, undefined, { jsonBody: true });
-      sendAll(sink, tr.push(chunk as Parameters<ChatStreamTranslator["push"]>[0]), !frame.more);
-      rt.metrics.streamChunks.inc({ kind: "translated" });
+      const held = tr.push(frame, sink);
+      if (held === END) break;
+      if (held) return { response: tr.response, terminal: held };
     }
     tail = tr.finish();
   } catch (err) {
     if (signal.aborted) {
       if (!opts.keepPartialOnAbort) throw err;
-      sendAll(sink, tr.cancel());
+      sendEvents(sink, tr.cancel(), serialise);
       return { response: tr.response, terminal: null };
     }
     // An in-band error chunk is the server's own answer (maybe about this request): not an endpoint fault.
@@ -186,68 +135,6 @@ async function pumpChat(ctx: PumpContext, skeleton: ResponseObject, toolNames: T
     tail = tr.fail(midStreamError(err, "responses"));
   }
   const terminal = tail.pop()!;
-  sendAll(sink, tail);
-  return { response: tr.response, terminal: { type: terminal.type, data: JSON.stringify(terminal) } };
-}
-
-async function pumpNative(ctx: PumpContext): Promise<Pumped> {
-  const { rt, plan, attempt, sink, signal, opts } = ctx;
-  const lease = attempt.lease;
-  const fields = {
-    id: plan.id,
-    previousResponseId: plan.previousResponseId,
-    conversation: plan.conversationId ? { id: plan.conversationId } : undefined,
-    store: plan.store,
-    background: plan.background,
-    model: lease.target.upstreamModel === plan.model ? undefined : plan.model,
-    hideEncryptedReasoning: shouldHideEncryptedReasoning(plan),
-    defaults: responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "in_progress", previousResponseId: plan.previousResponseId }),
-  };
-  if (!sink) {
-    const { json } = (await attempt.readJson()) as { json: Record<string, unknown> };
-    return { response: applyRouterFields(json, fields), terminal: null };
-  }
-  const secret = lease.endpoint.config.api_key;
-  const m = new NativeStreamMachine(fields, { scrub: (text) => scrubSecret(text, secret) });
-  let tail: StreamEvent[];
-  try {
-    for await (const frame of readSseFrames(attempt.reply.body)) {
-      if (frame.data === "[DONE]") break;
-      const out = m.push(frame.event, frame.data);
-      if (out.type.endsWith(".delta")) attempt.firstToken();
-      rt.metrics.streamChunks.inc({ kind: "native" });
-      if (out.terminal) {
-        sink.flush?.(); // what came before the terminal event must not wait for the store
-        return { response: m.response, terminal: { type: out.type, data: out.data } };
-      }
-      sink.send(out.type, out.data);
-      if (!frame.more) sink.flush?.();
-    }
-    tail = m.finish();
-  } catch (err) {
-    if (signal.aborted) {
-      if (!opts.keepPartialOnAbort) throw err;
-      for (const ev of m.cancel()) sink.send(ev.type, m.serialise(ev));
-      sink.flush?.();
-      return { response: m.response, terminal: null };
-    }
-    attempt.streamBroke(err);
-    tail = m.fail(midStreamError(err, "responses"));
-  }
-  const terminal = tail.pop()!;
-  for (const ev of tail) sink.send(ev.type, m.serialise(ev));
-  sink.flush?.();
-  return { response: m.response, terminal: { type: terminal.type, data: m.serialise(terminal) } };
-}
-
-/** Sends events; flushes unless the caller knows more frames from the same upstream read follow. */
-function sendAll(sink: EventSink, events: StreamEvent[], flush = true): void {
-  for (const ev of events) sink.send(ev.type, JSON.stringify(ev));
-  if (flush) sink.flush?.();
-}
-
-function errorMessage(e: unknown): string {
-  if (typeof e === "string") return e;
-  if (e && typeof e === "object" && typeof (e as { message?: unknown }).message === "string") return (e as { message: string }).message;
-  return "upstream error";
+  sendEvents(sink, tail, serialise);
+  return { response: tr.response, terminal: { type: terminal.type, data: tr.serialise(terminal) } };
 }

@@ -20,7 +20,18 @@ export interface AttemptStep {
   targets: ModelTarget[];
 }
 
-export interface AttemptSpec<S extends AttemptStep> {
+/** What is sent: the route under the endpoint's url and the JSON body, plus whatever the sender needs to read the answer. */
+export interface PreparedRequest {
+  path: string;
+  body: string;
+}
+
+/** The reply together with the request that got it (the winning endpoint's). */
+interface Sent<R extends PreparedRequest> extends UpstreamReply {
+  request: R;
+}
+
+export interface AttemptSpec<S extends AttemptStep, R extends PreparedRequest> {
   /** The model the client asked for: the label of every metric the attempt counts. */
   model: string;
   steps: S[];
@@ -30,8 +41,8 @@ export interface AttemptSpec<S extends AttemptStep> {
   path?: string;
   /** The endpoint the first step prefers (conversation affinity); a fallback's pool has its own. */
   prefer?: string | null;
-  /** Sends the request to the endpoint the pool chose, in the form its kind speaks. */
-  send(client: UpstreamClient, lease: Lease, step: S): Promise<UpstreamReply>;
+  /** The request for the endpoint the pool chose, in the form its kind speaks (called once per endpoint tried). */
+  prepare(lease: Lease, step: S): R;
 }
 
 /**
@@ -44,7 +55,7 @@ export interface AttemptSpec<S extends AttemptStep> {
  * health verdict on what happens after the headers (`readJson`, `streamBroke`) is here
  * too, so the two families cannot judge an endpoint differently.
  */
-export class UpstreamAttempt<S extends AttemptStep = AttemptStep> {
+export class UpstreamAttempt<S extends AttemptStep = AttemptStep, R extends PreparedRequest = PreparedRequest> {
   private ended = false;
   private firstSeen = false;
 
@@ -56,6 +67,8 @@ export class UpstreamAttempt<S extends AttemptStep = AttemptStep> {
     readonly step: S,
     readonly lease: Lease,
     readonly reply: UpstreamReply,
+    /** What was sent to the endpoint that answered (`prepare`'s result for it). */
+    readonly request: R,
     /** performance.now() when the attempt began (before the slot). */
     readonly started: number,
   ) {}
@@ -65,7 +78,7 @@ export class UpstreamAttempt<S extends AttemptStep = AttemptStep> {
    * byte, the model's fallbacks are tried in order. Errors before the 2xx headers reach the
    * caller as exceptions (an HTTP error for the client); no slot is then held.
    */
-  static async open<S extends AttemptStep>(host: AttemptHost, spec: AttemptSpec<S>): Promise<UpstreamAttempt<S>> {
+  static async open<S extends AttemptStep, R extends PreparedRequest>(host: AttemptHost, spec: AttemptSpec<S, R>): Promise<UpstreamAttempt<S, R>> {
     const started = performance.now();
     const first = spec.steps[0];
     const { result, step } = await callWithFallbacks(
@@ -73,13 +86,13 @@ export class UpstreamAttempt<S extends AttemptStep = AttemptStep> {
       spec.signal,
       (s) =>
         callWithFailover(host.failover(s.model, s.targets, spec.routing, spec.signal, spec.path, s === first ? spec.prefer : undefined), (client, lease) =>
-          spec.send(client, lease, s),
+          send(client, spec.prepare(lease, s), spec.signal),
         ),
       (from, to, err) => host.fellBack(spec.model, from.model, to.model, err),
     );
     if (result.failedOver > 0) host.metrics.failovers.inc({ model: spec.model });
     host.metrics.queueWait.observe({ model: spec.model }, result.lease.waitedMs / 1000);
-    return new UpstreamAttempt(host, spec.model, step, result.lease, result.reply, started);
+    return new UpstreamAttempt(host, spec.model, step, result.lease, result.reply, result.reply.request, started);
   }
 
   get endpoint(): Endpoint {
@@ -126,4 +139,9 @@ export class UpstreamAttempt<S extends AttemptStep = AttemptStep> {
     this.host.metrics.upstreamDuration.observe({ upstream: this.lease.endpoint.name, outcome: ok ? "ok" : "error" }, ms / 1000);
     return ms;
   }
+}
+
+async function send<R extends PreparedRequest>(client: UpstreamClient, request: R, signal: AbortSignal): Promise<Sent<R>> {
+  const reply = await client.post(request.path, request.body, signal);
+  return { status: reply.status, headers: reply.headers, body: reply.body, request };
 }

@@ -14,14 +14,18 @@ const CODES = {
   chat: { timeout: "upstream_timeout", other: "upstream_stream_error" },
 } as const;
 
-/** The one classification of a mid-stream upstream error: cause, client-facing message, and the family's code. */
-export function midStreamError(err: unknown, family: keyof typeof CODES): { cause: MidStreamCause; code: string; message: string } {
-  const { cause, message } = classify(err);
+/**
+ * The one classification of a mid-stream upstream error, as the family's `{ code, message }`
+ * (exactly those two fields: the native path puts the object on `response.error` as is).
+ */
+export function midStreamError(err: unknown, family: keyof typeof CODES): { code: string; message: string } {
+  const { cause, message } = midStreamCause(err);
   const codes = CODES[family];
-  return { cause, code: cause === "timeout" ? codes.timeout : codes.other, message };
+  return { code: cause === "timeout" ? codes.timeout : codes.other, message };
 }
 
-function classify(err: unknown): { cause: MidStreamCause; message: string } {
+/** Why the stream ended early, and what to tell the client. */
+export function midStreamCause(err: unknown): { cause: MidStreamCause; message: string } {
   if (err instanceof UpstreamFailure) return { cause: err.kind === "timeout" ? "timeout" : "failed", message: `The upstream failed mid-stream: ${err.message}` };
   const e = err as Error & { code?: string };
   if (e?.code === "UND_ERR_BODY_TIMEOUT" || e?.name === "BodyTimeoutError") return { cause: "timeout", message: "The upstream stopped sending data (idle timeout)." };

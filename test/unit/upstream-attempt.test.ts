@@ -7,7 +7,7 @@ import { Runtime } from "../../src/runtime.js";
 import { createStores } from "../../src/store/index.js";
 import { UpstreamAttempt } from "../../src/upstream/attempt.js";
 import { UpstreamFailure } from "../../src/upstream/errors.js";
-import { midStreamError } from "../../src/upstream/mid-stream.js";
+import { midStreamCause, midStreamError } from "../../src/upstream/mid-stream.js";
 import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { metricSample } from "../helpers/metrics-text.js";
 import { poolConfig } from "../helpers/pool-config.js";
@@ -35,7 +35,7 @@ describe("UpstreamAttempt", () => {
       steps: fallbackSteps(cfg, "m", cfg.models.m!, cfg.targets.get("m")!),
       routing: cfg.routing,
       signal: AbortSignal.timeout(10_000),
-      send: (client, lease) => client.post("/chat/completions", JSON.stringify({ model: lease.target.upstreamModel }), undefined),
+      prepare: (lease) => ({ path: "/chat/completions", body: JSON.stringify({ model: lease.target.upstreamModel }) }),
     });
   };
 
@@ -69,10 +69,14 @@ describe("mid-stream errors, classified once", () => {
   const idle = Object.assign(new Error("idle"), { code: "UND_ERR_BODY_TIMEOUT" });
   const lost = Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" });
   it("give each family its own code for the same cause", () => {
-    expect(midStreamError(idle, "responses")).toMatchObject({ cause: "timeout", code: "timeout" });
-    expect(midStreamError(idle, "chat")).toMatchObject({ cause: "timeout", code: "upstream_timeout" });
-    expect(midStreamError(lost, "responses")).toMatchObject({ cause: "lost", code: "server_error", message: "The upstream connection was lost mid-stream." });
-    expect(midStreamError(lost, "chat")).toMatchObject({ cause: "lost", code: "upstream_stream_error", message: "The upstream connection was lost mid-stream." });
-    expect(midStreamError(new SyntaxError("x"), "responses")).toMatchObject({ cause: "malformed", code: "server_error" });
+    const lostMessage = "The upstream connection was lost mid-stream.";
+    const idleMessage = "The upstream stopped sending data (idle timeout).";
+    // Exactly these fields: the native path puts the object on response.error as it is.
+    expect(midStreamError(idle, "responses")).toEqual({ code: "timeout", message: idleMessage });
+    expect(midStreamError(idle, "chat")).toEqual({ code: "upstream_timeout", message: idleMessage });
+    expect(midStreamError(lost, "responses")).toEqual({ code: "server_error", message: lostMessage });
+    expect(midStreamError(lost, "chat")).toEqual({ code: "upstream_stream_error", message: lostMessage });
+    expect(midStreamCause(new SyntaxError("x"))).toEqual({ cause: "malformed", message: "The upstream sent a malformed stream chunk." });
+    expect(midStreamCause(new UpstreamFailure("a", "timeout", "idle")).cause).toBe("timeout");
   });
 });

@@ -1,0 +1,104 @@
+/** `kind: chat` endpoints: the request translated to /v1/chat/completions, the answer translated back (translate/). */
+import type { Lease } from "../routing/pool.js";
+import type { EventSink } from "../sse-writer.js";
+import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, responseSkeleton } from "../translate/index.js";
+import type { ToolNameMap } from "../translate/index.js";
+import type { ResponseObject, StreamEvent } from "../types.js";
+import { UpstreamFailure, scrubSecret } from "../upstream/errors.js";
+import type { SseFrame } from "../upstream/sse.js";
+import { END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
+import type { Plan } from "./plan.js";
+
+type ChatChunk = Parameters<ChatStreamTranslator["push"]>[0];
+
+export class ChatRequest implements AdaptedRequest {
+  readonly path = "/chat/completions";
+  readonly body: string;
+  readonly droppedTools: readonly string[];
+  readonly hidesEncryptedReasoning = false;
+  /** Tool names shortened for the backend, mapped back in its answer. */
+  private readonly toolNames: ToolNameMap | undefined;
+
+  constructor(
+    private readonly plan: Plan,
+    lease: Lease,
+    stream: boolean,
+  ) {
+    const t = responsesToChatRequest(plan.req, [...plan.history, ...plan.input], {
+      upstreamModel: lease.target.upstreamModel,
+      stream,
+      developerRole: lease.endpoint.config.developer_role,
+      hostedTools: plan.modelCfg.hosted_tools,
+      historyItems: plan.history.length,
+    });
+    this.body = JSON.stringify(t.body);
+    this.toolNames = t.toolNames;
+    this.droppedTools = t.droppedTools;
+  }
+
+  fromJson(json: unknown, rd: ReadContext): ResponseObject {
+    return chatCompletionToResponse(json as Parameters<typeof chatCompletionToResponse>[0], this.skeleton(rd), rd.rt.ids, this.toolNames);
+  }
+
+  stream(rd: ReadContext): StreamTranslation {
+    return new ChatStream(new ChatStreamTranslator(this.skeleton(rd), rd.rt.ids, this.toolNames), rd);
+  }
+
+  private skeleton(rd: ReadContext): ResponseObject {
+    const p = this.plan;
+    return responseSkeleton(p.req, { id: p.id, createdAt: p.createdAt, model: p.model, status: rd.initialStatus, previousResponseId: p.previousResponseId });
+  }
+}
+
+class ChatStream implements StreamTranslation {
+  constructor(
+    private readonly tr: ChatStreamTranslator,
+    private readonly rd: ReadContext,
+  ) {}
+
+  get response(): ResponseObject {
+    return this.tr.response;
+  }
+
+  start(sink: EventSink): void {
+    sendEvents(sink, this.tr.start(), serialise);
+  }
+
+  push(frame: SseFrame, sink: EventSink): typeof END | null {
+    const { attempt, rt } = this.rd;
+    attempt.firstToken();
+    if (frame.data === "[DONE]") return END;
+    const chunk = JSON.parse(frame.data) as Record<string, unknown>;
+    if (chunk.error) {
+      const ep = attempt.endpoint;
+      throw new UpstreamFailure(ep.name, "status", scrubSecret(errorMessage(chunk.error), ep.config.api_key), 500, undefined, undefined, { jsonBody: true });
+    }
+    sendEvents(sink, this.tr.push(chunk as ChatChunk), serialise, !frame.more);
+    rt.metrics.streamChunks.inc({ kind: "translated" });
+    return null;
+  }
+
+  finish(): StreamEvent[] {
+    return this.tr.finish();
+  }
+
+  fail(error: { code: string; message: string }): StreamEvent[] {
+    return this.tr.fail(error);
+  }
+
+  cancel(): StreamEvent[] {
+    return this.tr.cancel();
+  }
+
+  serialise(ev: StreamEvent): string {
+    return serialise(ev);
+  }
+}
+
+const serialise = (ev: StreamEvent): string => JSON.stringify(ev);
+
+function errorMessage(e: unknown): string {
+  if (typeof e === "string") return e;
+  if (e && typeof e === "object" && typeof (e as { message?: unknown }).message === "string") return (e as { message: string }).message;
+  return "upstream error";
+}
