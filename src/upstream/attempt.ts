@@ -26,11 +26,6 @@ export interface PreparedRequest {
   body: string;
 }
 
-/** The reply together with the request that got it (the winning endpoint's). */
-interface Sent<R extends PreparedRequest> extends UpstreamReply {
-  request: R;
-}
-
 export interface AttemptSpec<S extends AttemptStep, R extends PreparedRequest> {
   /** The model the client asked for: the label of every metric the attempt counts. */
   model: string;
@@ -81,18 +76,21 @@ export class UpstreamAttempt<S extends AttemptStep = AttemptStep, R extends Prep
   static async open<S extends AttemptStep, R extends PreparedRequest>(host: AttemptHost, spec: AttemptSpec<S, R>): Promise<UpstreamAttempt<S, R>> {
     const started = performance.now();
     const first = spec.steps[0];
+    // Endpoints are tried one after another, so the last request prepared is the one that got the answer.
+    let request!: R;
     const { result, step } = await callWithFallbacks(
       spec.steps,
       spec.signal,
       (s) =>
-        callWithFailover(host.failover(s.model, s.targets, spec.routing, spec.signal, spec.path, s === first ? spec.prefer : undefined), (client, lease) =>
-          send(client, spec.prepare(lease, s), spec.signal),
-        ),
+        callWithFailover(host.failover(s.model, s.targets, spec.routing, spec.signal, spec.path, s === first ? spec.prefer : undefined), (client, lease) => {
+          request = spec.prepare(lease, s);
+          return client.post(request.path, request.body, spec.signal);
+        }),
       (from, to, err) => host.fellBack(spec.model, from.model, to.model, err),
     );
     if (result.failedOver > 0) host.metrics.failovers.inc({ model: spec.model });
     host.metrics.queueWait.observe({ model: spec.model }, result.lease.waitedMs / 1000);
-    return new UpstreamAttempt(host, spec.model, step, result.lease, result.reply, result.reply.request, started);
+    return new UpstreamAttempt(host, spec.model, step, result.lease, result.reply, request, started);
   }
 
   get endpoint(): Endpoint {
@@ -139,9 +137,4 @@ export class UpstreamAttempt<S extends AttemptStep = AttemptStep, R extends Prep
     this.host.metrics.upstreamDuration.observe({ upstream: this.lease.endpoint.name, outcome: ok ? "ok" : "error" }, ms / 1000);
     return ms;
   }
-}
-
-async function send<R extends PreparedRequest>(client: UpstreamClient, request: R, signal: AbortSignal): Promise<Sent<R>> {
-  const reply = await client.post(request.path, request.body, signal);
-  return { status: reply.status, headers: reply.headers, body: reply.body, request };
 }

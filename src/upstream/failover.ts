@@ -23,8 +23,8 @@ export interface FailoverContext {
   onPanicAttempt?(endpoint: string, ok: boolean): void;
 }
 
-export interface Attempt<R extends UpstreamReply = UpstreamReply> {
-  reply: R;
+export interface Attempt {
+  reply: UpstreamReply;
   /** The slot the successful attempt holds; the caller releases it when the body is done. */
   lease: Lease;
   /** Endpoints tried before the one that answered. */
@@ -42,10 +42,10 @@ export interface Attempt<R extends UpstreamReply = UpstreamReply> {
  * Health: an endpoint fault (UpstreamFailure.endpointFault) counts against the
  * endpoint at most once per client request; any other answer shows it alive.
  */
-export async function callWithFailover<R extends UpstreamReply = UpstreamReply>(
+export async function callWithFailover(
   ctx: FailoverContext,
-  call: (client: UpstreamClient, lease: Lease) => Promise<R>,
-): Promise<Attempt<R>> {
+  call: (client: UpstreamClient, lease: Lease) => Promise<UpstreamReply>,
+): Promise<Attempt> {
   const tried = new Set<string>();
   // Made on the first failure only (nearly every request succeeds at once): endpoints this request
   // counted a fault against, and tried ones it must not ask again (they answered; no Retry-After).
@@ -56,9 +56,9 @@ export async function callWithFailover<R extends UpstreamReply = UpstreamReply>(
   const { retry, queue_timeout } = ctx.routing;
   const started = performance.now();
   // A result whose signal aborted just as it arrived is dropped: keep it to release its slot.
-  let won: Attempt<R> | undefined;
+  let won: Attempt | undefined;
 
-  const attempt = async (): Promise<Attempt<R>> => {
+  const attempt = async (): Promise<Attempt> => {
     // Once every endpoint was tried, later attempts may go back to one that could not be reached or asked us to wait.
     const exclude = tried.size >= distinct ? (done ?? NONE) : tried;
     let lease: Lease;
@@ -125,16 +125,16 @@ export async function callWithFailover<R extends UpstreamReply = UpstreamReply>(
  * retryable failure, p-retry takes over and sees that failure as its own first attempt
  * (same onFailedAttempt calls, attempt count and max_time budget counted from `started`).
  */
-async function firstThenRetry<R extends UpstreamReply>(
-  attempt: () => Promise<Attempt<R>>,
+async function firstThenRetry(
+  attempt: () => Promise<Attempt>,
   onFailedAttempt: (ctx: { error: Error; retriesLeft: number }) => Promise<void>,
   signal: AbortSignal,
   retry: RouterConfig["routing"]["retry"],
   started: number,
-): Promise<Attempt<R>> {
+): Promise<Attempt> {
   const retries = retry.attempts - 1;
   signal.throwIfAborted();
-  let result: Attempt<R>;
+  let result: Attempt;
   try {
     result = await attempt();
   } catch (err) {

@@ -10,7 +10,7 @@ import { UpstreamFailure } from "../../src/upstream/errors.js";
 import { midStreamCause, midStreamError } from "../../src/upstream/mid-stream.js";
 import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { metricSample } from "../helpers/metrics-text.js";
-import { poolConfig } from "../helpers/pool-config.js";
+import { deadUrl, poolConfig } from "../helpers/pool-config.js";
 
 /** The one upstream-attempt lifecycle both route families use (src/upstream/attempt.ts), over a real runtime and upstream. */
 describe("UpstreamAttempt", () => {
@@ -62,6 +62,37 @@ describe("UpstreamAttempt", () => {
     expect(err).toBeInstanceOf(UpstreamFailure);
     expect((err as UpstreamFailure).kind).toBe("protocol");
     expect(rt.pool.get("a")!.health.state()).toBe("cooldown");
+  });
+});
+
+describe("UpstreamAttempt after a failover", () => {
+  it("keeps the request prepared for the endpoint that answered, not one that failed", async () => {
+    const up = await startMockUpstream();
+    const config = buildConfig(poolConfig([await deadUrl(), up.url], { routing: { health: { failure_threshold: 5, cooldown: "60s" } } }));
+    const rt = new Runtime(config, createStores(config.storage), createMetrics(), createLogger("silent"));
+    const prepared: string[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const attempt = await UpstreamAttempt.open(rt, {
+          model: "m",
+          steps: fallbackSteps(config, "m", config.models.m!, config.targets.get("m")!),
+          routing: config.routing,
+          signal: AbortSignal.timeout(10_000),
+          prepare: (lease) => {
+            prepared.push(lease.endpoint.name);
+            return { path: "/chat/completions", body: "{}", endpoint: lease.endpoint.name };
+          },
+        });
+        await attempt.readJson();
+        attempt.end(true);
+        expect(attempt.endpoint.name).toBe("b");
+        expect(attempt.request.endpoint).toBe("b");
+      }
+      expect(prepared).toContain("a"); // the dead endpoint was tried at least once
+    } finally {
+      await rt.close();
+      await up.close();
+    }
   });
 });
 
