@@ -1,6 +1,6 @@
 import type { Transformer } from "node:stream/web";
 import { Hono, type Context } from "hono";
-import { ApiError, notFound } from "./errors.js";
+import { ApiError, isKnownError, notFound } from "./errors.js";
 import { authenticate } from "./http/auth.js";
 import { fastBodyLimit } from "./http/body-limit.js";
 import { nodeOutgoing, type AppEnv, type RequestStats } from "./http/context.js";
@@ -112,8 +112,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
       rt.log.info({ route: c.req.routePath, model: c.get("stats").model || undefined }, "client disconnected before the answer");
       return new Response(null, { status: 499 });
     }
-    const known = err instanceof ApiError || typeof (err as { toApiError?: unknown }).toApiError === "function";
-    if (!known) rt.log.error({ err: { name: (err as Error).name, message: (err as Error).message, stack: (err as Error).stack } }, "unhandled error");
+    if (!isKnownError(err)) rt.log.error({ err: { name: (err as Error).name, message: (err as Error).message, stack: (err as Error).stack } }, "unhandled error");
     return errorResponse(err);
   });
   return { app, service };

@@ -4,6 +4,7 @@
  * HTTP layer renders it in exactly one place (http/errors.ts).
  */
 import type { ErrorObject } from "openai/resources/shared";
+import { TranslationError } from "./translate/errors.js";
 
 export type ErrorType =
   | "invalid_request_error"
@@ -70,9 +71,16 @@ export const modelNotFound = (model: string) =>
 export const storageUnavailable = (detail: string) =>
   new ApiError(503, `The router's response store is unavailable: ${detail}`, { type: "server_error", code: "store_unavailable" });
 
+/** True for an error the router raised on purpose (it maps to a chosen status), false for a fault. */
+export function isKnownError(err: unknown): boolean {
+  return err instanceof ApiError || err instanceof TranslationError || typeof (err as { toApiError?: unknown } | null)?.toApiError === "function";
+}
+
 /** Normalises anything thrown into an ApiError without leaking stacks or secrets. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  // The translation core knows nothing of HTTP: a request it cannot express is the client's 400.
+  if (err instanceof TranslationError) return invalidRequest(err.message, err.param, err.code);
   const convertible = err as { toApiError?: () => ApiError } | null;
   if (convertible && typeof convertible.toApiError === "function") return convertible.toApiError();
   if (err instanceof Error && err.name === "AbortError") {

@@ -15,7 +15,7 @@
  *   a chat backend can neither see nor replay them;
  * - item_reference must have been resolved by the service: 400 if one remains.
  */
-import { invalidRequest } from "../errors.js";
+import { untranslatable } from "./errors.js";
 import { MESSAGE_ROLES } from "../protocol.js";
 import type { ChatMessage, ChatToolCall, Item, JsonObject } from "../types.js";
 import type { ToolNameMap } from "./chat-types.js";
@@ -144,15 +144,15 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
         out.addReasoning(reasoningText(item));
         break;
       case "item_reference":
-        throw invalidRequest(
+        throw untranslatable(
           `Item reference '${String(item.id)}' could not be resolved: the referenced item was not found.`,
           at,
         );
       case undefined:
-        throw invalidRequest(`Input item ${i - history} has no 'type' (and is not a {role, content} message).`, `${at}.type`);
+        throw untranslatable(`Input item ${i - history} has no 'type' (and is not a {role, content} message).`, `${at}.type`);
       default:
         if (HOSTED_HISTORY_ITEMS.has(type)) break;
-        throw invalidRequest(`Input items of type '${type}' are not supported for this model.`, `${at}.type`);
+        throw untranslatable(`Input items of type '${type}' are not supported for this model.`, `${at}.type`);
     }
   }
   out.flushToolImages(null);
@@ -162,7 +162,7 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
 function messageToChat(item: Item, at: string, developerRole: "system" | "developer"): ChatMessage {
   const role = item.role;
   if (typeof role !== "string" || !MESSAGE_ROLES.has(role)) {
-    throw invalidRequest(
+    throw untranslatable(
       `Invalid role '${String(role)}': expected one of 'user', 'assistant', 'system' or 'developer'.`,
       `${at}.role`,
     );
@@ -170,7 +170,7 @@ function messageToChat(item: Item, at: string, developerRole: "system" | "develo
   const chatRole = role === "developer" ? developerRole : role;
   const content = item.content;
   if (typeof content === "string") return { role: chatRole, content };
-  if (!Array.isArray(content)) throw invalidRequest("Message content must be a string or an array of parts.", `${at}.content`);
+  if (!Array.isArray(content)) throw untranslatable("Message content must be a string or an array of parts.", `${at}.content`);
   if (role === "assistant") return { role: chatRole, content: assistantText(content as Item[], at) };
   const parts = (content as Item[]).map((part, j) => partToChat(part, `${at}.content[${j}]`));
   const only = parts.length === 1 ? parts[0]! : null;
@@ -183,7 +183,7 @@ function assistantText(parts: Item[], at: string): string {
     const part = parts[j]!;
     if (part.type === "output_text" || part.type === "input_text" || part.type === "text") text += stringField(part, "text", `${at}.content[${j}].text`);
     else if (part.type === "refusal") text += stringField(part, "refusal", `${at}.content[${j}].refusal`);
-    else throw invalidRequest(`Assistant message parts of type '${String(part.type)}' are not supported.`, `${at}.content[${j}].type`);
+    else throw untranslatable(`Assistant message parts of type '${String(part.type)}' are not supported.`, `${at}.content[${j}].type`);
   }
   return text;
 }
@@ -197,9 +197,9 @@ function partToChat(part: Item, at: string): ContentPart {
     case "input_image":
       return imageToChat(part, at);
     case "input_file":
-      throw invalidRequest("File inputs ('input_file') are not supported for this model.", `${at}.type`);
+      throw untranslatable("File inputs ('input_file') are not supported for this model.", `${at}.type`);
     default:
-      throw invalidRequest(`Content parts of type '${String(part.type)}' are not supported for this model.`, `${at}.type`);
+      throw untranslatable(`Content parts of type '${String(part.type)}' are not supported for this model.`, `${at}.type`);
   }
 }
 
@@ -207,9 +207,9 @@ function imageToChat(part: Item, at: string): ContentPart {
   const url = typeof part.image_url === "string" ? part.image_url : (part.image_url as JsonObject | undefined)?.url;
   if (typeof url !== "string" || !url) {
     if (part.file_id != null) {
-      throw invalidRequest("Images given by 'file_id' are not supported for this model: send an image_url (http(s) or data URL).", `${at}.file_id`);
+      throw untranslatable("Images given by 'file_id' are not supported for this model: send an image_url (http(s) or data URL).", `${at}.file_id`);
     }
-    throw invalidRequest("An input_image needs an 'image_url'.", `${at}.image_url`);
+    throw untranslatable("An input_image needs an 'image_url'.", `${at}.image_url`);
   }
   const image: { url: string; detail?: string } = { url };
   if (typeof part.detail === "string") image.detail = part.detail;
@@ -220,7 +220,7 @@ function functionCallToChat(item: Item, at: string, toolNames: ToolNameMap | und
   const callId = stringField(item, "call_id", `${at}.call_id`);
   const name = stringField(item, "name", `${at}.name`);
   const args = item.arguments === undefined || item.arguments === null ? "" : item.arguments;
-  if (typeof args !== "string") throw invalidRequest("function_call 'arguments' must be a string.", `${at}.arguments`);
+  if (typeof args !== "string") throw untranslatable("function_call 'arguments' must be a string.", `${at}.arguments`);
   const namespace = typeof item.namespace === "string" && item.namespace ? item.namespace : undefined;
   return { id: callId, type: "function", function: { name: chatNameFor(toolNames, name, namespace), arguments: args } };
 }
@@ -239,7 +239,7 @@ function functionOutputToChat(item: Item, at: string): [ChatMessage, ContentPart
       else if (typeof part?.text === "string") content += part.text;
     }
   } else if (output === undefined || output === null) {
-    throw invalidRequest("function_call_output needs an 'output'.", `${at}.output`);
+    throw untranslatable("function_call_output needs an 'output'.", `${at}.output`);
   } else content = JSON.stringify(output);
   return [{ role: "tool", tool_call_id: callId, content }, images];
 }
@@ -256,6 +256,6 @@ export function reasoningText(item: Item): string {
 
 function stringField(obj: Item, key: string, param: string): string {
   const value = obj[key];
-  if (typeof value !== "string") throw invalidRequest(`Missing or invalid '${key}': expected a string.`, param);
+  if (typeof value !== "string") throw untranslatable(`Missing or invalid '${key}': expected a string.`, param);
   return value;
 }

@@ -1,9 +1,9 @@
 /**
  * POST /v1/responses body -> POST /v1/chat/completions body (the translated path).
  * Messages come from request-input.ts; this file maps tools, tool_choice, text format
- * and sampling options. Pure: errors are thrown as ApiError(400) naming the param.
+ * and sampling options. Pure: errors are thrown as TranslationError naming the param (errors.ts maps it to a 400).
  */
-import { invalidRequest } from "../errors.js";
+import { untranslatable } from "./errors.js";
 import type { ChatMessage, CreateResponseRequest, Item, JsonObject } from "../types.js";
 import type { ChatRequestBody, ChatTool, ToolNameMap } from "./chat-types.js";
 import { emptyToolNameMap } from "./chat-types.js";
@@ -45,7 +45,7 @@ export function responsesToChatRequest(req: CreateResponseRequest, items: Item[]
   }
 
   if (req.prompt != null) {
-    throw invalidRequest("Stored prompt templates ('prompt') need an OpenAI-hosted model; this model is served by a chat-completions backend.", "prompt", "unsupported_parameter");
+    throw untranslatable("Stored prompt templates ('prompt') need an OpenAI-hosted model; this model is served by a chat-completions backend.", "prompt", "unsupported_parameter");
   }
 
   const body: ChatRequestBody = { model: opts.upstreamModel, messages };
@@ -90,13 +90,13 @@ interface MappedTools {
 function mapTools(input: JsonObject[] | undefined, hosted: "drop" | "reject"): MappedTools {
   const out: MappedTools = { tools: [], droppedTools: [], toolNames: emptyToolNameMap(), dropped: new Set() };
   if (input === undefined || input === null) return out;
-  if (!Array.isArray(input)) throw invalidRequest("'tools' must be an array.", "tools");
+  if (!Array.isArray(input)) throw untranslatable("'tools' must be an array.", "tools");
   const taken = new Set<string>();
   for (const tool of input) if (tool?.type === "function" && typeof tool.name === "string") taken.add(tool.name);
 
   const hostedTool = (type: string, param: string) => {
     if (hosted === "reject") {
-      throw invalidRequest(`Tools of type '${type}' are not supported for this model: only function tools can be used.`, param);
+      throw untranslatable(`Tools of type '${type}' are not supported for this model: only function tools can be used.`, param);
     }
     out.droppedTools.push(type);
     out.dropped.add(type);
@@ -104,22 +104,22 @@ function mapTools(input: JsonObject[] | undefined, hosted: "drop" | "reject"): M
 
   input.forEach((tool, i) => {
     const type = tool?.type;
-    if (typeof type !== "string" || !type) throw invalidRequest("Each tool needs a 'type'.", `tools[${i}].type`);
+    if (typeof type !== "string" || !type) throw untranslatable("Each tool needs a 'type'.", `tools[${i}].type`);
     if (type === "function") {
       out.tools.push(functionTool(tool, `tools[${i}]`, tool.name as string));
     } else if (type === "namespace") {
       const ns = tool.name;
-      if (typeof ns !== "string" || !ns) throw invalidRequest("A namespace tool needs a 'name'.", `tools[${i}].name`);
-      if (!Array.isArray(tool.tools)) throw invalidRequest("A namespace tool needs a 'tools' array.", `tools[${i}].tools`);
+      if (typeof ns !== "string" || !ns) throw untranslatable("A namespace tool needs a 'name'.", `tools[${i}].name`);
+      if (!Array.isArray(tool.tools)) throw untranslatable("A namespace tool needs a 'tools' array.", `tools[${i}].tools`);
       (tool.tools as JsonObject[]).forEach((member, j) => {
         const at = `tools[${i}].tools[${j}]`;
         if (member?.type === "function") {
-          if (typeof member.name !== "string" || !member.name) throw invalidRequest("A function tool needs a 'name'.", `${at}.name`);
+          if (typeof member.name !== "string" || !member.name) throw untranslatable("A function tool needs a 'name'.", `${at}.name`);
           out.tools.push(functionTool(member, at, registerNamespaced(out.toolNames, taken, ns, member.name)));
         } else if (typeof member?.type === "string" && member.type) {
           hostedTool(member.type, `${at}.type`);
         } else {
-          throw invalidRequest("Each tool needs a 'type'.", `${at}.type`);
+          throw untranslatable("Each tool needs a 'type'.", `${at}.type`);
         }
       });
     } else {
@@ -132,7 +132,7 @@ function mapTools(input: JsonObject[] | undefined, hosted: "drop" | "reject"): M
 }
 
 function functionTool(tool: JsonObject, at: string, chatName: string): ChatTool {
-  if (typeof tool.name !== "string" || !tool.name) throw invalidRequest("A function tool needs a 'name'.", `${at}.name`);
+  if (typeof tool.name !== "string" || !tool.name) throw untranslatable("A function tool needs a 'name'.", `${at}.name`);
   const fn: ChatTool["function"] = { name: chatName };
   if (typeof tool.description === "string") fn.description = tool.description;
   if (tool.parameters !== undefined && tool.parameters !== null) fn.parameters = tool.parameters;
@@ -144,11 +144,11 @@ function mapToolChoice(choice: unknown, dropped: Set<string>, toolNames: ToolNam
   if (choice === undefined || choice === null) return undefined;
   if (choice === "auto" || choice === "none" || choice === "required") return choice;
   if (typeof choice !== "object" || Array.isArray(choice)) {
-    throw invalidRequest(`Invalid tool_choice '${String(choice)}': expected "auto", "none", "required" or an object.`, "tool_choice");
+    throw untranslatable(`Invalid tool_choice '${String(choice)}': expected "auto", "none", "required" or an object.`, "tool_choice");
   }
   const c = choice as JsonObject;
   if (c.type === "function") {
-    if (typeof c.name !== "string" || !c.name) throw invalidRequest("tool_choice of type 'function' needs a 'name'.", "tool_choice.name");
+    if (typeof c.name !== "string" || !c.name) throw untranslatable("tool_choice of type 'function' needs a 'name'.", "tool_choice.name");
     const ns = typeof c.namespace === "string" && c.namespace ? c.namespace : undefined;
     return { type: "function", function: { name: chatNameFor(toolNames, c.name, ns) } };
   }
@@ -157,7 +157,7 @@ function mapToolChoice(choice: unknown, dropped: Set<string>, toolNames: ToolNam
     return c.mode === "required" ? "required" : "auto";
   }
   if (typeof c.type === "string" && dropped.has(c.type)) return "auto";
-  throw invalidRequest(`tool_choice names a tool of type '${String(c.type)}', which is not available for this model.`, "tool_choice.type");
+  throw untranslatable(`tool_choice names a tool of type '${String(c.type)}', which is not available for this model.`, "tool_choice.type");
 }
 
 function mapTextFormat(text: JsonObject | undefined): JsonObject | undefined {
@@ -165,14 +165,14 @@ function mapTextFormat(text: JsonObject | undefined): JsonObject | undefined {
   if (!format || format.type === "text" || format.type === undefined) return undefined;
   if (format.type === "json_object") return { type: "json_object" };
   if (format.type === "json_schema") {
-    if (typeof format.name !== "string" || !format.name) throw invalidRequest("text.format of type 'json_schema' needs a 'name'.", "text.format.name");
+    if (typeof format.name !== "string" || !format.name) throw untranslatable("text.format of type 'json_schema' needs a 'name'.", "text.format.name");
     if (format.schema === undefined || format.schema === null || typeof format.schema !== "object") {
-      throw invalidRequest("text.format of type 'json_schema' needs a 'schema' object.", "text.format.schema");
+      throw untranslatable("text.format of type 'json_schema' needs a 'schema' object.", "text.format.schema");
     }
     const schema: JsonObject = { name: format.name, schema: format.schema };
     if (typeof format.strict === "boolean") schema.strict = format.strict;
     if (typeof format.description === "string") schema.description = format.description;
     return { type: "json_schema", json_schema: schema };
   }
-  throw invalidRequest(`Unsupported text.format type '${String(format.type)}'.`, "text.format.type");
+  throw untranslatable(`Unsupported text.format type '${String(format.type)}'.`, "text.format.type");
 }

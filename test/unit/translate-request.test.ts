@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../src/errors.js";
+import { ApiError, toApiError } from "../../src/errors.js";
+import { TranslationError } from "../../src/translate/errors.js";
 import { normalizeInput, responsesToChatRequest } from "../../src/translate/request.js";
 import type { ChatRequestOptions } from "../../src/translate/request.js";
 import type { CreateResponseRequest, Item } from "../../src/types.js";
@@ -11,12 +12,14 @@ const translate = (req: Partial<CreateResponseRequest>, opts: Partial<ChatReques
 };
 const messages = (req: Partial<CreateResponseRequest>, opts: Partial<ChatRequestOptions> = {}) => translate(req, opts).body.messages;
 
+/** The translation core throws its own TranslationError; the client sees it as errors.ts maps it. */
 function apiError(fn: () => unknown): ApiError {
   try {
     fn();
   } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    const e = err as ApiError;
+    expect(err).toBeInstanceOf(TranslationError);
+    const e = toApiError(err);
+    expect(e).toBeInstanceOf(ApiError);
     expect(e.status).toBe(400);
     expect(e.type).toBe("invalid_request_error");
     return e;
