@@ -34,8 +34,8 @@ export class ShutdownDeadline extends Error {
  * atomically: a request reads it once at its start and keeps that snapshot.
  */
 export class Runtime {
-  readonly pool: EndpointPool;
-  private clients = new Map<string, UpstreamClient>();
+  /** The endpoint set, each endpoint carrying its upstream client (`attached`). */
+  readonly pool: EndpointPool<UpstreamClient>;
   private current: RouterConfig;
   private prober: HealthProber | null = null;
   /** What /readyz reports: this process can serve (`serving`) or not yet / no longer. */
@@ -63,8 +63,15 @@ export class Runtime {
       onQueueTimeout: (model) => this.metrics.poolRejections.inc({ model }),
       onAffinity: (ep, hit) => this.metrics.affinity.inc({ upstream: ep.name, result: hit ? "hit" : "miss" }),
       onPanicRoute: (model, ep) => this.log.debug({ model, endpoint: ep.name }, "every endpoint of the pool is ejected: routing anyway (panic)"),
+    }, {
+      attach: (cfg, existing) => this.clientFor(cfg, existing),
+      detach: (old, name, removed) => {
+        // close() lets requests already on it finish.
+        void old.close().catch(() => {});
+        // Removed: its series would otherwise report a stale state forever.
+        if (removed) forgetEndpoint(this.metrics, name);
+      },
     });
-    this.syncClients(config);
     this.syncProber(config);
   }
 
@@ -78,7 +85,6 @@ export class Runtime {
     // pino children keep the level they were made with: the app's access logger follows "level-change".
     if (this.log.level !== config.logging.level) this.log.level = config.logging.level;
     this.pool.applyConfig(config);
-    this.syncClients(config);
     this.syncProber(config);
   }
 
@@ -91,7 +97,7 @@ export class Runtime {
       ? new HealthProber(
           {
             endpoints: () => this.pool.all(),
-            client: (name) => this.clients.get(name),
+            client: (name) => this.pool.get(name)?.attached,
             onProbe: (ep, ok, detail) => this.log.debug({ endpoint: ep.name, ok, detail }, "health probe"),
           },
           every,
@@ -164,36 +170,25 @@ export class Runtime {
   }
 
   client(endpoint: string): UpstreamClient {
-    const c = this.clients.get(endpoint);
+    const c = this.pool.get(endpoint)?.attached;
     if (!c) throw new Error(`no client for endpoint ${endpoint}`);
     return c;
   }
 
-  private syncClients(config: RouterConfig): void {
-    const next = new Map<string, UpstreamClient>();
-    for (const ep of config.endpoints) {
-      const existing = this.clients.get(ep.name);
-      if (existing && existing.sameTransport(ep)) next.set(ep.name, existing);
-      else next.set(ep.name, new UpstreamClient(ep));
-      this.metrics.maxConcurrency.set({ upstream: ep.name }, ep.max_concurrency);
-      if (!existing) {
-        setEndpointState(this.metrics, ep.name, "healthy");
-        this.metrics.inFlight.set({ upstream: ep.name }, 0);
-      }
+  /** An endpoint's client on (re)load: the existing one while its transport is the same, else a new one. */
+  private clientFor(ep: RouterConfig["endpoints"][number], existing: UpstreamClient | undefined): UpstreamClient {
+    this.metrics.maxConcurrency.set({ upstream: ep.name }, ep.max_concurrency);
+    if (!existing) {
+      setEndpointState(this.metrics, ep.name, "healthy");
+      this.metrics.inFlight.set({ upstream: ep.name }, 0);
     }
-    for (const [name, old] of this.clients) {
-      // Replaced or removed: close() lets requests already on it finish.
-      if (next.get(name) !== old) void old.close().catch(() => {});
-      // Removed: its series would otherwise report a stale state forever.
-      if (!next.has(name)) forgetEndpoint(this.metrics, name);
-    }
-    this.clients = next;
+    return existing && existing.sameTransport(ep) ? existing : new UpstreamClient(ep);
   }
 
   async close(): Promise<void> {
     this.prober?.stop();
     this.pool.close();
-    await Promise.allSettled([...this.clients.values()].map((c) => c.close()));
+    await Promise.allSettled([...this.pool.all()].map((ep) => ep.attached.close()));
   }
 }
 

@@ -4,10 +4,15 @@ import { EndpointHealth, type HealthState } from "./health.js";
 
 type EndpointConfig = RouterConfig["endpoints"][number];
 
-/** Live state of one endpoint. Survives config reloads while its name stays. */
-export class Endpoint {
+/**
+ * Live state of one endpoint. Survives config reloads while its name stays. `attached` is
+ * what the pool's owner keeps per endpoint (the runtime: its upstream client), so the pool
+ * is the one map of the endpoint set.
+ */
+export class Endpoint<A = unknown> {
   inFlight = 0;
   readonly health: EndpointHealth;
+  attached!: A;
 
   constructor(
     public config: EndpointConfig,
@@ -35,6 +40,14 @@ export interface Lease {
   /** Routed although the endpoint is ejected: every untried endpoint of the pool was (panic routing). */
   panic: boolean;
   release(): void;
+}
+
+/** Builds and disposes what is attached to each endpoint, as endpoints come, change and go. */
+export interface EndpointAttachment<A> {
+  /** For a new endpoint (`previous` undefined) or a kept one on reload: return `previous` to keep it. */
+  attach(cfg: EndpointConfig, previous: A | undefined): A;
+  /** `old` was replaced (`removed` false) or its endpoint left the config (`removed` true). */
+  detach(old: A, name: string, removed: boolean): void;
 }
 
 export interface PoolEvents {
@@ -74,41 +87,50 @@ const MAX_OVERTAKES = 4;
  * full, the request waits in FIFO order up to routing.queue_timeout, then gets
  * 429 with Retry-After.
  */
-export class EndpointPool {
-  private endpoints = new Map<string, Endpoint>();
+export class EndpointPool<A = unknown> {
+  private endpoints = new Map<string, Endpoint<A>>();
   private waiters: Waiter[] = [];
   private rotation = 0;
 
   constructor(
     config: RouterConfig,
     private readonly events: PoolEvents = {},
+    private readonly attachment?: EndpointAttachment<A>,
   ) {
     this.applyConfig(config);
   }
 
   /** Adopts a new config: endpoints keep their in-flight counts and health by name. */
   applyConfig(config: RouterConfig): void {
-    const next = new Map<string, Endpoint>();
+    const next = new Map<string, Endpoint<A>>();
     for (const cfg of config.endpoints) {
       const existing = this.endpoints.get(cfg.name);
+      const ep = existing ?? new Endpoint<A>(cfg, config.routing.health, (e, s, r) => this.healthChanged(e, s, r));
       if (existing) {
         existing.config = cfg;
         existing.health.updateSettings(config.routing.health);
-        next.set(cfg.name, existing);
-      } else {
-        next.set(cfg.name, new Endpoint(cfg, config.routing.health, (ep, s, r) => this.healthChanged(ep, s, r)));
       }
+      if (this.attachment) {
+        const previous = existing?.attached;
+        ep.attached = this.attachment.attach(cfg, previous);
+        if (existing && ep.attached !== previous) this.attachment.detach(previous as A, cfg.name, false);
+      }
+      next.set(cfg.name, ep);
     }
-    for (const [name, ep] of this.endpoints) if (!next.has(name)) ep.health.close();
+    for (const [name, ep] of this.endpoints) {
+      if (next.has(name)) continue;
+      ep.health.close();
+      if (this.attachment) this.attachment.detach(ep.attached, name, true);
+    }
     this.endpoints = next;
     this.wakeWaiters(); // limits may have grown
   }
 
-  get(name: string): Endpoint | undefined {
+  get(name: string): Endpoint<A> | undefined {
     return this.endpoints.get(name);
   }
 
-  all(): IterableIterator<Endpoint> {
+  all(): IterableIterator<Endpoint<A>> {
     return this.endpoints.values();
   }
 
