@@ -8,9 +8,11 @@ import { errorResponse } from "./http/errors.js";
 import { chatRoutes } from "./http/chat-routes.js";
 import { conversationsRoutes } from "./http/conversations-routes.js";
 import { usageRoutes } from "./http/admin.js";
+import { compactRoutes } from "./http/compact-routes.js";
 import { inputTokensRoutes } from "./http/input-tokens-routes.js";
 import { opsRoutes } from "./http/ops-routes.js";
 import { responsesRoutes } from "./http/responses-routes.js";
+import { CompactService } from "./responses/compact.js";
 import { ConversationsService } from "./responses/conversations.js";
 import { InputTokensService } from "./responses/input-tokens.js";
 import { ResponsesService } from "./responses/service.js";
@@ -97,6 +99,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   );
 
   inputTokensRoutes(app, new InputTokensService(rt), rt);
+  compactRoutes(app, new CompactService(rt), rt);
   responsesRoutes(app, service, rt);
   conversationsRoutes(app, new ConversationsService(rt));
   chatRoutes(app, rt);

@@ -22,6 +22,10 @@ export const BACKGROUND_ACTIVE = ["queued", "in_progress"] as const;
 
 export const STREAM_CHUNK_KINDS = ["translated", "native"] as const;
 export const CONFIG_RELOAD_RESULTS = ["ok", "error"] as const;
+/** How a compaction was asked for: POST /v1/responses/compact, a `compaction_trigger` input item, `context_management` crossing its threshold. */
+export const COMPACTION_TRIGGERS = ["compact", "trigger", "threshold"] as const;
+export type CompactionTrigger = (typeof COMPACTION_TRIGGERS)[number];
+
 
 /** Whole requests and upstream calls: LLM calls run from milliseconds to many minutes. */
 const LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600];
@@ -78,6 +82,10 @@ export interface Metrics {
   readonly droppedTools: Counter<"model" | "tool_type">;
   /** kind: translated | native */
   readonly streamChunks: Counter<"kind">;
+  /** Compactions done, by endpoint kind (chat: the router summarised; openai: passed through) and trigger (COMPACTION_TRIGGERS). */
+  readonly compactions: Counter<"model" | "kind" | "trigger">;
+  /** stage: before (the input the summary was written from, as the backend counted it) | after (kept user messages + summary, estimated; chat only). */
+  readonly compactionTokens: Counter<"kind" | "trigger" | "stage">;
 }
 
 export interface CreateMetricsOptions {
@@ -161,6 +169,16 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     redisUp: gauge("redis_up", "1 when the Redis connection is ready, 0 otherwise (absent without Redis).", []),
     droppedTools: counter("dropped_tools_total", "Hosted tools dropped because the chat backend cannot run them.", ["model", "tool_type"]),
     streamChunks: counter("stream_chunks_total", "Streaming events sent to clients, by kind (translated|native).", ["kind"]),
+    compactions: counter(
+      "compactions_total",
+      "Context compactions that completed, by model, endpoint kind (chat: summarised by the router | openai: passed through) and trigger (compact|trigger|threshold).",
+      ["model", "kind", "trigger"],
+    ),
+    compactionTokens: counter(
+      "compaction_tokens_total",
+      "Context tokens of compactions: stage=before is the input the summary was written from (the backend's usage), stage=after the compacted context (kept user messages + summary, estimated at 4 characters a token; chat only, the openai kind's is opaque). after/before is the compression ratio.",
+      ["kind", "trigger", "stage"],
+    ),
   };
 
   // Series with a fixed label set start at zero so rate()/increase() and alerts see them before the first event.

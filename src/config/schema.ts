@@ -164,6 +164,24 @@ export const routerConfigSchema = z
       })
       .strict()
       .prefault({}),
+    compaction: z
+      .object({
+        /**
+         * The secret the router's compaction items are sealed with (AES-256-GCM, key derived by
+         * HKDF), e.g. `${ROUTER_COMPACTION_KEY}`. Every instance sharing a store needs the same one.
+         * Without it a random per-process key is used (logged at start): items then open only on
+         * the instance that sealed them, and not after a restart.
+         */
+        key: z.string().min(16, "must be at least 16 characters").optional(),
+        /** The instruction the chat backend gets to write the summary (default: translate/compaction.ts). */
+        prompt: z.string().min(1).optional(),
+        /** Newest user messages a compaction keeps, in tokens (4 characters a token), as the Codex CLI does. */
+        user_message_max_tokens: positiveInt.default(20_000),
+        /** max_tokens of the summarisation call on chat backends (unset: the backend's default). */
+        summary_max_tokens: positiveInt.optional(),
+      })
+      .strict()
+      .prefault({}),
     logging: z
       .object({
         level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),

@@ -8,6 +8,7 @@ import { UpstreamFailure, scrubSecret } from "../upstream/errors.js";
 import type { SseFrame } from "../upstream/sse.js";
 import { END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
 import type { Plan } from "./plan.js";
+import { compactionOptions } from "./compaction-key.js";
 
 type ChatChunk = Parameters<ChatStreamTranslator["push"]>[0];
 
@@ -30,6 +31,7 @@ export class ChatRequest implements AdaptedRequest {
       developerRole: lease.endpoint.config.developer_role,
       hostedTools: plan.modelCfg.hosted_tools,
       historyItems: plan.history.length,
+      compaction: compactionOptions(plan.cfg),
     });
     this.body = JSON.stringify(t.body);
     this.toolNames = t.toolNames;

@@ -17,6 +17,7 @@ import type { ChatMessage, JsonObject } from "../types.js";
 import type { UpstreamClient } from "../upstream/client.js";
 import { UpstreamFailure } from "../upstream/errors.js";
 import { buildPlan, type Plan } from "./plan.js";
+import { compactionOptions } from "./compaction-key.js";
 import { validateCreateRequest } from "./validate.js";
 
 export type TokenCountSource = "upstream" | "tokenizer" | "estimate";
@@ -66,6 +67,7 @@ export class InputTokensService {
       developerRole: lease.endpoint.config.developer_role,
       hostedTools: plan.modelCfg.hosted_tools,
       historyItems: plan.history.length,
+      compaction: compactionOptions(plan.cfg),
     });
     const messages = t.body.messages as ChatMessage[];
     const tools = t.body.tools as unknown[] | undefined;

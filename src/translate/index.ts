@@ -17,3 +17,5 @@ export { ChatStreamTranslator } from "./stream.js";
 export type { StreamTranslatorOptions } from "./stream.js";
 export { responseToEvents } from "./replay.js";
 export { chatNameFor, identityFor, joinedToolName } from "./tool-names.js";
+export type { CompactionOptions } from "./request-input.js";
+export { DEFAULT_SUMMARY_PROMPT, SUMMARY_PREFIX, keptUserMessages, messageText, summaryMessageText } from "./compaction.js";

@@ -13,13 +13,25 @@
  *   assistant message (discarded if a non-assistant message comes first);
  * - calls of hosted tools from earlier native turns (web_search_call, ...) are dropped:
  *   a chat backend can neither see nor replay them;
- * - item_reference must have been resolved by the service: 400 if one remains.
+ * - item_reference must have been resolved by the service: 400 if one remains;
+ * - a `compaction` item sealed by the router becomes the user message that frames its
+ *   summary (compaction.ts); what it summarises (the items before the last one, but for
+ *   system/developer messages and the kept user messages) is left out. One the router
+ *   cannot open (OpenAI's, another key's, altered) is a 400 naming it, never dropped.
  */
 import { untranslatable } from "./errors.js";
 import { MESSAGE_ROLES } from "../protocol.js";
 import type { ChatMessage, ChatToolCall, Item, JsonObject } from "../types.js";
 import type { ToolNameMap } from "./chat-types.js";
 import { chatNameFor } from "./tool-names.js";
+import { summaryMessageText, supersededByCompaction } from "./compaction.js";
+
+export interface CompactionOptions {
+  /** The summary sealed in a compaction item's `encrypted_content`, or null when it cannot be opened. */
+  open(sealed: unknown): string | null;
+  /** The user messages kept before a compaction item (compaction.ts keptUserMessages). */
+  userMessageMaxTokens: number;
+}
 
 export interface InputOptions {
   developerRole: "system" | "developer";
@@ -29,6 +41,7 @@ export interface InputOptions {
    * then count the client's own input from 0, and name `previous_response_id` for the rest.
    */
   historyItems?: number;
+  compaction?: CompactionOptions;
 }
 
 /** Output items of hosted tools that may sit in replayed history; chat cannot express them. */
@@ -53,8 +66,9 @@ const HOSTED_HISTORY_ITEMS = new Set([
   "custom_tool_call_output",
   "tool_search_call",
   "tool_search_output",
-  "compaction",
 ]);
+
+const DEFAULT_USER_MESSAGE_TOKENS = 20_000;
 
 /** A string input, or easy `{role, content}` messages, as typed items (ids kept). */
 export function normalizeInput(input: string | Item[] | undefined): Item[] {
@@ -126,7 +140,9 @@ class MessageBuilder {
 export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMessage[] {
   const out = new MessageBuilder();
   const history = opts.historyItems ?? 0;
+  const superseded = supersededByCompaction(items, opts.compaction?.userMessageMaxTokens ?? DEFAULT_USER_MESSAGE_TOKENS);
   for (let i = 0; i < items.length; i++) {
+    if (superseded?.has(i)) continue;
     const item = items[i]!;
     const at = i < history ? "previous_response_id" : `input[${i - history}]`;
     const type = item.type ?? (typeof item.role === "string" ? "message" : undefined);
@@ -143,6 +159,11 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
       case "reasoning":
         out.addReasoning(reasoningText(item));
         break;
+      case "compaction":
+        out.push({ role: "user", content: summaryMessageText(openCompaction(item, at, opts.compaction)) });
+        break;
+      case "compaction_trigger":
+        throw untranslatable("A 'compaction_trigger' item must be the last input item.", `${at}.type`);
       case "item_reference":
         throw untranslatable(
           `Item reference '${String(item.id)}' could not be resolved: the referenced item was not found.`,
@@ -157,6 +178,16 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
   }
   out.flushToolImages(null);
   return out.messages;
+}
+
+function openCompaction(item: Item, at: string, compaction: CompactionOptions | undefined): string {
+  const summary = compaction?.open(item.encrypted_content) ?? null;
+  if (summary !== null) return summary;
+  throw untranslatable(
+    `The compaction item at ${at} cannot be read by this model: its encrypted_content was not sealed by this router with its compaction key (it comes from another provider such as OpenAI, from a router with another key, or was altered). A chat-completions backend can only use the router's own compaction items.`,
+    `${at}.encrypted_content`,
+    "invalid_encrypted_content",
+  );
 }
 
 function messageToChat(item: Item, at: string, developerRole: "system" | "developer"): ChatMessage {

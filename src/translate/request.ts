@@ -7,7 +7,7 @@ import { untranslatable } from "./errors.js";
 import type { ChatMessage, CreateResponseRequest, Item, JsonObject } from "../types.js";
 import type { ChatRequestBody, ChatTool, ToolNameMap } from "./chat-types.js";
 import { emptyToolNameMap } from "./chat-types.js";
-import { itemsToChatMessages } from "./request-input.js";
+import { itemsToChatMessages, type CompactionOptions } from "./request-input.js";
 import { chatNameFor, registerNamespaced } from "./tool-names.js";
 
 export { normalizeInput } from "./request-input.js";
@@ -22,6 +22,8 @@ export interface ChatRequestOptions {
   hostedTools: "drop" | "reject";
   /** How many leading `items` are history from previous_response_id: keeps `input[i]` params exact. */
   historyItems?: number;
+  /** Compaction items: how to open them and the user-message budget (request-input.ts). */
+  compaction?: CompactionOptions;
 }
 
 export interface ChatRequestResult {
@@ -40,7 +42,7 @@ export function responsesToChatRequest(req: CreateResponseRequest, items: Item[]
 
   const messages: ChatMessage[] = [];
   if (typeof req.instructions === "string" && req.instructions) messages.push({ role: "system", content: req.instructions });
-  for (const m of itemsToChatMessages(items, { developerRole: opts.developerRole, toolNames, historyItems: opts.historyItems })) {
+  for (const m of itemsToChatMessages(items, { developerRole: opts.developerRole, toolNames, historyItems: opts.historyItems, compaction: opts.compaction })) {
     messages.push(m);
   }
 
