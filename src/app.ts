@@ -12,7 +12,7 @@ import { compactRoutes } from "./http/compact-routes.js";
 import { inputTokensRoutes } from "./http/input-tokens-routes.js";
 import { opsRoutes } from "./http/ops-routes.js";
 import { responsesRoutes } from "./http/responses-routes.js";
-import { CompactService } from "./responses/compact.js";
+import { CompactService } from "./responses/compact-service.js";
 import { ConversationsService } from "./responses/conversations.js";
 import { InputTokensService } from "./responses/input-tokens.js";
 import { ResponsesService } from "./responses/service.js";

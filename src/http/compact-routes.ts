@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import type { CompactService } from "../responses/compact.js";
+import type { CompactService } from "../responses/compact-service.js";
 import type { Runtime } from "../runtime.js";
 import type { AppEnv } from "./context.js";
 import { ClientLink, labelModel, markServedModel, readJsonBody } from "./context.js";

@@ -11,6 +11,8 @@ import { readSseFrames } from "../upstream/sse.js";
 import { END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
 import { ChatRequest } from "./adapter-chat.js";
 import { NativeRequest } from "./adapter-native.js";
+import { CompactTriggerRequest, endsWithCompactionTrigger } from "./adapter-compact.js";
+import { countCompaction } from "./compact.js";
 import type { Plan } from "./plan.js";
 
 export interface RunOutcome {
@@ -65,7 +67,7 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
     signal,
     prefer: plan.preferEndpoint,
     // The plan as the serving model's config shapes it (hosted tools, encrypted reasoning); `model` stays the client's.
-    prepare: (lease, step) => new ADAPTERS[lease.endpoint.config.kind](servedPlan(plan, step), lease, stream),
+    prepare: (lease, step) => new (adapterFor(lease.endpoint.config.kind, plan))(servedPlan(plan, step), lease, stream),
   });
   const request = attempt.request;
   for (const tool of request.droppedTools) rt.metrics.droppedTools.inc({ model: plan.model, tool_type: tool });
@@ -79,12 +81,21 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
         const rd: ReadContext = { rt, attempt, initialStatus };
         const result = sink ? await pumpStream(request.stream(rd), attempt, sink, signal, opts) : { response: request.fromJson((await attempt.readJson()).json, rd), terminal: null };
         ok = result.response.status !== "failed";
+        // The chat kind's compaction adapter counts its own; a native one is the upstream's.
+        if (endsWithCompactionTrigger(plan) && attempt.endpoint.config.kind === "openai" && result.response.status === "completed") {
+          countCompaction(rt, { model: plan.model, kind: "openai", trigger: "trigger", before: result.response.usage?.input_tokens ?? 0 });
+        }
         return { ...result, hideEncryptedReasoning: request.hidesEncryptedReasoning, endpoint: attempt.endpoint.name, model, upstreamMs: performance.now() - attempt.started };
       } finally {
         attempt.end(ok);
       }
     },
   };
+}
+
+/** A `compaction_trigger` as the last input item: the chat kind summarises instead of answering (adapter-compact.ts). */
+function adapterFor(kind: Endpoint["config"]["kind"], plan: Plan): (typeof ADAPTERS)[typeof kind] {
+  return kind === "chat" && endsWithCompactionTrigger(plan) ? CompactTriggerRequest : ADAPTERS[kind];
 }
 
 function servedPlan(plan: Plan, step: ModelStep): Plan {

@@ -163,6 +163,7 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
         out.push({ role: "user", content: summaryMessageText(openCompaction(item, at, opts.compaction)) });
         break;
       case "compaction_trigger":
+        if (i < history) break; // an earlier turn's trigger: its compaction item follows it
         throw untranslatable("A 'compaction_trigger' item must be the last input item.", `${at}.type`);
       case "item_reference":
         throw untranslatable(

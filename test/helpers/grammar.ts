@@ -26,6 +26,7 @@ const ITEM_EVENTS = new Set([
   "response.reasoning_summary_part.done",
   "response.reasoning_summary_text.delta",
   "response.reasoning_summary_text.done",
+  "response.compaction.compacting",
 ]);
 
 interface Tracked {
@@ -153,6 +154,9 @@ export function assertResponsesGrammar(events: StreamEvent[], opts: { startSeque
         if (!t.summary[e.summary_index as number]) fail(e, "missing summary part");
         if (e.type.endsWith("part.done")) t.summary[e.summary_index as number]!.open = false;
         return;
+      case "response.compaction.compacting":
+        if (t.item.type !== "compaction") fail(e, "compaction.compacting for a non-compaction item");
+        return;
       case "response.function_call_arguments.delta":
         if (t.item.type !== "function_call") fail(e, "arguments delta for a non-function_call item");
         t.args += e.delta as string;
@@ -165,6 +169,7 @@ export function assertResponsesGrammar(events: StreamEvent[], opts: { startSeque
         const item = e.item as Item;
         if (item.id !== t.item.id) fail(e, "output_item.done id differs");
         if (item.type === "function_call" && (item.call_id !== t.item.call_id || item.arguments !== t.args)) fail(e, "function_call done differs");
+        if (item.type === "compaction" && (typeof item.encrypted_content !== "string" || !item.encrypted_content)) fail(e, "compaction item done without encrypted_content");
         if (t.parts.some((p) => p.open) || t.summary.some((p) => p.open)) fail(e, "item done with open parts");
         const content = (item.content ?? []) as Item[];
         if (item.type === "message" || item.type === "reasoning") {
