@@ -2,7 +2,7 @@
 import type { Lease } from "../routing/pool.js";
 import type { EventSink } from "../sse-writer.js";
 import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, responseSkeleton } from "../translate/index.js";
-import type { ToolNameMap } from "../translate/index.js";
+import type { StreamTranslatorOptions, ToolNameMap } from "../translate/index.js";
 import type { ResponseObject, StreamEvent } from "../types.js";
 import { UpstreamFailure, scrubSecret } from "../upstream/errors.js";
 import type { SseFrame } from "../upstream/sse.js";
@@ -25,7 +25,8 @@ export class ChatRequest implements AdaptedRequest {
     lease: Lease,
     stream: boolean,
   ) {
-    const t = responsesToChatRequest(plan.req, [...plan.history, ...plan.input], {
+    const items = plan.compacted ? [...plan.history, ...plan.input, plan.compacted] : [...plan.history, ...plan.input];
+    const t = responsesToChatRequest(plan.req, items, {
       upstreamModel: lease.target.upstreamModel,
       stream,
       developerRole: lease.endpoint.config.developer_role,
@@ -39,11 +40,14 @@ export class ChatRequest implements AdaptedRequest {
   }
 
   fromJson(json: unknown, rd: ReadContext): ResponseObject {
-    return chatCompletionToResponse(json as Parameters<typeof chatCompletionToResponse>[0], this.skeleton(rd), rd.rt.ids, this.toolNames);
+    const response = chatCompletionToResponse(json as Parameters<typeof chatCompletionToResponse>[0], this.skeleton(rd), rd.rt.ids, this.toolNames);
+    if (this.plan.compacted) response.output.unshift(this.plan.compacted);
+    return response;
   }
 
   stream(rd: ReadContext): StreamTranslation {
-    return new ChatStream(new ChatStreamTranslator(this.skeleton(rd), rd.rt.ids, this.toolNames), rd);
+    const compaction = this.plan.compacted as StreamTranslatorOptions["compaction"];
+    return new ChatStream(new ChatStreamTranslator(this.skeleton(rd), rd.rt.ids, this.toolNames, { compaction }), rd);
   }
 
   private skeleton(rd: ReadContext): ResponseObject {

@@ -40,11 +40,18 @@ export class InputTokensService {
     const req = validateCreateRequest(body);
     const { rt } = this;
     const plan = await buildPlan(req, { cfg: rt.config, responses: rt.stores.responses, conversations: rt.stores.conversations, ids: rt.ids, now: Date.now }, ctx.owner, ctx.key);
-    const lease = await rt.pool.acquire(plan.model, plan.targets, { queueTimeoutMs: plan.cfg.routing.queue_timeout, signal: ctx.signal, prefer: plan.preferEndpoint });
+    const counted = await this.countPlan(plan, ctx.signal);
+    return { result: { object: "response.input_tokens", input_tokens: counted.tokens }, source: counted.source, endpoint: counted.endpoint };
+  }
+
+  /** The input tokens of a planned request, on an endpoint of its pool (also what `context_management` compares with its threshold). */
+  async countPlan(plan: Plan, signal: AbortSignal): Promise<{ tokens: number; source: TokenCountSource; endpoint: string }> {
+    const { rt } = this;
+    const lease = await rt.pool.acquire(plan.model, plan.targets, { queueTimeoutMs: plan.cfg.routing.queue_timeout, signal, prefer: plan.preferEndpoint });
     try {
       const client = rt.client(lease.endpoint.name);
-      const counted = lease.endpoint.config.kind === "openai" ? await this.upstream(plan, lease, client, ctx.signal) : await this.chat(plan, lease, client, ctx.signal);
-      return { result: { object: "response.input_tokens", input_tokens: counted.tokens }, source: counted.source, endpoint: lease.endpoint.name };
+      const counted = lease.endpoint.config.kind === "openai" ? await this.upstream(plan, lease, client, signal) : await this.chat(plan, lease, client, signal);
+      return { ...counted, endpoint: lease.endpoint.name };
     } finally {
       lease.release();
     }

@@ -32,6 +32,12 @@ export interface Plan {
   stream: boolean;
   /** Serve from / fill the response cache. */
   useCache: boolean;
+  /**
+   * A compaction item the router made for this request (`context_management` crossed its
+   * threshold, auto-compact.ts): the chat backend sees it after the input (so what it
+   * summarises is left out) and it is the response's first output item.
+   */
+  compacted?: Item;
 }
 
 /** Resolves model, history and ids for a validated request. */

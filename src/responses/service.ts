@@ -10,6 +10,7 @@ import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import { emitted } from "../emitted.js";
 import type { EmittedResponse, Item, JsonObject, ResponseObject } from "../types.js";
 import { clientView, omitEncryptedContent } from "../native/rewrite.js";
+import { AutoCompactor } from "./auto-compact.js";
 import { BackgroundJobs } from "./background.js";
 import { cacheKey } from "./cache-key.js";
 import { appendTurn } from "./conversation-turn.js";
@@ -42,18 +43,21 @@ export type CreateResult =
  */
 export class ResponsesService {
   readonly background: BackgroundJobs;
+  private readonly compactor: AutoCompactor;
 
   constructor(private readonly rt: Runtime) {
     this.background = new BackgroundJobs(rt);
+    this.compactor = new AutoCompactor(rt);
   }
 
   async create(body: unknown, ctx: RequestContext): Promise<CreateResult> {
     const req = validateCreateRequest(body);
-    const plan = await buildPlan(req, { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now }, ctx.owner, ctx.key ?? null);
+    let plan = await buildPlan(req, { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now }, ctx.owner, ctx.key ?? null);
     // Fail before spending an upstream call on a response that could not be stored.
     if (plan.store) await requireConnected(this.rt.stores.status);
     // No upstream tokens for this request itself: a background job counts its own, a cache hit costs none.
     if (plan.background) return this.createBackground(plan, ctx);
+    plan = await this.compactor.apply(plan, ctx.signal, ctx.stats); // context_management over its threshold
 
     const key = plan.useCache ? cacheKey(plan.req, plan.model, [...plan.history, ...plan.input]) : null;
     if (key) {
@@ -124,7 +128,8 @@ export class ResponsesService {
   /** Stores (when asked) and accounts for a finished response. Store failures surface as 503. */
   private async finish(plan: Plan, out: RunOutcome, key: string | null, stats?: RequestContext["stats"]): Promise<void> {
     const tokens = recordTokenUsage(this.rt, out, plan.owner);
-    if (stats && tokens !== NO_TOKENS) stats.tokens = tokens; // unset: the upstream reported no usage
+    // unset: the upstream reported no usage; already set: a compaction before the answer spent some
+    if (stats && tokens !== NO_TOKENS) stats.tokens = stats.tokens ? { input: stats.tokens.input + tokens.input, output: stats.tokens.output + tokens.output } : tokens;
     await appendTurn(this.rt, plan, out.response, out.endpoint, out.terminal !== null);
     if (plan.store) await this.save(plan, out.response, out.endpoint);
     if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response);

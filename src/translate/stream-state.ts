@@ -7,6 +7,11 @@ import type { ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputRef
 export interface StreamTranslatorOptions {
   /** First sequence_number (e.g. when resuming a recorded stream). Default 0. */
   startSequence?: number;
+  /**
+   * A compaction item the router made before answering (context_management): the first output
+   * item, emitted complete right after `response.in_progress` (added, compaction.compacting, done).
+   */
+  compaction?: { id: string; type: "compaction"; encrypted_content: string };
 }
 
 export type Status = "completed" | "incomplete";

@@ -36,6 +36,7 @@ export class ChatStreamTranslator {
   private started = false;
   private ended = false;
   private readonly output: ResponseOutputItem[] = [];
+  private readonly compaction: StreamTranslatorOptions["compaction"] | null;
   /** The skeleton as the openai package types it (responseSkeleton checks it against that type). */
   private readonly skeleton: EmittedResponse;
   private live: EmittedResponse;
@@ -55,6 +56,7 @@ export class ChatStreamTranslator {
     opts: StreamTranslatorOptions = {},
   ) {
     this.seq = opts.startSequence ?? 0;
+    this.compaction = opts.compaction ?? null;
     this.skeleton = skeleton as unknown as EmittedResponse;
     this.live = { ...this.skeleton, output: this.output, usage: null };
   }
@@ -128,6 +130,14 @@ export class ChatStreamTranslator {
     const inProgress: EmittedResponse = { ...this.skeleton, status: "in_progress", output: [], usage: null };
     out.push(emitted({ type: "response.in_progress", response: inProgress, sequence_number: this.seq++ }));
     this.live.status = "in_progress";
+    const c = this.compaction;
+    if (c) {
+      const index = this.output.length;
+      this.output.push(c);
+      out.push(emitted({ type: "response.output_item.added", output_index: index, item: c, sequence_number: this.seq++ }));
+      out.push(emitted({ type: "response.compaction.compacting", item_id: c.id, output_index: index, sequence_number: this.seq++ }));
+      out.push(emitted({ type: "response.output_item.done", output_index: index, item: c, sequence_number: this.seq++ }));
+    }
   }
 
   private terminate(
