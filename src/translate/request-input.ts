@@ -185,7 +185,7 @@ function openCompaction(item: Item, at: string, compaction: CompactionOptions | 
   const summary = compaction?.open(item.encrypted_content) ?? null;
   if (summary !== null) return summary;
   throw untranslatable(
-    `The compaction item at ${at} cannot be read by this model: its encrypted_content was not sealed by this router with its compaction key (it comes from another provider such as OpenAI, from a router with another key, or was altered). A chat-completions backend can only use the router's own compaction items.`,
+    `The compaction item ${typeof item.id === "string" ? `'${item.id}' ` : ""}at ${at} cannot be read by this model: its encrypted_content was not sealed by this router with its compaction key (it comes from another provider such as OpenAI, from a router with another key, or was altered). A chat-completions backend can only use the router's own compaction items.`,
     `${at}.encrypted_content`,
     "invalid_encrypted_content",
   );

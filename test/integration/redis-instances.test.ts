@@ -3,7 +3,7 @@ import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { allEvents, callRouter, expectContiguous, slowText, sseEvents, until, writeConfigFile } from "../helpers/background.js";
 import { startChildRouter, type ChildRouter } from "../helpers/child-router.js";
-import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
+import { chatCompletion, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { freePort, startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
 
@@ -30,8 +30,8 @@ function redisConfig(upstreamUrl: string, prefix: string, redisUrl = redis.url) 
 const routers: TestRouter[] = [];
 const upstreams: MockUpstream[] = [];
 const children: ChildRouter[] = [];
-async function router(upstreamUrl: string, prefix: string, redisUrl?: string): Promise<TestRouter> {
-  const r = await startTestRouter(redisConfig(upstreamUrl, prefix, redisUrl), { apiKey: "key-a" });
+async function router(upstreamUrl: string, prefix: string, redisUrl?: string, extra: Record<string, unknown> = {}): Promise<TestRouter> {
+  const r = await startTestRouter({ ...redisConfig(upstreamUrl, prefix, redisUrl), ...extra }, { apiKey: "key-a" });
   routers.push(r);
   return r;
 }
@@ -72,6 +72,37 @@ describe("two router instances on one Redis", () => {
     expect(items.data.map((i) => (i as { type: string }).type)).toEqual(["message", "message", "message"]);
     await b.client.responses.delete(first.id);
     expect(await a.client.responses.retrieve(first.id).catch((e) => e.status)).toBe(404);
+  });
+
+  it("open each other's sealed compaction items when they share compaction.key (another process, key from the env); another key cannot", async () => {
+    const up = await upstream();
+    const prefix = uniquePrefix();
+    const key = "shared-compaction-key-0123456789";
+    const a = await router(up.url, prefix, undefined, { compaction: { key } });
+    const child = await startChildRouter(writeConfigFile({ ...redisConfig(up.url, prefix), compaction: { key: "${ROUTER_COMPACTION_KEY}" } }), { ROUTER_COMPACTION_KEY: key });
+    children.push(child);
+    const b = new OpenAI({ baseURL: `${child.url}/v1`, apiKey: "key-a", maxRetries: 0 });
+
+    // A compacts a stored turn with the v2 trigger; B chains from it and its backend gets A's summary.
+    up.enqueue("/chat/completions", { kind: "json", body: chatCompletion("SEALED-ON-A") });
+    const compacted = await a.client.responses.create({ model: "local", input: [{ role: "user", content: "remember 42" }, { type: "compaction_trigger" } as never] });
+    up.enqueue("/chat/completions", { kind: "json", body: chatCompletion("42") });
+    await b.responses.create({ model: "local", previous_response_id: compacted.id, input: "what number?" });
+    expect(up.requests.at(-1)!.body.messages.map((m: { content: string }) => m.content)).toEqual(["remember 42", expect.stringContaining("SEALED-ON-A"), "what number?"]);
+
+    // B compacts with /responses/compact; A reads its item.
+    up.enqueue("/chat/completions", { kind: "json", body: chatCompletion("SEALED-ON-B") });
+    const onB = await b.responses.compact({ model: "local", input: "hello there" });
+    up.enqueue("/chat/completions", { kind: "json", body: chatCompletion("ok") });
+    await a.client.responses.create({ model: "local", input: [...(onB.output as never[]), { role: "user", content: "next" }] });
+    expect(up.requests.at(-1)!.body.messages.map((m: { content: string }) => m.content)).toEqual(["hello there", expect.stringContaining("SEALED-ON-B"), "next"]);
+
+    // An instance with another key refuses it, naming the item.
+    const c = await router(up.url, prefix, undefined, { compaction: { key: "some-other-key-0123456789" } });
+    const err = await c.client.responses.create({ model: "local", previous_response_id: compacted.id, input: "x" }).catch((e) => e);
+    expect(err.status).toBe(400);
+    expect(err.error.param).toBe("previous_response_id.encrypted_content");
+    expect(child.output()).not.toContain(key);
   });
 
   it("a background job is followed, resumed and cancelled from the instance that does NOT run it", async () => {
