@@ -10,6 +10,7 @@ import { scrubSecret } from "../upstream/errors.js";
 import type { SseFrame } from "../upstream/sse.js";
 import { END, type AdaptedRequest, type HeldTerminal, type ReadContext, type StreamTranslation } from "./adapter.js";
 import type { Plan } from "./plan.js";
+import { routerCompactionsAsText } from "./compact.js";
 
 const REASONING_MODEL = /^(o\d|gpt-5|codex|computer-use)/i;
 
@@ -24,9 +25,9 @@ export class NativeRequest implements AdaptedRequest {
     private readonly lease: Lease,
     stream: boolean,
   ) {
-    this.body = JSON.stringify(
-      nativeRequestBody(plan.req, { upstreamModel: lease.target.upstreamModel, history: plan.history, stream, wantEncryptedReasoning: wantsEncryptedReasoning(plan) }),
-    );
+    const body = nativeRequestBody(plan.req, { upstreamModel: lease.target.upstreamModel, history: plan.history, stream, wantEncryptedReasoning: wantsEncryptedReasoning(plan) });
+    body.input = routerCompactionsAsText(body.input, plan.cfg) as typeof body.input;
+    this.body = JSON.stringify(body);
     this.hidesEncryptedReasoning = shouldHideEncryptedReasoning(plan);
   }
 

@@ -16,7 +16,7 @@ import type { Runtime } from "../runtime.js";
 import type { CreateResponseRequest, JsonObject } from "../types.js";
 import { UpstreamAttempt } from "../upstream/attempt.js";
 import { UpstreamFailure } from "../upstream/errors.js";
-import { countCompaction, keptUserItems, readSummary, sealedCompactionItem, summaryRequestBody } from "./compact.js";
+import { countCompaction, keptUserItems, readSummary, routerCompactionsAsText, sealedCompactionItem, summaryRequestBody } from "./compact.js";
 import { recordTokenUsage } from "./execute.js";
 import { buildPlan, type Plan } from "./plan.js";
 import { validateCreateRequest } from "./validate.js";
@@ -97,5 +97,6 @@ function nativeCompactBody(plan: Plan, fields: JsonObject, lease: Lease): JsonOb
   });
   delete body.store;
   delete body.stream;
+  body.input = routerCompactionsAsText(body.input, plan.cfg) as typeof body.input;
   return body;
 }

@@ -12,8 +12,8 @@
 import type { CompactionTrigger } from "../metrics.js";
 import type { Lease } from "../routing/pool.js";
 import type { Runtime } from "../runtime.js";
-import { sealSummary } from "../seal.js";
-import { chatUsageToResponses, DEFAULT_SUMMARY_PROMPT, keptUserMessages, messageText, responsesToChatRequest } from "../translate/index.js";
+import { isRouterSealed, openSummary, sealSummary } from "../seal.js";
+import { chatUsageToResponses, DEFAULT_SUMMARY_PROMPT, keptUserMessages, messageText, responsesToChatRequest, summaryMessageText, supersededByCompaction } from "../translate/index.js";
 import type { ChatUsage, CreateResponseRequest, Item, Usage } from "../types.js";
 import { UpstreamFailure } from "../upstream/errors.js";
 import { compactionOptions, sealerFor } from "./compaction-key.js";
@@ -68,4 +68,26 @@ export function countCompaction(rt: Runtime, o: { model: string; kind: "chat" | 
     for (const m of o.after.kept) chars += messageText(m).length;
     rt.metrics.compactionTokens.inc({ kind: o.kind, trigger: o.trigger, stage: "after" }, Math.ceil(chars / CHARS_PER_TOKEN));
   }
+}
+
+/**
+ * The router's own compaction items, for an `openai` endpoint (a chain or fallback that crosses
+ * kinds): OpenAI cannot open them, so each one the router opens becomes the framed summary as a
+ * user message, and when the last compaction item is the router's, what it summarises is left
+ * out as on a chat backend. OpenAI's own items (and any the router cannot open) pass untouched;
+ * the upstream judges those. Returns the same array when there is nothing of the router's.
+ */
+export function routerCompactionsAsText(items: unknown, cfg: Plan["cfg"]): unknown {
+  if (!Array.isArray(items) || !items.some((i: Item) => i?.type === "compaction" && isRouterSealed(i.encrypted_content))) return items;
+  const sealer = sealerFor(cfg);
+  const list = items as Item[];
+  const last = list.findLastIndex((i) => i?.type === "compaction");
+  const skip = isRouterSealed(list[last]!.encrypted_content) ? supersededByCompaction(list, cfg.compaction.user_message_max_tokens) : null;
+  const out: Item[] = [];
+  list.forEach((item, i) => {
+    if (skip?.has(i)) return;
+    const summary = item?.type === "compaction" ? openSummary(sealer, item.encrypted_content) : null;
+    out.push(summary === null ? item : { type: "message", role: "user", content: [{ type: "input_text", text: summaryMessageText(summary) }] });
+  });
+  return out;
 }

@@ -18,4 +18,4 @@ export type { StreamTranslatorOptions } from "./stream.js";
 export { responseToEvents } from "./replay.js";
 export { chatNameFor, identityFor, joinedToolName } from "./tool-names.js";
 export type { CompactionOptions } from "./request-input.js";
-export { DEFAULT_SUMMARY_PROMPT, SUMMARY_PREFIX, keptUserMessages, messageText, summaryMessageText } from "./compaction.js";
+export { DEFAULT_SUMMARY_PROMPT, SUMMARY_PREFIX, keptUserMessages, messageText, summaryMessageText, supersededByCompaction } from "./compaction.js";

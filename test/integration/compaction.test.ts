@@ -125,6 +125,19 @@ describe("POST /v1/responses/compact on an openai backend", () => {
     expect(next.body.input).toContainEqual({ id: "cmp_up", type: "compaction", encrypted_content: "gAAAAAB-openai-secret" });
   });
 
+  it("crossing kinds: the router's own compaction item reaches an openai backend as the framed summary, what it summarised left out", async () => {
+    const { router, chat, oai } = env;
+    chat.enqueue("/chat/completions", { kind: "json", body: chatCompletion("CROSS-SUMMARY") });
+    const compacted = await router.client.responses.compact({ model: "local", input: [{ role: "user", content: "q1" }, { role: "assistant", content: "a1" }] });
+    await router.client.responses.create({ model: "gpt-4.1", input: [{ role: "assistant", content: "old" }, ...(compacted.output as any[]), { role: "user", content: "go" }] });
+    const input = oai.requests.find((r) => r.path === "/responses")!.body.input as any[];
+    expect(input.map((i) => i.role)).toEqual(["user", "user", "user"]);
+    expect(input[1].content[0].text.startsWith(SUMMARY_PREFIX)).toBe(true);
+    expect(input[1].content[0].text).toContain("CROSS-SUMMARY");
+    expect(JSON.stringify(input)).not.toContain("rrc1.");
+    expect(JSON.stringify(input)).not.toContain("old");
+  });
+
   it("maps an upstream 4xx to the same status and counts compactions in the metrics", async () => {
     const { router, oai } = env;
     oai.enqueue("/responses/compact", { kind: "json", status: 400, body: { error: { message: "bad compact", type: "invalid_request_error", param: "input", code: null } } });
