@@ -17,8 +17,8 @@ export function assertCodexInstalled(): void {
  * Everything that would reach out to the internet (plugins, apps, update checks,
  * analytics) is off, so a run talks to the router on loopback and nothing else.
  */
-export function codexConfig(routerUrl: string, model: string): string {
-  return `model = "${model}"
+export function codexConfig(routerUrl: string, model: string, extra = "", providerName = "responses-router"): string {
+  return `${extra}model = "${model}"
 model_provider = "router"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
@@ -36,7 +36,7 @@ browser_use = false
 computer_use = false
 
 [model_providers.router]
-name = "responses-router"
+name = "${providerName}"
 base_url = "${routerUrl}/v1"
 wire_api = "responses"
 env_key = "ROUTER_API_KEY"
@@ -60,14 +60,14 @@ export interface CodexRun {
 }
 
 /** Runs `codex exec --json PROMPT` non-interactively in a fresh CODEX_HOME and work dir, then removes both. */
-export async function codexExec(routerUrl: string, model: string, prompt: string, apiKey = "test-key"): Promise<CodexRun> {
+export async function codexExec(routerUrl: string, model: string, prompt: string, apiKey = "test-key", extraConfig = "", providerName?: string): Promise<CodexRun> {
   const home = mkdtempSync(join(tmpdir(), "rr-codex-home-"));
   const work = mkdtempSync(join(tmpdir(), "rr-codex-work-"));
-  writeFileSync(join(home, "config.toml"), codexConfig(routerUrl, model));
+  writeFileSync(join(home, "config.toml"), codexConfig(routerUrl, model, extraConfig, providerName));
   try {
     const child = spawn(process.execPath, [CODEX_BIN, "exec", "--json", "--skip-git-repo-check", "-C", work, prompt], {
       // A bare environment: no OPENAI_* variable of the machine can redirect Codex.
-      env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, ROUTER_API_KEY: apiKey, RUST_LOG: "error", NO_COLOR: "1" },
+      env: { PATH: process.env.PATH, HOME: home, CODEX_HOME: home, ROUTER_API_KEY: apiKey, RUST_LOG: process.env.CODEX_RUST_LOG ?? "error", NO_COLOR: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
