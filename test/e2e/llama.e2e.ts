@@ -8,6 +8,7 @@ import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.
 import { parseSse, startTestRouter, type TestRouter } from "../helpers/router.js";
 import { startLlamaChatServer, type LlamaChatServer } from "./llama/llama-chat-server.js";
 import { writeTinyLlamaGguf } from "./llama/tiny-gguf.js";
+import { SUMMARY_PREFIX } from "../../src/translate/compaction.js";
 
 /**
  * Real inference behind the router: llama.cpp runs a tiny random-weight LLaMA
@@ -32,6 +33,8 @@ beforeAll(async () => {
   router = await startTestRouter({
     endpoints: [{ name: "llama", url: llama.url, kind: "chat", max_concurrency: 1, timeouts: { first_byte: "60s", idle: "30s" } }],
     models: { tiny: { endpoints: ["llama"], upstream_model: "tiny-random" } },
+    // A short summary: the tiny model's context is 512 tokens.
+    compaction: { key: "llama-e2e-compaction-key-0123", summary_max_tokens: 12, prompt: "Summarise the conversation." },
   });
 });
 afterAll(async () => {
@@ -107,5 +110,34 @@ describe("a llama.cpp backend through the router", () => {
     }
     expect(text).toBe(llama.last!.text);
     expect(usage).toEqual(llama.last!.usage);
+  });
+
+  it("compacts with the backend writing the summary, then answers the next turn from it", async () => {
+    const compacted = await router.client.responses.compact({
+      model: "tiny",
+      input: [
+        { role: "user", content: "My name is Ada." },
+        { role: "assistant", content: "Hello Ada." },
+      ],
+    });
+    const summaryCall = llama.received.at(-1)!;
+    expect(summaryCall.at(-1)).toEqual({ role: "user", content: "Summarise the conversation." });
+    const summary = llama.last!.text;
+    expect(llama.last!.usage.completion_tokens).toBeGreaterThan(0);
+    expect(compacted.object).toBe("response.compaction");
+    expect(compacted.output.map((i) => i.type)).toEqual(["message", "compaction"]);
+    expect(compacted.usage).toEqual(usageOf(llama.last!.usage));
+    const item = compacted.output[1] as { encrypted_content: string };
+    expect(item.encrypted_content.startsWith("rrc1.")).toBe(true);
+    if (summary.trim().length > 3) expect(item.encrypted_content).not.toContain(summary.trim());
+
+    const next = await router.client.responses.create({ model: "tiny", max_output_tokens: 8, input: [...(compacted.output as never[]), { role: "user", content: "What is my name?" }] });
+    expect(["completed", "incomplete"]).toContain(next.status);
+    expect(next.output_text).toBe(llama.last!.text);
+    const seen = llama.received.at(-1)!.map((m) => m.content);
+    expect(seen[0]).toBe("My name is Ada.");
+    expect(seen).not.toContain("Hello Ada.");
+    expect(seen[1]).toBe(`${SUMMARY_PREFIX}\n${summary}`);
+    expect(seen[2]).toBe("What is my name?");
   });
 });

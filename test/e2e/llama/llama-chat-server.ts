@@ -57,6 +57,8 @@ export interface LlamaChatServer {
   url: string;
   /** What the last finished generation produced, as the backend counted it. */
   last: { text: string; usage: Usage; finishReason: "stop" | "length" } | null;
+  /** The chat messages of every request received, oldest first. */
+  received: { role: string; content: unknown }[][];
   chatTemplate: string;
   /** Prompt tokens received, and how many of them the prompt cache already held (never evaluated again). */
   stats: { requests: number; promptTokens: number; cachedTokens: number };
@@ -90,7 +92,7 @@ export async function startLlamaChatServer(
   const modelName = opts.modelName ?? "tiny-random";
   let busy: Promise<void> = Promise.resolve();
 
-  const state: LlamaChatServer = { url: "", last: null, chatTemplate: wrapper.wrapperName, stats: { requests: 0, promptTokens: 0, cachedTokens: 0 }, close: async () => {} };
+  const state: LlamaChatServer = { url: "", last: null, received: [], chatTemplate: wrapper.wrapperName, stats: { requests: 0, promptTokens: 0, cachedTokens: 0 }, close: async () => {} };
 
   /** One generation at a time: the context has one sequence. */
   function generate(body: ChatBody, onText: (delta: string) => void, signal: AbortSignal): Promise<{ text: string; usage: Usage; finishReason: "stop" | "length" }> {
@@ -158,6 +160,7 @@ export async function startLlamaChatServer(
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as ChatBody;
+    state.received.push(body.messages);
     const gone = new AbortController();
     res.on("close", () => gone.abort());
     const id = `chatcmpl-${Date.now().toString(36)}`;
