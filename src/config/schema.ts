@@ -172,7 +172,10 @@ export const routerConfigSchema = z
          * Without it a random per-process key is used (logged at start): items then open only on
          * the instance that sealed them, and not after a restart.
          */
-        key: z.string().min(16, "must be at least 16 characters").optional(),
+        key: z
+          .string()
+          .refine((v) => v === "" || v.length >= 16, "must be at least 16 characters (empty: a random key per process)")
+          .optional(),
         /** The instruction the chat backend gets to write the summary (default: translate/compaction.ts). */
         prompt: z.string().min(1).optional(),
         /** Newest user messages a compaction keeps, in tokens (4 characters a token), as the Codex CLI does. */

@@ -27,7 +27,7 @@ function chatModel(req: RecordedRequest): Reply {
   const sawSummary = (req.body.messages as { content: unknown }[]).some((m) => typeof m.content === "string" && m.content.startsWith(SUMMARY_PREFIX) && m.content.includes("SUMMARY-E2E"));
   if (sawSummary) return { kind: "sse", frames: [...chatTextChunks(["after compaction: done"]), "data: [DONE]\n\n"] };
   const args = JSON.stringify({ cmd: ECHO, yield_time_ms: 2000 });
-  const call = chatToolCallChunks([{ id: "call_echo", name: "exec_command", args: [args] }]).filter((f) => typeof f !== "string" && !f.data.usage);
+  const call = chatToolCallChunks([{ id: "call_echo", name: "exec_command", args: [args] }]).filter((f) => typeof f !== "string" && !("usage" in f.data));
   return { kind: "sse", frames: [chatChunk({ role: "assistant", content: null }), ...call, usageChunk(BIG, 10), "data: [DONE]\n\n"] };
 }
 
