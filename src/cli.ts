@@ -88,6 +88,7 @@ export async function runCli(args: string[], hooks: CliHooks = {}): Promise<numb
   const { runtime } = router;
   log.info({ url: router.url, config: path, store: runtime.stores.kind, models: Object.keys(config.models) }, `responses-router listening on ${router.url}`);
   hooks.onListening?.(log, router.url);
+  if (!config.compaction.key) log.warn("compaction.key is not set: compaction items are sealed with a random key of this process (they do not open on other instances or after a restart)");
 
   const watcher = watchConfig(path, {
     onReload(next) {

@@ -59,7 +59,6 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
     throw new Error(`the ${stores.kind} store at ${redact(config.storage.redis_url)} is unreachable`);
   }
   const runtime = new Runtime(config, stores, metrics, log, undefined, opts.now);
-  if (!config.compaction.key) log.warn("compaction.key is not set: compaction items are sealed with a random key of this process (they do not open on other instances or after a restart)");
   const { app, service } = buildApp(runtime);
   service.background.startWorker(config.background.concurrency);
   const host = opts.host ?? config.server.host;

@@ -1,7 +1,7 @@
 /**
  * The sealer of the router's compaction items for a config: one per configured key (derived
  * once), or, without `compaction.key`, one random key for the life of this process (items
- * then open only here; server.ts logs a warning at start). The key never leaves this module.
+ * then open only here; cli.ts logs a warning at start). The key never leaves this module.
  */
 import type { RouterConfig } from "../config/load.js";
 import { openSummary, Sealer } from "../seal.js";

@@ -3,6 +3,9 @@ import type { ResponseInputItem } from "openai/resources/responses/responses";
 import { chatCompletion } from "../helpers/mock-upstream.js";
 import { useTwoKindRouter } from "../helpers/router.js";
 import { SUMMARY_PREFIX } from "../../src/translate/compaction.js";
+import { writeConfigFile } from "../helpers/background.js";
+import { startChildRouter } from "../helpers/child-router.js";
+import { waitUntil } from "../helpers/wait.js";
 
 const KEY = "test-compaction-key-0123456789";
 const env = useTwoKindRouter({ compaction: { key: KEY } });
@@ -156,5 +159,29 @@ describe("POST /v1/responses/compact on an openai backend", () => {
     expect(err.error.param).toBe("model");
     const unknown = await router.client.responses.compact({ model: "nope", input: "x" }).catch((e) => e);
     expect(unknown.status).toBe(404);
+  });
+});
+
+describe("the compaction key at start", () => {
+  const base = { endpoints: [{ name: "a", url: "http://127.0.0.1:9/v1", kind: "chat" }], models: { m: { endpoints: ["a"] } } };
+
+  it("warns when compaction.key is not set, and never prints a configured key", async () => {
+    const bare = await startChildRouter(writeConfigFile(base));
+    try {
+      await waitUntil("the warning", () => bare.output().includes("compaction.key is not set"), 20_000, 50);
+    } finally {
+      bare.kill();
+      await bare.exited;
+    }
+    const secret = "do-not-print-this-key-0123456789";
+    const keyed = await startChildRouter(writeConfigFile({ ...base, compaction: { key: "${ROUTER_COMPACTION_KEY}" } }), { ROUTER_COMPACTION_KEY: secret });
+    try {
+      await waitUntil("the listening line", () => keyed.output().includes("listening on"), 20_000, 50);
+    } finally {
+      keyed.kill();
+      await keyed.exited;
+    }
+    expect(keyed.output()).not.toContain("compaction.key is not set");
+    expect(keyed.output()).not.toContain(secret);
   });
 });
