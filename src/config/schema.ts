@@ -176,6 +176,8 @@ export const routerConfigSchema = z
           .string()
           .refine((v) => v === "" || v.length >= 16, "must be at least 16 characters (empty: a random key per process)")
           .optional(),
+        /** Earlier keys, for rotation: items sealed with them still open; new items are sealed with `key`. */
+        previous_keys: z.array(z.string().min(16, "must be at least 16 characters")).default([]),
         /** The instruction the chat backend gets to write the summary (default: translate/compaction.ts). */
         prompt: z.string().min(1).optional(),
         /** Newest user messages a compaction keeps, in tokens (4 characters a token), as the Codex CLI does. */

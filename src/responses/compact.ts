@@ -12,11 +12,11 @@
 import type { CompactionTrigger } from "../metrics.js";
 import type { Lease } from "../routing/pool.js";
 import type { Runtime } from "../runtime.js";
-import { isRouterSealed, openSummary, sealSummary } from "../seal.js";
+import { isRouterSealed, sealSummary } from "../seal.js";
 import { chatUsageToResponses, DEFAULT_SUMMARY_PROMPT, keptUserMessages, messageText, responsesToChatRequest, summaryMessageText, supersededByCompaction } from "../translate/index.js";
 import type { ChatUsage, CreateResponseRequest, Item, Usage } from "../types.js";
 import { UpstreamFailure } from "../upstream/errors.js";
-import { compactionOptions, sealerFor } from "./compaction-key.js";
+import { compactionOptions, openCompaction, sealerFor } from "./compaction-key.js";
 import type { Plan } from "./plan.js";
 
 const CHARS_PER_TOKEN = 4;
@@ -79,14 +79,13 @@ export function countCompaction(rt: Runtime, o: { model: string; kind: "chat" | 
  */
 export function routerCompactionsAsText(items: unknown, cfg: Plan["cfg"]): unknown {
   if (!Array.isArray(items) || !items.some((i: Item) => i?.type === "compaction" && isRouterSealed(i.encrypted_content))) return items;
-  const sealer = sealerFor(cfg);
   const list = items as Item[];
   const last = list.findLastIndex((i) => i?.type === "compaction");
   const skip = isRouterSealed(list[last]!.encrypted_content) ? supersededByCompaction(list, cfg.compaction.user_message_max_tokens) : null;
   const out: Item[] = [];
   list.forEach((item, i) => {
     if (skip?.has(i)) return;
-    const summary = item?.type === "compaction" ? openSummary(sealer, item.encrypted_content) : null;
+    const summary = item?.type === "compaction" ? openCompaction(cfg, item.encrypted_content) : null;
     out.push(summary === null ? item : { type: "message", role: "user", content: [{ type: "input_text", text: summaryMessageText(summary) }] });
   });
   return out;

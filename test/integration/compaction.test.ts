@@ -162,6 +162,30 @@ describe("POST /v1/responses/compact on an openai backend", () => {
   });
 });
 
+describe("key rotation", () => {
+  it("items sealed with a previous key still open; new ones are sealed with the current key only", async () => {
+    const { startTestRouter, twoKindConfig } = await import("../helpers/router.js");
+    const { chat, oai } = env;
+    const old = await startTestRouter(twoKindConfig(chat.url, oai.url, { compaction: { key: "the-old-key-0123456789" } }));
+    const rotated = await startTestRouter(twoKindConfig(chat.url, oai.url, { compaction: { key: "the-new-key-0123456789", previous_keys: ["the-old-key-0123456789"] } }));
+    try {
+      chat.enqueue("/chat/completions", { kind: "json", body: chatCompletion("OLD-SUMMARY") });
+      const sealedOld = await old.client.responses.compact({ model: "local", input: "hi" });
+      chat.enqueue("/chat/completions", { kind: "json", body: chatCompletion("ok") });
+      await rotated.client.responses.create({ model: "local", input: [...(sealedOld.output as any[]), { role: "user", content: "next" }] });
+      expect(JSON.stringify(chat.requests.at(-1)!.body.messages)).toContain("OLD-SUMMARY");
+
+      chat.enqueue("/chat/completions", { kind: "json", body: chatCompletion("NEW-SUMMARY") });
+      const sealedNew = await rotated.client.responses.compact({ model: "local", input: "hi" });
+      const err = await old.client.responses.create({ model: "local", input: sealedNew.output as any[] }).catch((e) => e);
+      expect(err.status).toBe(400);
+    } finally {
+      await old.close(200);
+      await rotated.close(200);
+    }
+  });
+});
+
 describe("the compaction key at start", () => {
   const base = { endpoints: [{ name: "a", url: "http://127.0.0.1:9/v1", kind: "chat" }], models: { m: { endpoints: ["a"] } } };
 
