@@ -3,6 +3,7 @@ import type { ResponseInputItem, ResponseStreamEvent } from "openai/resources/re
 import { chatCompletion, chatTextChunks, nativeResponse } from "../helpers/mock-upstream.js";
 import { parseSse, useTwoKindRouter } from "../helpers/router.js";
 import { assertResponsesGrammar } from "../helpers/grammar.js";
+import { waitUntil } from "../helpers/wait.js";
 import { SUMMARY_PREFIX } from "../../src/translate/compaction.js";
 
 const env = useTwoKindRouter({ compaction: { key: "trigger-test-key-0123456789" } });
@@ -67,6 +68,23 @@ describe("the compaction_trigger input item (v2) on a chat backend", () => {
     const g = assertResponsesGrammar(events);
     expect(g.terminal?.type).toBe("response.completed");
     expect(g.items.map((i) => i.type)).toEqual(["compaction"]);
+  });
+
+  it("runs as a background job: queued, then completed with the one compaction item", async () => {
+    const { router, chat } = env;
+    chat.enqueue("/chat/completions", { kind: "sse", frames: chatTextChunks(["BG-", "SUMMARY"]) });
+    const queued = await router.client.responses.create({ model: "local", background: true, input: [{ role: "user", content: "a" }, trigger] });
+    expect(queued.status).toBe("queued");
+    let done = queued;
+    await waitUntil("the job to finish", async () => {
+      done = await router.client.responses.retrieve(queued.id);
+      return done.status !== "queued" && done.status !== "in_progress";
+    });
+    expect(done.status).toBe("completed");
+    expect(done.output.map((o) => o.type)).toEqual(["compaction"]);
+    chat.enqueue("/chat/completions", { kind: "json", body: chatCompletion("ok") });
+    await router.client.responses.create({ model: "local", previous_response_id: done.id, input: "next" });
+    expect(JSON.stringify(chat.requests.at(-1)!.body.messages)).toContain("BG-SUMMARY");
   });
 
   it("refuses a trigger that is not the last input item", async () => {
