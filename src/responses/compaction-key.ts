@@ -38,7 +38,14 @@ export function openCompaction(cfg: RouterConfig, sealed: unknown): string | nul
   return null;
 }
 
-/** What the chat translation needs to read compaction items under this config. */
+const optionsByConfig = new WeakMap<RouterConfig, CompactionOptions>();
+
+/** What the chat translation needs to read compaction items under this config (built once per config: every chat request asks). */
 export function compactionOptions(cfg: RouterConfig): CompactionOptions {
-  return { open: (sealed) => openCompaction(cfg, sealed), userMessageMaxTokens: cfg.compaction.user_message_max_tokens };
+  let o = optionsByConfig.get(cfg);
+  if (!o) {
+    o = { open: (sealed) => openCompaction(cfg, sealed), userMessageMaxTokens: cfg.compaction.user_message_max_tokens };
+    optionsByConfig.set(cfg, o);
+  }
+  return o;
 }
