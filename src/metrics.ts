@@ -22,6 +22,9 @@ export const BACKGROUND_ACTIVE = ["queued", "in_progress"] as const;
 
 export const STREAM_CHUNK_KINDS = ["translated", "native"] as const;
 export const CONFIG_RELOAD_RESULTS = ["ok", "error"] as const;
+/** Why a /v1/responses WebSocket closed: the client closed it (or went away), its time limit, shutdown, no pong, a message over the size limit, a binary frame, a socket error. */
+export const WEBSOCKET_CLOSE_REASONS = ["client", "connection_limit", "shutdown", "ping_timeout", "message_too_big", "binary_frame", "error"] as const;
+export type WebSocketCloseReason = (typeof WEBSOCKET_CLOSE_REASONS)[number];
 
 /** Whole requests and upstream calls: LLM calls run from milliseconds to many minutes. */
 const LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600];
@@ -78,6 +81,11 @@ export interface Metrics {
   readonly droppedTools: Counter<"model" | "tool_type">;
   /** kind: translated | native */
   readonly streamChunks: Counter<"kind">;
+  /** transport: http (POST /v1/responses) | websocket (a response.create); status: the HTTP status, or the one an `error` event carries. */
+  readonly responses: Counter<"transport" | "model" | "status">;
+  readonly websocketConnections: Gauge;
+  /** reason: one of WEBSOCKET_CLOSE_REASONS */
+  readonly websocketCloses: Counter<"reason">;
 }
 
 export interface CreateMetricsOptions {
@@ -161,6 +169,13 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     redisUp: gauge("redis_up", "1 when the Redis connection is ready, 0 otherwise (absent without Redis).", []),
     droppedTools: counter("dropped_tools_total", "Hosted tools dropped because the chat backend cannot run them.", ["model", "tool_type"]),
     streamChunks: counter("stream_chunks_total", "Streaming events sent to clients, by kind (translated|native).", ["kind"]),
+    responses: counter(
+      "responses_total",
+      "Responses asked for, by transport (http: POST /v1/responses | websocket: a response.create message), model and status (HTTP status; over a WebSocket, 200 or the status of the error event that answered).",
+      ["transport", "model", "status"],
+    ),
+    websocketConnections: gauge("websocket_connections", "WebSocket connections open on /v1/responses.", []),
+    websocketCloses: counter("websocket_closes_total", "WebSocket connections on /v1/responses closed, by reason.", ["reason"]),
   };
 
   // Series with a fixed label set start at zero so rate()/increase() and alerts see them before the first event.
@@ -168,6 +183,7 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
   for (const status of BACKGROUND_TERMINAL) m.backgroundJobs.inc({ status }, 0);
   for (const status of BACKGROUND_ACTIVE) m.backgroundActive.set({ status }, 0);
   for (const kind of STREAM_CHUNK_KINDS) m.streamChunks.inc({ kind }, 0);
+  for (const reason of WEBSOCKET_CLOSE_REASONS) m.websocketCloses.inc({ reason }, 0);
 
   if (opts.collectDefault !== false) {
     collectDefaultMetrics({ register: registry });

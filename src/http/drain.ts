@@ -18,6 +18,8 @@ export function trackConnections(server: Server): { drain(): void } {
     busy.set(socket, 0);
     socket.once("close", () => busy.delete(socket));
   });
+  // An upgraded socket (WebSocket) is no longer an HTTP connection: its owner closes it on shutdown.
+  server.on("upgrade", (req: IncomingMessage) => busy.delete(req.socket));
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     busy.set(socket, (busy.get(socket) ?? 0) + 1);
