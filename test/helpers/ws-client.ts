@@ -1,4 +1,5 @@
 import OpenAI from "openai";
+import { WebSocket } from "ws";
 import { ResponsesWS } from "openai/resources/responses/ws";
 import type { ResponsesClientEvent } from "openai/resources/responses/responses";
 
@@ -105,4 +106,22 @@ export function finalResponse(events: WsEvent[]): any {
   const last = events.at(-1)!;
   if (!last.type.startsWith("response.")) throw new Error(`the response ended with ${JSON.stringify(last)}`);
   return last.response;
+}
+
+/** The HTTP status and body a refused upgrade got. */
+export function upgradeStatus(url: string, headers: Record<string, string>): Promise<{ code: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    ws.on("unexpected-response", (_req, res) => {
+      let body = "";
+      res.on("data", (c: Buffer) => (body += c.toString()));
+      res.on("end", () => resolve({ code: res.statusCode ?? 0, body }));
+    });
+    ws.on("open", () => {
+      ws.close();
+      reject(new Error("the upgrade was accepted"));
+    });
+    // After an unexpected response ws reports an error too; before one, the connection failed.
+    ws.on("error", (err) => reject(err));
+  });
 }

@@ -1,10 +1,9 @@
-import { WebSocket } from "ws";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { chatChunk, chatCompletion, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
 import { assertResponsesGrammar } from "../helpers/grammar.js";
 import { parseSse, startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
 import { postResponses, waitUntil } from "../helpers/wait.js";
-import { finalResponse, WsClient, type WsEvent } from "../helpers/ws-client.js";
+import { finalResponse, upgradeStatus, WsClient, type WsEvent } from "../helpers/ws-client.js";
 import { metricSample } from "../helpers/metrics-text.js";
 
 /**
@@ -247,20 +246,3 @@ describe("lanes, warm-up and errors", () => {
     expect(JSON.parse(status.body).error.code).toBe("unknown_url");
   });
 });
-
-/** The HTTP status and body a refused upgrade got. */
-export function upgradeStatus(url: string, headers: Record<string, string>): Promise<{ code: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
-    ws.on("unexpected-response", (_req, res) => {
-      let body = "";
-      res.on("data", (c: Buffer) => (body += c.toString()));
-      res.on("end", () => resolve({ code: res.statusCode ?? 0, body }));
-    });
-    ws.on("open", () => {
-      ws.close();
-      reject(new Error("the upgrade was accepted"));
-    });
-    ws.on("error", () => {});
-  });
-}
