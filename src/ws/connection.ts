@@ -174,7 +174,7 @@ export class ResponsesSocket {
       status = e.status;
       if (!this.closed) this.send(errorEvent(e, msg.streamId));
     } finally {
-      this.account(model, status, stats.tokens, gate, started, stats.upstreamMs);
+      this.account(msg, model, status, stats.tokens, gate, started, stats.upstreamMs);
     }
   }
 
@@ -186,7 +186,7 @@ export class ResponsesSocket {
   }
 
   /** What app.ts does when an HTTP request is over: settle the key's gate, record usage, count it. */
-  private account(model: string, status: number, tokens: TokenCount | undefined, gate: KeyGate | null, started: number, upstreamMs: number | undefined): void {
+  private account(msg: CreateMessage, model: string, status: number, tokens: TokenCount | undefined, gate: KeyGate | null, started: number, upstreamMs: number | undefined): void {
     if (!tokens && status < 400) gate?.settleUnreported();
     else gate?.settle((tokens ?? NO_TOKENS).input + (tokens ?? NO_TOKENS).output);
     const used = tokens ?? NO_TOKENS;
@@ -194,7 +194,8 @@ export class ResponsesSocket {
     this.rt.metrics.responses.inc({ transport: "websocket", model, status: String(status) });
     const seconds = (performance.now() - started) / 1000;
     if (upstreamMs !== undefined) this.rt.metrics.overhead.observe({ route: "/v1/responses" }, Math.max(0, seconds - upstreamMs / 1000));
-    this.rt.log.info({ transport: "websocket", route: "/v1/responses", model: model || undefined, status, ms: Math.round(seconds * 1000) }, "websocket response");
+    const chained = typeof msg.body.previous_response_id === "string" || undefined;
+    this.rt.log.info({ transport: "websocket", route: "/v1/responses", model: model || undefined, streamId: msg.streamId, warmup: !msg.generate || undefined, chained, status, ms: Math.round(seconds * 1000) }, "websocket response");
   }
 
   private refuse(msg: CreateMessage, err: ApiError): void {
