@@ -65,7 +65,8 @@ export function serveResponsesSockets(server: Server, rt: Runtime, service: Resp
       });
       open.add(conn);
       rt.metrics.websocketConnections.set(open.size);
-      rt.log.info({ transport: "websocket", key: key?.name }, "websocket opened");
+      // The client's OpenAI-Beta (Codex sends responses_websockets=<date>): what a socket said it speaks.
+      rt.log.info({ transport: "websocket", key: key?.name, beta: req.headers["openai-beta"] }, "websocket opened");
       if (draining) conn.drain();
     });
   });
