@@ -9,7 +9,7 @@ import type { WebSocketCloseReason } from "../metrics.js";
 import type { RequestContext, ResponsesService } from "../responses/service.js";
 import { limiterDeps, usageDeps, type Runtime } from "../runtime.js";
 import type { EventSink } from "../sse-writer.js";
-import { backgroundUnsupported, connectionLimitReached, errorEvent, invalidJson, laneQueueFull, shuttingDown, tooManyLanes, unknownEventType, withStreamId } from "./events.js";
+import { backgroundUnsupported, connectionLimitReached, errorEvent, invalidJson, laneQueueFull, shuttingDown, steerFailed, tooManyLanes, unknownEventType, withStreamId } from "./events.js";
 import { RecentResponses } from "./recent.js";
 
 /** Close codes: 1000 normal, 1003 unsupported data, 1009 message too big, 1012 service restart. */
@@ -89,7 +89,7 @@ export class ResponsesSocket {
   }
 
   private reachLimit(limitMs: number): void {
-    const err = connectionLimitReached(Math.round(limitMs / 60_000));
+    const err = connectionLimitReached(limitMs);
     this.send(errorEvent(err, undefined));
     this.endWhenIdle(NORMAL, "connection time limit reached", "connection_limit", err);
   }
@@ -116,7 +116,9 @@ export class ResponsesSocket {
     }
     let msg: CreateMessage;
     try {
-      msg = parseCreate(data);
+      const event = parseEvent(data);
+      if (event.type === "response.steer") return this.send(steerFailed(event));
+      msg = parseCreate(event, data.length);
     } catch (err) {
       this.send(errorEvent(toApiError(err), streamIdOf(err)));
       this.countRefused(toApiError(err));
@@ -230,8 +232,8 @@ export class ResponsesSocket {
   }
 }
 
-/** A `response.create` event, or an ApiError naming what is wrong with the message. */
-function parseCreate(data: Buffer): CreateMessage {
+/** A message as a JSON object, or an ApiError naming what is wrong with it. */
+function parseEvent(data: Buffer): Record<string, unknown> {
   let event: unknown;
   try {
     event = JSON.parse(data.toString("utf8"));
@@ -242,7 +244,12 @@ function parseCreate(data: Buffer): CreateMessage {
   if (nestingDepth(event, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
     throw new ApiError(400, `The message is nested more than ${MAX_JSON_DEPTH} levels deep.`, { type: "invalid_request_error", code: "nesting_too_deep" });
   }
-  const { type, stream_id: streamId, generate, stream: _implicit, ...body } = event as Record<string, unknown>;
+  return event as Record<string, unknown>;
+}
+
+/** A `response.create` event, or an ApiError naming what is wrong with it. */
+function parseCreate(event: Record<string, unknown>, bytes: number): CreateMessage {
+  const { type, stream_id: streamId, generate, stream: _implicit, ...body } = event;
   if (streamId !== undefined && typeof streamId !== "string") {
     throw new ApiError(400, `Invalid type for 'stream_id': expected a string, but got ${typeof streamId}.`, { type: "invalid_request_error", param: "stream_id", code: "invalid_type" });
   }
@@ -250,7 +257,7 @@ function parseCreate(data: Buffer): CreateMessage {
   if (generate !== undefined && typeof generate !== "boolean") {
     throw tagged(new ApiError(400, `Invalid type for 'generate': expected a boolean, but got ${typeof generate}.`, { type: "invalid_request_error", param: "generate", code: "invalid_type" }), streamId);
   }
-  return { body, streamId, generate: generate !== false, bytes: data.length };
+  return { body, streamId, generate: generate !== false, bytes };
 }
 
 /** An error about a message that named its lane: the error event goes to that lane. */

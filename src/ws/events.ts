@@ -1,3 +1,4 @@
+import type { ResponseSteerFailedEvent, ResponseSteerInput, ResponsesServerEvent } from "openai/resources/responses/responses";
 import { ApiError, invalidRequest } from "../errors.js";
 
 /**
@@ -5,15 +6,8 @@ import { ApiError, invalidRequest } from "../errors.js";
  * produced): OpenAI's WebSocket `error` event, typed by the openai package's
  * `ResponsesServerEvent.ResponseWsError`, and the lane tag on every event.
  */
-export interface WsErrorEvent {
-  type: "error";
-  status: number;
-  error: { type: string; code: string | null; message: string; param: string | null };
-  stream_id?: string;
-}
-
 export function errorEvent(err: ApiError, streamId: string | undefined): string {
-  const event: WsErrorEvent = { type: "error", status: err.status === 499 ? 400 : err.status, error: { type: err.type, code: err.code, message: err.message, param: err.param } };
+  const event: ResponsesServerEvent.ResponseWsError = { type: "error", status: err.status === 499 ? 400 : err.status, error: { type: err.type, code: err.code, message: err.message, param: err.param } };
   if (streamId !== undefined) event.stream_id = streamId;
   return JSON.stringify(event);
 }
@@ -25,8 +19,24 @@ export function withStreamId(data: string, streamId: string | undefined): string
   return `${data.slice(0, end)},"stream_id":${JSON.stringify(streamId)}}`;
 }
 
-export const connectionLimitReached = (minutes: number) =>
-  new ApiError(400, `Responses websocket connection limit reached (${minutes} minutes). Create a new websocket connection to continue.`, {
+/**
+ * `response.steer` (queue input into a running response): the router's backends cannot take
+ * input mid-response, so it is refused with the input handed back, as OpenAI does for a model
+ * that does not support steering; the client sends it in its next `response.create`.
+ */
+export function steerFailed(event: Record<string, unknown>): string {
+  const failed: ResponseSteerFailedEvent = {
+    type: "response.steer.failed",
+    sequence_number: 0,
+    error: { type: "invalid_request_error", code: "steering_not_supported", message: "Steering is not supported by this router: send the input in the next response.create." },
+    steer: { input: (event.input ?? "") as ResponseSteerInput, previous_response_id: typeof event.previous_response_id === "string" ? event.previous_response_id : "" },
+  };
+  return JSON.stringify(failed);
+}
+
+/** OpenAI's words, with the configured limit ("60 minutes" by default). */
+export const connectionLimitReached = (limitMs: number) =>
+  new ApiError(400, `Responses websocket connection limit reached (${spell(limitMs)}). Create a new websocket connection to continue.`, {
     type: "invalid_request_error",
     code: "websocket_connection_limit_reached",
   });
@@ -40,7 +50,7 @@ export const invalidJson = () =>
 export const unknownEventType = (type: unknown) =>
   invalidRequest(
     typeof type === "string"
-      ? `Invalid value: '${type.slice(0, 100)}'. Supported values are: 'response.create'.`
+      ? `Invalid value: '${type.slice(0, 100)}'. Supported values are: 'response.create' and 'response.steer'.`
       : "Missing required parameter: 'type'. Each message must be an event object such as {\"type\": \"response.create\", ...}.",
     "type",
     typeof type === "string" ? "unknown_event_type" : "missing_required_parameter",
@@ -61,3 +71,9 @@ export const laneQueueFull = (max: number) =>
     code: "too_many_requests_queued",
     param: "stream_id",
   });
+
+function spell(ms: number): string {
+  if (ms % 60_000 === 0) return `${ms / 60_000} minutes`;
+  if (ms % 1000 === 0) return `${ms / 1000} seconds`;
+  return `${ms} ms`;
+}

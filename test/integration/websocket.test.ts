@@ -210,6 +210,11 @@ describe("lanes, warm-up and errors", () => {
     expect(await next(() => ws.send({ type: "response.create", model: "nope", input: "hi" }))).toMatchObject({ type: "error", status: 404, error: { code: "model_not_found" } });
     expect(await next(() => ws.send({ type: "response.create", model: "local", input: "hi", background: true }))).toMatchObject({ type: "error", status: 400, error: { param: "background" } });
     expect(await next(() => ws.send({ type: "response.create", stream_id: "x", model: "local", input: 5 }))).toMatchObject({ type: "error", status: 400, stream_id: "x" });
+    expect(await next(() => ws.send({ type: "response.steer", previous_response_id: "resp_x", input: "also this" }))).toMatchObject({
+      type: "response.steer.failed",
+      error: { type: "invalid_request_error", code: "steering_not_supported" },
+      steer: { input: "also this", previous_response_id: "resp_x" },
+    });
     const ok = await ws.create({ model: "local", input: "hi" });
     expect(finalResponse(ok).status).toBe("completed");
     expect(ws.closed).toBeNull();
