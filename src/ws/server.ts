@@ -30,7 +30,10 @@ export function serveResponsesSockets(server: Server, rt: Runtime, service: Resp
   const open = new Set<ResponsesSocket>();
   let draining = false;
 
-  const pinger = setInterval(() => {
+  // One timer for every socket: each tick drops the sockets that did not answer the last ping
+  // and pings the others. A reload's new ping_interval applies from the next tick.
+  let every = rt.config.server.websocket.ping_interval;
+  const ping = () => {
     for (const conn of open) {
       if (!conn.alive) conn.terminate("ping_timeout");
       else {
@@ -38,8 +41,13 @@ export function serveResponsesSockets(server: Server, rt: Runtime, service: Resp
         conn.ws.ping();
       }
     }
-  }, rt.config.server.websocket.ping_interval);
-  pinger.unref();
+    if (rt.config.server.websocket.ping_interval !== every) {
+      every = rt.config.server.websocket.ping_interval;
+      clearInterval(pinger);
+      pinger = setInterval(ping, every).unref();
+    }
+  };
+  let pinger = setInterval(ping, every).unref();
 
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => socket.destroy());

@@ -1,6 +1,6 @@
 import { WebSocket } from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chatTextChunks, nativeEvents, nativeResponse, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
+import { chatTextChunks, nativeEvents, nativeResponse, startMockUpstream, upstreamError, type MockUpstream } from "../helpers/mock-upstream.js";
 import { metricSample } from "../helpers/metrics-text.js";
 import { startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
 import { waitUntil } from "../helpers/wait.js";
@@ -114,6 +114,48 @@ describe("WebSocket lifecycle", () => {
       expect(r.runtime.pool.get(kind === "chat" ? "box" : "oai")!.inFlight).toBe(0);
     });
   }
+
+  it("drops a socket that stops answering pings", async () => {
+    await withRouter({ server: { websocket: { ping_interval: "100ms" } } }, async (r) => {
+      const ws = new WebSocket(`${r.url.replace("http", "ws")}/v1/responses`, { headers: { authorization: "Bearer k" }, autoPong: false });
+      await new Promise((resolve, reject) => (ws.once("open", resolve), ws.once("error", reject)));
+      const code = await new Promise<number>((resolve) => ws.once("close", resolve));
+      expect(code).toBe(1006); // cut, no close frame
+      await waitUntil("the close counted", async () => metricSample(await (await r.fetch("/metrics")).text(), "responses_router_websocket_closes_total", { reason: "ping_timeout" }) === 1);
+    });
+  });
+
+  it("keeps a socket's chained turns on one endpoint (affinity) and fails over before the first event", async () => {
+    const other = await startMockUpstream();
+    try {
+      const endpoints = [
+        { name: "ep-a", url: chat.url, kind: "chat", max_concurrency: 4 },
+        { name: "ep-b", url: other.url, kind: "chat", max_concurrency: 4 },
+      ];
+      await withRouter({ endpoints, models: { local: { endpoints: ["ep-a", "ep-b"] }, "gpt-4.1": { endpoints: ["ep-a"] } } }, async (r) => {
+        const ws = new WsClient(r.url);
+        chat.requests.length = 0;
+        let prev: string | undefined;
+        for (let turn = 0; turn < 6; turn++) {
+          const response = finalResponse(await ws.create({ model: "local", input: `turn ${turn}`, store: false, previous_response_id: prev }));
+          expect(response.status).toBe("completed");
+          prev = response.id;
+        }
+        // Idle equal endpoints take turns without affinity: all six on one means the chain stuck to it.
+        expect([chat.requests.length, other.requests.length].sort()).toEqual([0, 6]);
+        // The endpoint of the chain fails before its first byte: the turn fails over and streams cleanly.
+        const sticky = chat.requests.length ? chat : other;
+        sticky.enqueue("/chat/completions", upstreamError(503, "overloaded", null, "server_error"));
+        const events = await ws.create({ model: "local", input: "after the failure", store: false, previous_response_id: prev });
+        expect(events[0]!.type).toBe("response.created");
+        expect(finalResponse(events).status).toBe("completed");
+        expect((sticky === chat ? other : chat).requests.length).toBe(1);
+        ws.close();
+      });
+    } finally {
+      await other.close();
+    }
+  });
 
   it("refuses new sockets while draining", async () => {
     const r = await startTestRouter(twoKindConfig(chat.url, oai.url));
