@@ -1,3 +1,4 @@
+import type { Socket } from "node:net";
 import type { WebSocket } from "ws";
 import { ApiError, toApiError } from "../errors.js";
 import { MAX_JSON_DEPTH, nestingDepth } from "../http/context.js";
@@ -168,9 +169,12 @@ export class ResponsesSocket {
         remember: (record) => this.recent.add(record),
       };
       const events = msg.generate ? await this.rt.beforeDeadline(ctx.abort, () => this.service.createEvents(msg.body, ctx)) : await this.service.prepare(msg.body, ctx);
-      await events.run(this.sink(msg.streamId)).catch(() => {
-        // run() reports its own failures as events; what is left is this socket closing.
-      });
+      const sink = this.sink(msg.streamId);
+      await events.run(sink)
+        .catch(() => {
+          // run() reports its own failures as events; what is left is this socket closing.
+        })
+        .finally(() => sink.flush!());
     } catch (err) {
       const e = toApiError(err);
       status = e.status;
@@ -210,8 +214,28 @@ export class ResponsesSocket {
   }
 
   /** The service's events, one text message each, tagged with the lane when it has one. */
+  /**
+   * The service's events, one text message each, tagged with the lane when it has one. The
+   * messages of one upstream chunk go out in one socket write: the TCP socket is corked at
+   * the chunk's first event and uncorked at its flush (ws corks each frame the same way).
+   */
   private sink(streamId: string | undefined): EventSink {
-    return { send: (_type, data) => this.send(withStreamId(data, streamId)) };
+    const socket = (this.ws as unknown as { _socket?: Socket })._socket;
+    let corked = false;
+    return {
+      send: (_type, data) => {
+        if (!corked && socket) {
+          socket.cork();
+          corked = true;
+        }
+        this.send(withStreamId(data, streamId));
+      },
+      flush: () => {
+        if (!corked) return;
+        corked = false;
+        socket!.uncork();
+      },
+    };
   }
 
   private send(message: string): void {

@@ -8,6 +8,11 @@ import { ApiError, invalidRequest } from "../errors.js";
  */
 export function errorEvent(err: ApiError, streamId: string | undefined): string {
   const event: ResponsesServerEvent.ResponseWsError = { type: "error", status: err.status === 499 ? 400 : err.status, error: { type: err.type, code: err.code, message: err.message, param: err.param } };
+  // What HTTP sends as headers (retry-after, x-ratelimit-*) rides in the event, as OpenAI's does.
+  for (const _ in err.headers) {
+    event.error.headers = err.headers;
+    break;
+  }
   if (streamId !== undefined) event.stream_id = streamId;
   return JSON.stringify(event);
 }

@@ -66,7 +66,7 @@ describe("WebSocket lifecycle", () => {
       ws.send({ type: "response.create", stream_id: "a", model: "local", input: "hold" });
       await ws.until("lane a streaming", () => ws.events.find((e) => e.type === "response.output_text.delta"));
       const [refused] = await ws.create({ stream_id: "b", model: "local", input: "hi" });
-      expect(refused).toMatchObject({ type: "error", status: 429, stream_id: "b", error: { code: "rate_limit_exceeded" } });
+      expect(refused).toMatchObject({ type: "error", status: 429, stream_id: "b", error: { code: "rate_limit_exceeded", headers: { "retry-after": "1" } } });
       ws.close();
       // Closing the socket ended lane a and freed the key's slot: a new socket is admitted.
       const again = new WsClient(r.url, KEYS.conc.key);
