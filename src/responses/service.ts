@@ -47,7 +47,8 @@ export interface CreateEvents {
   model?: string;
 }
 
-type Started = Exclude<CreateResult, { kind: "stream" }> | (CreateEvents & { kind: "events" }) | Extract<CreateResult, { kind: "stream" }>;
+/** What a create started as: a JSON answer, a background stream body, or a stream's event producer. */
+type Started = CreateResult | (CreateEvents & { kind: "events" });
 
 /**
  * The Responses service: create / retrieve / delete / cancel / input items. Handlers
@@ -87,6 +88,7 @@ export class ResponsesService {
     if (ctx.stats) ctx.stats.tokens = NO_TOKENS;
     const response = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "completed", previousResponseId: plan.previousResponseId });
     const endpoint = plan.preferEndpoint ?? undefined;
+    await appendTurn(this.rt, plan, response, endpoint);
     if (plan.store) await this.save(plan, response, endpoint);
     ctx.remember?.({ response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint });
     const events = responseToEvents(response);

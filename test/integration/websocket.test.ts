@@ -196,6 +196,18 @@ describe("lanes, warm-up and errors", () => {
     }
   });
 
+  it("generate:false with store:true is stored, and with a conversation its input joins the conversation", async () => {
+    const ws = open();
+    const conv = await router.client.conversations.create({});
+    const before = chat.requests.length;
+    const warm = finalResponse(await ws.create({ model: "local", input: "Remember the word PLUM.", conversation: conv.id, generate: false } as never));
+    expect(chat.requests.length).toBe(before);
+    expect((await router.client.responses.retrieve(warm.id)).status).toBe("completed");
+    await ws.create({ model: "local", input: "Which word?", conversation: conv.id });
+    expect(JSON.stringify(chat.requests.at(-1)!.body.messages)).toContain("PLUM");
+    ws.close();
+  });
+
   it("answers bad messages with OpenAI-shaped error events and keeps the socket usable", async () => {
     const ws = open();
     const next = async (send: () => void) => {
