@@ -22,8 +22,8 @@ export const BACKGROUND_ACTIVE = ["queued", "in_progress"] as const;
 
 export const STREAM_CHUNK_KINDS = ["translated", "native"] as const;
 export const CONFIG_RELOAD_RESULTS = ["ok", "error"] as const;
-/** Why a /v1/responses WebSocket closed: the client closed it (or went away), its time limit, shutdown, no pong, a message over the size limit, a binary frame, a socket error. */
-export const WEBSOCKET_CLOSE_REASONS = ["client", "connection_limit", "shutdown", "ping_timeout", "message_too_big", "binary_frame", "error"] as const;
+/** Why a /v1/responses WebSocket closed: the client closed it (or went away), its time limit, shutdown, no pong, a message over the size limit, a binary frame, its key removed by a reload, a socket error. */
+export const WEBSOCKET_CLOSE_REASONS = ["client", "connection_limit", "shutdown", "ping_timeout", "message_too_big", "binary_frame", "unauthorized", "error"] as const;
 export type WebSocketCloseReason = (typeof WEBSOCKET_CLOSE_REASONS)[number];
 
 /** Whole requests and upstream calls: LLM calls run from milliseconds to many minutes. */

@@ -13,9 +13,10 @@ import type { EventSink } from "../sse-writer.js";
 import { backgroundUnsupported, connectionLimitReached, errorEvent, invalidJson, laneQueueFull, shuttingDown, steerFailed, tooManyLanes, unknownEventType, withStreamId } from "./events.js";
 import { RecentResponses } from "./recent.js";
 
-/** Close codes: 1000 normal, 1003 unsupported data, 1009 message too big, 1012 service restart. */
+/** Close codes: 1000 normal, 1003 unsupported data, 1008 policy violation (key revoked), 1009 message too big, 1012 service restart. */
 const NORMAL = 1000;
 const UNSUPPORTED_DATA = 1003;
+const POLICY_VIOLATION = 1008;
 const SERVICE_RESTART = 1012;
 
 /** Responses a connection keeps for `previous_response_id` (the newest; OpenAI keeps the last one per socket). */
@@ -58,7 +59,7 @@ export class ResponsesSocket {
     readonly ws: WebSocket,
     private readonly rt: Runtime,
     private readonly service: ResponsesService,
-    private readonly key: ApiKey | null,
+    private key: ApiKey | null,
     private readonly onClosed: (conn: ResponsesSocket, reason: WebSocketCloseReason) => void,
   ) {
     const limitMs = rt.config.server.websocket.max_connection_duration;
@@ -158,6 +159,7 @@ export class ResponsesSocket {
     let status = 200;
     try {
       if (msg.body.background === true) throw backgroundUnsupported();
+      this.key = this.keyInForce();
       gate = await this.admit(msg);
       const ctx: RequestContext = {
         owner: this.key?.name ?? null,
@@ -179,9 +181,26 @@ export class ResponsesSocket {
       const e = toApiError(err);
       status = e.status;
       if (!this.closed) this.send(errorEvent(e, msg.streamId));
+      if (status === 401 && !this.closed) {
+        // The key is gone: reconnecting shows the client the 401 at the upgrade.
+        this.closeReason ??= "unauthorized";
+        this.ws.close(POLICY_VIOLATION, "the API key is no longer valid");
+      }
     } finally {
       this.account(msg, model, status, stats.tokens, gate, started, stats.upstreamMs);
     }
+  }
+
+  /**
+   * The socket's key as the config in force has it (a reload may change its limits or models,
+   * or remove it: then 401, as HTTP answers the next request).
+   */
+  private keyInForce(): ApiKey | null {
+    const keys = this.rt.config.server.api_keys;
+    if (keys.length === 0) return null;
+    const current = this.key ? keys.find((k) => k.name === this.key!.name && k.key === this.key!.key) : undefined;
+    if (!current) throw new ApiError(401, "Incorrect API key provided.", { type: "invalid_request_error", code: "invalid_api_key" });
+    return current;
   }
 
   private async admit(msg: CreateMessage): Promise<KeyGate | null> {

@@ -1,4 +1,5 @@
 import { WebSocket } from "ws";
+import { buildConfig } from "../../src/config/load.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chatTextChunks, nativeEvents, nativeResponse, startMockUpstream, upstreamError, type MockUpstream } from "../helpers/mock-upstream.js";
 import { metricSample } from "../helpers/metrics-text.js";
@@ -55,7 +56,11 @@ describe("WebSocket lifecycle", () => {
       }
       const ws = new WsClient(r.url, KEYS.ok.key);
       expect(finalResponse(await ws.create({ model: "local", input: "hi" })).status).toBe("completed");
-      ws.close();
+      // A reload that removes the key: the open socket's next create is refused, and it closes.
+      r.runtime.applyConfig(buildConfig({ ...twoKindConfig(chat.url, oai.url), server: { host: "127.0.0.1", port: 0, api_keys: [KEYS.conc] } }));
+      const [refused] = await ws.create({ model: "local", input: "hi" });
+      expect(refused).toMatchObject({ type: "error", status: 401, error: { code: "invalid_api_key" } });
+      expect((await ws.waitClosed()).code).toBe(1008);
     });
   });
 
