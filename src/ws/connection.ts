@@ -13,8 +13,12 @@ import type { EventSink } from "../sse-writer.js";
 import { backgroundUnsupported, connectionLimitReached, errorEvent, invalidJson, laneQueueFull, shuttingDown, steerFailed, tooManyLanes, unknownEventType, withStreamId } from "./events.js";
 import { RecentResponses } from "./recent.js";
 
-/** Close codes: 1000 normal, 1003 unsupported data, 1008 policy violation (key revoked), 1009 message too big, 1012 service restart. */
-const NORMAL = 1000;
+/**
+ * Close codes: 1001 going away (the connection's time limit: the SDKs treat it as recoverable and
+ * reconnect), 1003 unsupported data, 1008 policy violation (key revoked), 1009 message too big,
+ * 1012 service restart (shutdown: recoverable too).
+ */
+const GOING_AWAY = 1001;
 const UNSUPPORTED_DATA = 1003;
 const POLICY_VIOLATION = 1008;
 const SERVICE_RESTART = 1012;
@@ -93,7 +97,7 @@ export class ResponsesSocket {
   private reachLimit(limitMs: number): void {
     const err = connectionLimitReached(limitMs);
     this.send(errorEvent(err, undefined));
-    this.endWhenIdle(NORMAL, "connection time limit reached", "connection_limit", err);
+    this.endWhenIdle(GOING_AWAY, "connection time limit reached", "connection_limit", err);
   }
 
   private endWhenIdle(code: number, reason: string, why: WebSocketCloseReason, refuse: ApiError): void {

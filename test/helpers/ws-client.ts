@@ -18,9 +18,15 @@ export class WsClient {
   closed: { code: number; reason: string } | null = null;
   private readonly waiters = new Set<() => void>();
 
-  constructor(routerUrl: string, apiKey = "test-key") {
+  reconnected = 0;
+
+  constructor(routerUrl: string, apiKey = "test-key", options?: ConstructorParameters<typeof ResponsesWS>[1]) {
     const client = new OpenAI({ baseURL: `${routerUrl}/v1`, apiKey, maxRetries: 0 });
-    this.ws = new ResponsesWS(client);
+    this.ws = new ResponsesWS(client, options);
+    this.ws.on("reconnected", () => {
+      this.reconnected++;
+      this.wake();
+    });
     this.ws.on("event", (e) => {
       this.events.push(e as unknown as WsEvent);
       this.wake();

@@ -88,10 +88,22 @@ describe("WebSocket lifecycle", () => {
       const ws = new WsClient(r.url);
       expect(finalResponse(await ws.create({ model: "local", input: "hi" })).status).toBe("completed");
       const closed = await ws.waitClosed();
-      expect(closed.code).toBe(1000);
+      expect(closed.code).toBe(1001);
       expect(ws.events.at(-1)).toMatchObject({ type: "error", status: 400, error: { code: "websocket_connection_limit_reached", type: "invalid_request_error" } });
       const metrics = await (await r.fetch("/metrics")).text();
       expect(metricSample(metrics, "responses_router_websocket_closes_total", { reason: "connection_limit" })).toBe(1);
+    });
+  });
+
+  it("the SDK's reconnect option carries on after the connection limit (close 1001 is recoverable)", async () => {
+    await withRouter({ server: { websocket: { max_connection_duration: "300ms" } } }, async (r) => {
+      const ws = new WsClient(r.url, "k", { reconnect: { onReconnecting: () => {}, initialDelay: 10, maxDelay: 50 } });
+      const first = finalResponse(await ws.create({ model: "local", input: "hi" }));
+      await ws.until("a reconnect", () => ws.reconnected > 0);
+      // The new socket works; a store:true turn chains across sockets through the store.
+      const next = finalResponse(await ws.create({ model: "local", input: "again", previous_response_id: first.id }));
+      expect(next.previous_response_id).toBe(first.id);
+      ws.close();
     });
   });
 
