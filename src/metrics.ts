@@ -26,6 +26,9 @@ export const CONFIG_RELOAD_RESULTS = ["ok", "error"] as const;
 export const COMPACTION_TRIGGERS = ["compact", "trigger", "threshold"] as const;
 export type CompactionTrigger = (typeof COMPACTION_TRIGGERS)[number];
 
+/** Why a /v1/responses WebSocket closed: the client closed it (or went away), its time limit, shutdown, no pong, a message over the size limit, a binary frame, its key removed by a reload, a socket error. */
+export const WEBSOCKET_CLOSE_REASONS = ["client", "connection_limit", "shutdown", "ping_timeout", "message_too_big", "binary_frame", "unauthorized", "error"] as const;
+export type WebSocketCloseReason = (typeof WEBSOCKET_CLOSE_REASONS)[number];
 
 /** Whole requests and upstream calls: LLM calls run from milliseconds to many minutes. */
 const LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600];
@@ -86,6 +89,11 @@ export interface Metrics {
   readonly compactions: Counter<"model" | "kind" | "trigger">;
   /** stage: before (the input the summary was written from, as the backend counted it) | after (kept user messages + summary, estimated; chat only). */
   readonly compactionTokens: Counter<"kind" | "trigger" | "stage">;
+  /** transport: http (POST /v1/responses) | websocket (a response.create); status: the HTTP status, or the one an `error` event carries. */
+  readonly responses: Counter<"transport" | "model" | "status">;
+  readonly websocketConnections: Gauge;
+  /** reason: one of WEBSOCKET_CLOSE_REASONS */
+  readonly websocketCloses: Counter<"reason">;
 }
 
 export interface CreateMetricsOptions {
@@ -179,6 +187,13 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
       "Context tokens of compactions: stage=before is the input the summary was written from (the backend's usage), stage=after the compacted context (kept user messages + summary, estimated at 4 characters a token; chat only, the openai kind's is opaque). after/before is the compression ratio.",
       ["kind", "trigger", "stage"],
     ),
+    responses: counter(
+      "responses_total",
+      "Responses asked for, by transport (http: POST /v1/responses | websocket: a response.create message), model and status (HTTP status; over a WebSocket, 200 or the status of the error event that answered).",
+      ["transport", "model", "status"],
+    ),
+    websocketConnections: gauge("websocket_connections", "WebSocket connections open on /v1/responses.", []),
+    websocketCloses: counter("websocket_closes_total", "WebSocket connections on /v1/responses closed, by reason.", ["reason"]),
   };
 
   // Series with a fixed label set start at zero so rate()/increase() and alerts see them before the first event.
@@ -186,6 +201,7 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
   for (const status of BACKGROUND_TERMINAL) m.backgroundJobs.inc({ status }, 0);
   for (const status of BACKGROUND_ACTIVE) m.backgroundActive.set({ status }, 0);
   for (const kind of STREAM_CHUNK_KINDS) m.streamChunks.inc({ kind }, 0);
+  for (const reason of WEBSOCKET_CLOSE_REASONS) m.websocketCloses.inc({ reason }, 0);
 
   if (opts.collectDefault !== false) {
     collectDefaultMetrics({ register: registry });

@@ -7,6 +7,7 @@ import type { RouterConfig } from "./config/load.js";
 import { createLogger, type Logger } from "./log.js";
 import { createMetrics, METRIC_PREFIX, type Metrics } from "./metrics.js";
 import { Runtime } from "./runtime.js";
+import { serveResponsesSockets } from "./ws/server.js";
 import { createStores, type StoreOptions } from "./store/index.js";
 import type { Stores } from "./store/types.js";
 
@@ -67,6 +68,7 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
     s.once("error", reject);
   });
   const connections = trackConnections(server as Server);
+  const sockets = serveResponsesSockets(server as Server, runtime, service);
   runtime.phase = "serving";
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
@@ -85,11 +87,16 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
     const jobsClosed = stores.jobs.close(jobsMs).catch(() => {});
     // Idle keep-alive sockets would hold close() open: end them; busy ones end after their response.
     connections.drain();
+    // WebSockets: idle ones close now (1012, clients reconnect elsewhere), busy ones after their responses.
+    sockets.drain();
     let cut: NodeJS.Timeout | undefined;
     const deadline = setTimeout(() => {
       // Open streams end with a terminal event, then whatever is still open is cut.
       runtime.endStreams();
-      cut = setTimeout(() => (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.(), STREAM_END_GRACE_MS);
+      cut = setTimeout(() => {
+        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+        sockets.terminate();
+      }, STREAM_END_GRACE_MS);
     }, deadlineMs);
     await drained;
     clearTimeout(deadline);

@@ -22,6 +22,20 @@ const timeoutsSchema = z
   })
   .strict();
 
+const websocketSchema = z
+  .object({
+    /** A socket is ended after this long (OpenAI's limit: 60 minutes) with `websocket_connection_limit_reached`; clients reconnect. */
+    max_connection_duration: duration.default(3_600_000),
+    /** Ping an idle socket this often; one that has not answered the previous ping by the next is dropped. */
+    ping_interval: duration.default(30_000),
+    /** Largest message a client may send; a larger one closes the socket with 1009. */
+    max_message_bytes: z.number().int().positive().default(20 * 1024 * 1024),
+    /** Responses in flight at once on one socket (`stream_id` lanes); a create beyond it is an `error` event. */
+    max_lanes: z.number().int().positive().default(16),
+  })
+  .strict()
+  .prefault({});
+
 const endpointSchema = z
   .object({
     name,
@@ -92,6 +106,8 @@ export const routerConfigSchema = z
         public_metrics: z.boolean().default(true),
         max_body_bytes: z.number().int().positive().default(20 * 1024 * 1024),
         shutdown_timeout: duration.default(30_000),
+        /** GET /v1/responses with `Upgrade: websocket`: Responses over one persistent socket. */
+        websocket: websocketSchema,
       })
       .strict()
       .prefault({}),

@@ -10,7 +10,7 @@ import type { Socket } from "node:net";
  * busy one is ended right after its last response finishes (with
  * `Connection: close` on responses that had not started yet).
  */
-export function trackConnections(server: Server): { drain(): void } {
+export function trackConnections(server: Server): { drain(): void; readonly tracked: number } {
   const busy = new Map<Socket, number>();
   let draining = false;
 
@@ -18,12 +18,18 @@ export function trackConnections(server: Server): { drain(): void } {
     busy.set(socket, 0);
     socket.once("close", () => busy.delete(socket));
   });
+  // An upgraded socket (WebSocket) is no longer an HTTP connection: its owner closes it on shutdown.
+  server.on("upgrade", (req: IncomingMessage) => busy.delete(req.socket));
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
-    busy.set(socket, (busy.get(socket) ?? 0) + 1);
+    if (busy.has(socket)) busy.set(socket, busy.get(socket)! + 1);
     if (draining && !res.headersSent) res.setHeader("connection", "close");
     res.once("close", () => {
-      const left = Math.max(0, (busy.get(socket) ?? 1) - 1);
+      // A client that went away closed the socket first (the response's close comes a tick
+      // later): it is no longer tracked, and must not be put back (one socket leaked per drop).
+      const n = busy.get(socket);
+      if (n === undefined) return;
+      const left = Math.max(0, n - 1);
       busy.set(socket, left);
       if (draining && left === 0) socket.end();
     });
@@ -33,6 +39,10 @@ export function trackConnections(server: Server): { drain(): void } {
     drain() {
       draining = true;
       for (const [socket, n] of busy) if (n === 0) socket.end();
+    },
+    /** Sockets tracked now (for tests: closed ones must not stay). */
+    get tracked() {
+      return busy.size;
     },
   };
 }

@@ -40,10 +40,18 @@ export interface Plan {
   compacted?: Item;
 }
 
+/**
+ * Responses held outside the store, looked up before it for `previous_response_id`: a
+ * WebSocket connection's recent turns (so a `store: false` turn chains on its socket).
+ */
+export interface HistorySource {
+  get(id: string): StoredResponse | undefined;
+}
+
 /** Resolves model, history and ids for a validated request. */
 export async function buildPlan(
   body: CreateResponseRequest,
-  deps: { cfg: RouterConfig; responses: ResponseStore; conversations: ConversationStore; ids: IdGenerator; now(): number },
+  deps: { cfg: RouterConfig; responses: ResponseStore; conversations: ConversationStore; ids: IdGenerator; now(): number; local?: HistorySource },
   owner: string | null,
   key: ApiKey | null = null,
 ): Promise<Plan> {
@@ -56,7 +64,7 @@ export async function buildPlan(
   const previousResponseId = req.previous_response_id ?? null;
   const conversationId = req.conversation == null ? null : typeof req.conversation === "string" ? req.conversation : (req.conversation as { id: string }).id;
   if (previousResponseId) {
-    const prev = await loadOwned(deps.responses, previousResponseId, owner, "previous_response_id");
+    const prev = deps.local?.get(previousResponseId) ?? (await loadOwned(deps.responses, previousResponseId, owner, "previous_response_id"));
     if (prev.response.status === "queued" || prev.response.status === "in_progress") {
       throw invalidRequest(`Previous response '${previousResponseId}' is still ${prev.response.status}; wait for it to finish.`, "previous_response_id", "previous_response_not_ready");
     }

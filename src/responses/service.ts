@@ -15,7 +15,7 @@ import { BackgroundJobs } from "./background.js";
 import { cacheKey } from "./cache-key.js";
 import { appendTurn } from "./conversation-turn.js";
 import { connect, recordTokenUsage, type RunOutcome } from "./execute.js";
-import { buildPlan, loadOwned, type Plan } from "./plan.js";
+import { buildPlan, loadOwned, type HistorySource, type Plan } from "./plan.js";
 import { listPage } from "./input-items.js";
 import { callStore, requireConnected } from "./store-access.js";
 import { StreamShutdown } from "./stream-shutdown.js";
@@ -30,12 +30,26 @@ export interface RequestContext {
   abort(): void;
   /** Filled in for metrics: time spent on the upstream call, tokens the upstream reported. */
   stats?: { upstreamMs?: number; tokens?: TokenCount };
+  /** Responses to chain from before the store (a WebSocket connection's recent turns). */
+  history?: HistorySource;
+  /** Told of every finished response with its full input (stored or not), before its terminal event. */
+  remember?(record: StoredResponse): void;
 }
 
 /** `model`: the model that served the request (the one asked for or a fallback); unset for background. */
 export type CreateResult =
   | { kind: "json"; response: ResponseObject; endpoint: string; model?: string }
   | { kind: "stream"; body: ReadableStream<Uint8Array>; endpoint: string; model?: string };
+
+/** A streamed create as its event producer: HTTP wraps `run` in an SSE body, a WebSocket sends each event as a message. */
+export interface CreateEvents {
+  run(sink: EventSink): Promise<void>;
+  endpoint: string;
+  model?: string;
+}
+
+/** What a create started as: a JSON answer, a background stream body, or a stream's event producer. */
+type Started = CreateResult | (CreateEvents & { kind: "events" });
 
 /**
  * The Responses service: create / retrieve / delete / cancel / input items. Handlers
@@ -51,8 +65,53 @@ export class ResponsesService {
   }
 
   async create(body: unknown, ctx: RequestContext): Promise<CreateResult> {
+    const out = await this.start(body, ctx);
+    if (out.kind !== "events") return out;
+    return { kind: "stream", body: sseBody(out.run, ctx.abort), endpoint: out.endpoint, model: out.model };
+  }
+
+  /**
+   * A streamed create (the body's `stream` is forced on) whose events go to the caller's sink:
+   * the WebSocket transport. Background requests are the caller's to refuse first.
+   */
+  async createEvents(body: Record<string, unknown>, ctx: RequestContext): Promise<CreateEvents> {
+    const out = await this.start({ ...body, stream: true, background: false }, ctx);
+    if (out.kind !== "events") throw new Error("a streamed create answered without events");
+    return out;
+  }
+
+  /**
+   * `generate: false`: validates and plans the request, keeps its state (stored when `store`
+   * is on, remembered by the caller) and answers with a completed response without output,
+   * so a later turn can chain from its id. No backend is called.
+   */
+  async prepare(body: Record<string, unknown>, ctx: RequestContext): Promise<CreateEvents> {
+    const plan = await this.plan({ ...body, stream: true, background: false }, ctx);
+    if (plan.store) await requireConnected(this.rt.stores.status);
+    if (ctx.stats) ctx.stats.tokens = NO_TOKENS;
+    const response = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "completed", previousResponseId: plan.previousResponseId });
+    const endpoint = plan.preferEndpoint ?? undefined;
+    await appendTurn(this.rt, plan, response, endpoint);
+    if (plan.store) await this.save(plan, response, endpoint);
+    ctx.remember?.({ response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint });
+    const events = responseToEvents(response);
+    return {
+      run: async (sink) => {
+        for (const ev of events) sink.send(ev.type, JSON.stringify(ev));
+      },
+      endpoint: "none",
+      model: plan.model,
+    };
+  }
+
+  private plan(body: unknown, ctx: RequestContext): Promise<Plan> {
     const req = validateCreateRequest(body);
-    let plan = await buildPlan(req, { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now }, ctx.owner, ctx.key ?? null);
+    const deps = { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now, local: ctx.history };
+    return buildPlan(req, deps, ctx.owner, ctx.key ?? null);
+  }
+
+  private async start(body: unknown, ctx: RequestContext): Promise<Started> {
+    let plan = await this.plan(body, ctx);
     // Fail before spending an upstream call on a response that could not be stored.
     if (plan.store) await requireConnected(this.rt.stores.status);
     // No upstream tokens for this request itself: a background job counts its own, a cache hit costs none.
@@ -64,7 +123,7 @@ export class ResponsesService {
       const hit = await this.cacheLookup(plan, key);
       if (hit) {
         if (ctx.stats) ctx.stats.tokens = NO_TOKENS;
-        return this.serveCached(plan, hit);
+        return this.serveCached(plan, hit, ctx);
       }
     }
 
@@ -73,21 +132,21 @@ export class ResponsesService {
     if (!plan.stream) {
       const out = await conn.pump(null);
       if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
-      await this.finish(plan, out, key, ctx.stats);
+      await this.finish(plan, out, key, ctx);
       return { kind: "json", response: clientView(out.response, out.hideEncryptedReasoning), endpoint, model: conn.model };
     }
-    const stream = sseBody(async (sink) => {
+    const run = async (sink: EventSink) => {
       const shutdown = new StreamShutdown(this.rt, sink, ctx.abort);
       try {
         const out = shutdown.outcome(await conn.pump(shutdown.sink, shutdown.options));
         if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
-        const terminal = await this.finishStreamed(plan, out, key, ctx.stats);
+        const terminal = await this.finishStreamed(plan, out, key, ctx);
         sink.send(terminal.type, terminal.data);
       } finally {
         shutdown.stop();
       }
-    }, ctx.abort);
-    return { kind: "stream", body: stream, endpoint, model: conn.model };
+    };
+    return { kind: "events", run, endpoint, model: conn.model };
   }
 
   async retrieve(id: string, owner: string | null): Promise<ResponseObject> {
@@ -113,7 +172,7 @@ export class ResponsesService {
   }
 
   /** 200 at once with the queued response; with stream: true, the job's events as it records them. */
-  private async createBackground(plan: Plan, ctx: RequestContext): Promise<CreateResult> {
+  private async createBackground(plan: Plan, ctx: RequestContext): Promise<Started> {
     if (ctx.stats) ctx.stats.tokens = NO_TOKENS;
     const response = await this.background.submit(plan);
     if (!plan.stream) return { kind: "json", response, endpoint: "background" };
@@ -126,12 +185,13 @@ export class ResponsesService {
   }
 
   /** Stores (when asked) and accounts for a finished response. Store failures surface as 503. */
-  private async finish(plan: Plan, out: RunOutcome, key: string | null, stats?: RequestContext["stats"]): Promise<void> {
+  private async finish(plan: Plan, out: RunOutcome, key: string | null, ctx: RequestContext): Promise<void> {
     const tokens = recordTokenUsage(this.rt, out, plan.owner);
     // unset: the upstream reported no usage; already set: a compaction before the answer spent some
-    if (stats && tokens !== NO_TOKENS) stats.tokens = stats.tokens ? { input: stats.tokens.input + tokens.input, output: stats.tokens.output + tokens.output } : tokens;
+    if (ctx.stats && tokens !== NO_TOKENS) ctx.stats.tokens = ctx.stats.tokens ? { input: ctx.stats.tokens.input + tokens.input, output: ctx.stats.tokens.output + tokens.output } : tokens;
     await appendTurn(this.rt, plan, out.response, out.endpoint, out.terminal !== null);
     if (plan.store) await this.save(plan, out.response, out.endpoint);
+    ctx.remember?.({ response: out.response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint: out.endpoint });
     if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response);
   }
 
@@ -140,9 +200,9 @@ export class ResponsesService {
    * so a client that reads `response.completed` can chain from it at once. If
    * storing fails the stream ends in `response.failed` rather than a silent loss.
    */
-  private async finishStreamed(plan: Plan, out: RunOutcome, key: string | null, stats?: RequestContext["stats"]): Promise<{ type: string; data: string }> {
+  private async finishStreamed(plan: Plan, out: RunOutcome, key: string | null, ctx: RequestContext): Promise<{ type: string; data: string }> {
     try {
-      await this.finish(plan, out, key, stats);
+      await this.finish(plan, out, key, ctx);
       return out.terminal!;
     } catch (err) {
       const message = err instanceof ApiError ? err.message : "The response could not be stored.";
@@ -188,7 +248,7 @@ export class ResponsesService {
    * cached response with the fields the cache key leaves out (cache-key.ts) taken from this
    * request, so a hit carries exactly the fields the miss carried.
    */
-  private async serveCached(plan: Plan, cached: ResponseObject): Promise<CreateResult> {
+  private async serveCached(plan: Plan, cached: ResponseObject, ctx: RequestContext): Promise<Started> {
     const fresh = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: cached.status, previousResponseId: plan.previousResponseId });
     const response: ResponseObject = {
       ...fresh,
@@ -206,12 +266,13 @@ export class ResponsesService {
     else delete response.conversation;
     await appendTurn(this.rt, plan, response, undefined);
     if (plan.store) await this.save(plan, response);
+    ctx.remember?.({ response, input: [...plan.history, ...plan.input], owner: plan.owner });
     if (!plan.stream) return { kind: "json", response, endpoint: "cache", model: plan.model };
     const events = responseToEvents(response);
-    const body = sseBody(async (sink: EventSink) => {
+    const run = async (sink: EventSink) => {
       for (const ev of events) sink.send(ev.type, JSON.stringify(ev));
-    }, () => {});
-    return { kind: "stream", body, endpoint: "cache", model: plan.model };
+    };
+    return { kind: "events", run, endpoint: "cache", model: plan.model };
   }
 }
 

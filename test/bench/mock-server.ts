@@ -11,6 +11,7 @@
  *   "...-long"  a long stream (LONG_CHUNKS text deltas) for CPU-per-chunk measurements
  *   "...-slow"  a stream that sends one delta per SLOW_INTERVAL_MS and stays open for
  *               SLOW_HOLD_MS (open-streams / RSS measurement)
+ *   "...-tool"  a call of the `lookup` function tool, every turn (tool-loop measurements)
  *   anything else: SMALL_CHUNKS text deltas (a short answer)
  * `--latency-ms N` waits N ms before the response headers (a fixed "model" latency).
  *
@@ -108,6 +109,26 @@ function nativeStream(model: string, n: number): { head: string; deltas: string[
   return { head, deltas, tail };
 }
 
+/** A turn that calls the `lookup` tool: the chat chunk stream, or the native event stream. */
+function toolStream(path: "chat" | "responses", model: string): { head: string; deltas: string[]; tail: string } {
+  const args = '{"q":"next"}';
+  if (path === "chat") {
+    const head = chatChunk(model, { role: "assistant", content: null }, null) + chatChunk(model, { tool_calls: [{ index: 0, id: "call_bench1", type: "function", function: { name: "lookup", arguments: "" } }] }, null);
+    const deltas = [chatChunk(model, { tool_calls: [{ index: 0, function: { arguments: args } }] }, null)];
+    const usage = { id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1, model, choices: [], usage: { prompt_tokens: 40, completion_tokens: 8, total_tokens: 48 } };
+    return { head, deltas, tail: chatChunk(model, {}, "tool_calls") + `data: ${JSON.stringify(usage)}\n\ndata: [DONE]\n\n` };
+  }
+  let seq = 0;
+  const ev = (type: string, payload: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...payload, sequence_number: seq++ })}\n\n`;
+  const call = { id: "fc_upbench1", type: "function_call", status: "completed", call_id: "call_bench1", name: "lookup", arguments: args };
+  const base = nativeResponse(model, "", "in_progress");
+  const done = { ...nativeResponse(model, ""), output: [call] };
+  const head = ev("response.created", { response: base }) + ev("response.in_progress", { response: base }) + ev("response.output_item.added", { output_index: 0, item: { ...call, status: "in_progress", arguments: "" } });
+  const deltas = [ev("response.function_call_arguments.delta", { item_id: call.id, output_index: 0, delta: args })];
+  const tail = ev("response.function_call_arguments.done", { item_id: call.id, output_index: 0, arguments: args }) + ev("response.output_item.done", { output_index: 0, item: call }) + ev("response.completed", { response: done });
+  return { head, deltas, tail };
+}
+
 interface Payloads {
   json: Buffer;
   stream: { head: Buffer; deltas: Buffer[]; tail: Buffer; all: Buffer };
@@ -129,7 +150,7 @@ export async function startFastMock(opts: MockOptions = {}): Promise<{ port: num
     let p = cache.get(key);
     if (p) return p;
     const n = model.endsWith("-long") ? longChunks : model.endsWith("-slow") ? Math.ceil(slowHold / SLOW_INTERVAL_MS) : SMALL_CHUNKS;
-    const s = path === "chat" ? chatStream(model, n) : nativeStream(model, n);
+    const s = model.endsWith("-tool") ? toolStream(path, model) : path === "chat" ? chatStream(model, n) : nativeStream(model, n);
     const json = path === "chat" ? chatCompletion(model) : JSON.stringify(nativeResponse(model, WORDS.join("")));
     const deltas = s.deltas.map((d) => Buffer.from(d));
     p = { json: Buffer.from(json), stream: { head: Buffer.from(s.head), deltas, tail: Buffer.from(s.tail), all: Buffer.from(s.head + s.deltas.join("") + s.tail) } };

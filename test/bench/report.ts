@@ -2,6 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { Summary } from "./clients.js";
 import { limiterLine, type LimiterCost } from "./limiter.js";
+import { renderToolLoops, type ToolLoopResult } from "./websocket.js";
 
 export interface TargetResult {
   latency?: Summary;
@@ -61,6 +62,8 @@ export interface BenchResults {
     cacheHitVsUpstreamP50: number;
   }[];
   limiter?: LimiterCost[];
+  /** 10-turn tool loops: one WebSocket vs a POST per turn (section ws). */
+  toolLoops?: ToolLoopResult[];
 }
 
 const ORDER = ["direct", "bare", "hono", "router", "portkey"];
@@ -166,6 +169,7 @@ export function renderMarkdown(r: BenchResults): string {
   md.push("");
   for (const p of r.paths) for (const n of p.notes) md.push(`- ${p.label}: ${n}`);
   md.push("", ...streamLines(r).map((l) => `- ${l}`), ...storageLines(r).map((l) => `- ${l}`));
+  if (r.toolLoops?.length) md.push("", "10-turn tool loops, per turn (one WebSocket vs a POST per turn; see \"Tool loops over a WebSocket\" above):", "", renderToolLoops(r.toolLoops));
   md.push("", "Against the targets:", "", ...targetsLines(r).map((l) => `- ${l}`));
   md.push("", "![throughput and added latency](test/bench/results/chart.svg)");
   return md.join("\n");

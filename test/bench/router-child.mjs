@@ -19,6 +19,15 @@ const msg = { ready: true, port: router.port };
 if (process.send) process.send(msg);
 else console.log(JSON.stringify(msg));
 
+// Under --expose-gc, "gc" over IPC collects and answers with the memory figures after it (bench:ws-drop).
+if (typeof globalThis.gc === "function") {
+  process.on("message", (m) => {
+    if (m !== "gc") return;
+    globalThis.gc();
+    process.send?.({ gc: process.memoryUsage() });
+  });
+}
+
 const stop = () => void router.close(2_000).then(() => process.exit(0));
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);

@@ -15,7 +15,8 @@
  * --write (record this run: BENCHMARKS.md, test/bench/results/latest.json and chart.svg, all tracked;
  * without it the JSON and chart go to the OS temp dir and BENCHMARKS.md is left alone) --out FILE
  * --paths k1,k2 (only these paths: translated-json, translated-stream, native-json, native-stream,
- * chat-json, chat-stream) --nice N (priority of the bench and its children, default -10 when root; 0 leaves it).
+ * chat-json, chat-stream) --nice N (priority of the bench and its children, default -10 when root; 0 leaves it)
+ * --loops N (section ws: 10-turn tool loops per way and backend kind, default 100).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -29,6 +30,7 @@ import { renderChart, renderMarkdown, renderTable, updateBenchmarksMd, type Benc
 import { measureLimiter } from "./limiter.js";
 import { measureTranslatorCpu } from "./translator-cpu.js";
 import { LONG_CHUNKS } from "./mock-server.js";
+import { measureToolLoops, renderToolLoops, TURNS } from "./websocket.js";
 
 const { values: flags } = parseArgs({
   options: {
@@ -48,6 +50,7 @@ const { values: flags } = parseArgs({
     verbose: { type: "boolean" },
     nice: { type: "string" },
     paths: { type: "string" },
+    loops: { type: "string" },
   },
 });
 
@@ -55,7 +58,8 @@ const DURATION = Number(flags.duration ?? (flags.long ? 15 : 3));
 const ROUNDS = Number(flags.rounds ?? (flags.long ? 10_000 : 2_000));
 const OPEN_STREAMS = Number(flags.streams ?? 1000);
 const MOCK_LATENCY = Number(flags["latency-ms"] ?? 0);
-const SECTIONS = new Set((flags.only ?? "latency,rps,cpu,open,storage,limits").split(","));
+const SECTIONS = new Set((flags.only ?? "latency,rps,cpu,open,storage,limits,ws").split(","));
+const LOOPS = Number(flags.loops ?? 100);
 const LOG_LEVEL = flags["log-level"] ?? "info";
 const OUT = resolve(flags.out ?? (flags.write ? "test/bench/results/latest.json" : join(os.tmpdir(), "responses-router-bench", "latest.json")));
 const TSX = ["--import", "tsx"];
@@ -82,6 +86,8 @@ function routerConfig(mockUrl: string, redisUrl = "") {
       "oai-s": { endpoints: ["oai-ep"] },
       "oai-long": { endpoints: ["oai-ep"] },
       "oai-slow": { endpoints: ["oai-ep"] },
+      "chat-tool": chat("chat-tool"),
+      "oai-tool": { endpoints: ["oai-ep"] },
     },
     storage: { redis_url: redisUrl },
     logging: { level: LOG_LEVEL },
@@ -228,6 +234,8 @@ function estimateSeconds(): number {
   if (SECTIONS.has("cpu")) s += 15;
   if (SECTIONS.has("storage")) s += 2 * (5 * (Math.min(ROUNDS, 1500) + 100) * 0.0015 + 3);
   if (SECTIONS.has("limits")) s += 5;
+  // Four ways x two kinds x LOOPS loops of TURNS turns, ~1 ms a turn on this machine.
+  if (SECTIONS.has("ws")) s += 2 * 4 * (LOOPS + 3) * TURNS * 0.0015;
   return Math.round(s);
 }
 
@@ -468,6 +476,16 @@ async function main(): Promise<void> {
       limiter = await measureLimiter(redis?.url ?? null);
     }
 
+    // ---- tool loops: one WebSocket vs HTTP per turn, both kinds ----
+    let toolLoops: BenchResults["toolLoops"];
+    if (SECTIONS.has("ws")) {
+      const r = await startRouterChild("router-ws", mockUrl);
+      children.push(r);
+      toolLoops = await measureToolLoops({ router: `http://127.0.0.1:${r.port}`, routerPid: r.pid, mock: mockOrigin, loops: LOOPS, log });
+      console.log(renderToolLoops(toolLoops));
+      await r.stop();
+    }
+
     const results: BenchResults = {
       startedAt: startedAt.toISOString(),
       machine: machine(),
@@ -481,6 +499,7 @@ async function main(): Promise<void> {
       openStreams: openResult,
       storage,
       limiter,
+      toolLoops,
     };
     mkdirSync(resolve(OUT, ".."), { recursive: true });
     writeFileSync(OUT, JSON.stringify(results, null, 2) + "\n");

@@ -17,8 +17,8 @@ export function assertCodexInstalled(): void {
  * Everything that would reach out to the internet (plugins, apps, update checks,
  * analytics) is off, so a run talks to the router on loopback and nothing else.
  */
-export function codexConfig(routerUrl: string, model: string, extra = "", providerName = "responses-router"): string {
-  return `${extra}model = "${model}"
+export function codexConfig(routerUrl: string, model: string, opts: CodexOptions = {}): string {
+  return `${opts.extra ?? ""}model = "${model}"
 model_provider = "router"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
@@ -36,13 +36,22 @@ browser_use = false
 computer_use = false
 
 [model_providers.router]
-name = "${providerName}"
+name = "${opts.providerName ?? "responses-router"}"
 base_url = "${routerUrl}/v1"
 wire_api = "responses"
 env_key = "ROUTER_API_KEY"
 request_max_retries = 0
 stream_max_retries = 0
-`;
+${opts.websockets ? "supports_websockets = true\n" : ""}`;
+}
+
+export interface CodexOptions {
+  /** The provider speaks Responses over a WebSocket (`supports_websockets = true`): Codex opens wss://…/v1/responses. */
+  websockets?: boolean;
+  /** TOML put before the rest (top-level keys such as a small context window). */
+  extra?: string;
+  /** The provider's display name: Codex compacts remotely only for a provider named "OpenAI". */
+  providerName?: string;
 }
 
 /** One JSONL event of `codex exec --json`. */
@@ -60,10 +69,10 @@ export interface CodexRun {
 }
 
 /** Runs `codex exec --json PROMPT` non-interactively in a fresh CODEX_HOME and work dir, then removes both. */
-export async function codexExec(routerUrl: string, model: string, prompt: string, apiKey = "test-key", extraConfig = "", providerName?: string): Promise<CodexRun> {
+export async function codexExec(routerUrl: string, model: string, prompt: string, apiKey = "test-key", opts: CodexOptions = {}): Promise<CodexRun> {
   const home = mkdtempSync(join(tmpdir(), "rr-codex-home-"));
   const work = mkdtempSync(join(tmpdir(), "rr-codex-work-"));
-  writeFileSync(join(home, "config.toml"), codexConfig(routerUrl, model, extraConfig, providerName));
+  writeFileSync(join(home, "config.toml"), codexConfig(routerUrl, model, opts));
   try {
     const child = spawn(process.execPath, [CODEX_BIN, "exec", "--json", "--skip-git-repo-check", "-C", work, prompt], {
       // A bare environment: no OPENAI_* variable of the machine can redirect Codex.

@@ -87,7 +87,7 @@ function expectCompactedTurn(run: CodexRun): void {
 
 describe("Codex CLI compacting a session through the router", () => {
   it("on a chat backend: the router summarises with the backend, seals the item, and the next request carries the summary", async () => {
-    const run = await codexExec(router.url, "local", "Run `echo hi from codex` and tell me what it printed.", "test-key", SMALL_WINDOW, "OpenAI");
+    const run = await codexExec(router.url, "local", "Run `echo hi from codex` and tell me what it printed.", "test-key", { extra: SMALL_WINDOW, providerName: "OpenAI" });
     expectCompactedTurn(run);
     const bodies = chat.requests.map((r) => r.body);
     const summaryCalls = chat.requests.filter(isSummaryCall);
@@ -102,7 +102,7 @@ describe("Codex CLI compacting a session through the router", () => {
   });
 
   it("on an openai backend: the upstream compacts and its item goes back untouched on the next request", async () => {
-    const run = await codexExec(router.url, "gpt-4.1", "Run `echo hi from codex` and tell me what it printed.", "test-key", SMALL_WINDOW, "OpenAI");
+    const run = await codexExec(router.url, "gpt-4.1", "Run `echo hi from codex` and tell me what it printed.", "test-key", { extra: SMALL_WINDOW, providerName: "OpenAI" });
     expectCompactedTurn(run);
     const sent = oai.requests.filter((r) => r.path === "/responses").map((r) => r.body);
     expect(sent.some((b) => b.input.at(-1)?.type === "compaction_trigger")).toBe(true);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { chatChunk, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
 import { startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
+import { metricSample } from "../helpers/metrics-text.js";
 import { assertCodexInstalled, codexExec, type CodexRun } from "./codex-cli.js";
 
 /**
@@ -116,4 +117,31 @@ describe("Codex CLI through the router", () => {
     expect(call).toMatchObject({ call_id: "call_echo", name: "exec_command" });
     expect(output.call_id).toBe("call_echo");
   });
+});
+
+describe("Codex CLI through the router over a WebSocket (supports_websockets = true)", () => {
+  const websocketResponses = async () => {
+    const text = await (await router.fetch("/metrics")).text();
+    let sum = 0;
+    for (const model of ["local", "gpt-4.1"]) sum += metricSample(text, "responses_router_responses_total", { transport: "websocket", model, status: "200" }) ?? 0;
+    return { sum, http: metricSample(text, "responses_router_responses_total", { transport: "http", model: "local", status: "200" }) ?? 0, httpOai: metricSample(text, "responses_router_responses_total", { transport: "http", model: "gpt-4.1", status: "200" }) ?? 0 };
+  };
+
+  for (const { kind, model, upstream } of [
+    { kind: "chat", model: "local", upstream: () => chat },
+    { kind: "openai", model: "gpt-4.1", upstream: () => oai },
+  ]) {
+    it(`runs its tool turn over the router's WebSocket, not the HTTP fallback (${kind} backend)`, async () => {
+      const before = await websocketResponses();
+      const run = await codexExec(router.url, model, "Run `echo hi from codex` and tell me what it printed.", "test-key", { websockets: true });
+      expectToolTurn(run);
+      expect(upstream().requests).toHaveLength(2);
+      expect(JSON.stringify(upstream().requests[1]!.body)).toContain("hi from codex");
+      const after = await websocketResponses();
+      // Both model turns came through response.create on a socket; no POST /v1/responses was made.
+      expect(after.sum - before.sum).toBeGreaterThanOrEqual(2);
+      expect(after.http).toBe(before.http);
+      expect(after.httpOai).toBe(before.httpOai);
+    });
+  }
 });

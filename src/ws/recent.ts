@@ -1,0 +1,31 @@
+import type { HistorySource } from "../responses/plan.js";
+import type { StoredResponse } from "../store/types.js";
+
+/**
+ * A connection's most recent responses (`store: false` ones included), newest kept: what
+ * `previous_response_id` chains from on the same socket without the store. Bounded, and
+ * gone with the connection (OpenAI's behaviour: another socket does not see them).
+ */
+export class RecentResponses implements HistorySource {
+  private readonly byId = new Map<string, StoredResponse>();
+
+  constructor(private readonly max: number) {}
+
+  get(id: string): StoredResponse | undefined {
+    return this.byId.get(id);
+  }
+
+  add(record: StoredResponse): void {
+    this.byId.delete(record.response.id);
+    this.byId.set(record.response.id, record);
+    if (this.byId.size > this.max) this.byId.delete(this.byId.keys().next().value!);
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  clear(): void {
+    this.byId.clear();
+  }
+}
