@@ -12,6 +12,7 @@ import { END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTran
 import { ChatRequest } from "./adapter-chat.js";
 import { NativeRequest } from "./adapter-native.js";
 import type { Plan } from "./plan.js";
+import { traceOutcome } from "./trace.js";
 
 export interface RunOutcome {
   /** The full response, as stored. */
@@ -79,6 +80,7 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
         const rd: ReadContext = { rt, attempt, initialStatus };
         const result = sink ? await pumpStream(request.stream(rd), attempt, sink, signal, opts) : { response: request.fromJson((await attempt.readJson()).json, rd), terminal: null };
         ok = result.response.status !== "failed";
+        if (attempt.span?.isRecording()) traceOutcome(attempt.span, result.response, attempt.lease.target.upstreamModel, rt.tracing.captureContent);
         return { ...result, hideEncryptedReasoning: request.hidesEncryptedReasoning, endpoint: attempt.endpoint.name, model, upstreamMs: performance.now() - attempt.started };
       } finally {
         attempt.end(ok);

@@ -18,6 +18,7 @@ import { buildPlan, loadOwned, type Plan } from "./plan.js";
 import { listPage } from "./input-items.js";
 import { callStore, requireConnected } from "./store-access.js";
 import { StreamShutdown } from "./stream-shutdown.js";
+import { tracePlan } from "./trace.js";
 import { validateCreateRequest } from "./validate.js";
 
 export interface RequestContext {
@@ -49,7 +50,9 @@ export class ResponsesService {
 
   async create(body: unknown, ctx: RequestContext): Promise<CreateResult> {
     const req = validateCreateRequest(body);
-    const plan = await buildPlan(req, { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now }, ctx.owner, ctx.key ?? null);
+    const plan = await buildPlan(req, { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now, tracing: this.rt.tracing }, ctx.owner, ctx.key ?? null);
+    const span = this.rt.tracing.current();
+    if (span) tracePlan(span, plan, this.rt.tracing.captureContent);
     // Fail before spending an upstream call on a response that could not be stored.
     if (plan.store) await requireConnected(this.rt.stores.status);
     // No upstream tokens for this request itself: a background job counts its own, a cache hit costs none.
@@ -152,7 +155,7 @@ export class ResponsesService {
   private async save(plan: Plan, response: ResponseObject, endpoint?: string): Promise<void> {
     const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint };
     try {
-      await callStore(() => this.rt.stores.responses.save(record));
+      await callStore(() => this.rt.tracing.store("responses.save", () => this.rt.stores.responses.save(record)));
     } catch (err) {
       this.rt.metrics.storeErrors.inc({ store: "responses", op: "save" });
       throw err;
