@@ -65,7 +65,7 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
     throw new Error(`the ${stores.kind} store at ${redact(config.storage.redis_url)} is unreachable`);
   }
   const built = opts.tracing ? null : createTracing(config.tracing, opts.env ?? process.env, stores.kind);
-  if (built?.settings) log.info({ endpoint: built.settings.url, service: built.settings.serviceName, sampler: built.settings.samplerName, capture_content: built.settings.captureContent }, "tracing on");
+  if (built?.settings) log.info({ endpoint: built.settings.url, service_name: built.settings.serviceName, sampler: built.settings.samplerName, capture_content: built.settings.captureContent }, "tracing on");
   const tracing = opts.tracing ?? built!.tracing;
   const runtime = new Runtime(config, stores, metrics, log, undefined, opts.now, tracing);
   const { app, service } = buildApp(runtime);

@@ -30,14 +30,14 @@ export async function tracedPost(tracing: Tracing, info: AttemptTraceInfo, clien
   if (!span) return { reply: await client.post(path, body, signal), span };
   if (span.isRecording()) {
     const cfg = lease.endpoint.config;
-    const url = new URL(cfg.url);
+    const server = serverOf(cfg.url);
     span.setAttributes({
       "gen_ai.operation.name": operation,
       // Both kinds speak OpenAI's wire protocol; a chat endpoint's real provider (Ollama, vLLM...) is not known to the router.
       "gen_ai.provider.name": cfg.kind === "openai" ? "openai" : "openai_compatible",
       "gen_ai.request.model": lease.target.upstreamModel,
-      "server.address": url.hostname,
-      "server.port": Number(url.port) || (url.protocol === "https:" ? 443 : 80),
+      "server.address": server.address,
+      "server.port": server.port,
       "http.request.method": "POST",
       "router.upstream": lease.endpoint.name,
       "router.model": info.model,
@@ -66,4 +66,17 @@ export async function tracedPost(tracing: Tracing, info: AttemptTraceInfo, clien
 export function endAttemptSpan(span: Span, ok: boolean): void {
   if (!ok && span.isRecording()) failed(span, undefined, "incomplete");
   span.end();
+}
+
+/** An endpoint url's host and port, parsed once per url. */
+const servers = new Map<string, { address: string; port: number }>();
+function serverOf(raw: string): { address: string; port: number } {
+  let s = servers.get(raw);
+  if (!s) {
+    const url = new URL(raw);
+    s = { address: url.hostname, port: Number(url.port) || (url.protocol === "https:" ? 443 : 80) };
+    if (servers.size > 1000) servers.clear(); // endpoints come and go with reloads: stay bounded
+    servers.set(raw, s);
+  }
+  return s;
 }

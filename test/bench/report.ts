@@ -2,6 +2,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { Summary } from "./clients.js";
 import { limiterLine, type LimiterCost } from "./limiter.js";
+import { tracingLine, type TracingCost } from "./tracing-cost.js";
 
 export interface TargetResult {
   latency?: Summary;
@@ -61,6 +62,7 @@ export interface BenchResults {
     cacheHitVsUpstreamP50: number;
   }[];
   limiter?: LimiterCost[];
+  tracing?: TracingCost[];
 }
 
 const ORDER = ["direct", "bare", "hono", "router", "portkey"];
@@ -145,7 +147,7 @@ function streamLines(r: BenchResults): string[] {
 }
 
 function storageLines(r: BenchResults): string[] {
-  return [...storageOnly(r), ...(r.limiter ?? []).map(limiterLine)];
+  return [...storageOnly(r), ...(r.limiter ?? []).map(limiterLine), ...(r.tracing ?? []).map(tracingLine)];
 }
 
 function storageOnly(r: BenchResults): string[] {

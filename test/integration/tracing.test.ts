@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureLog, type CapturedLog } from "../helpers/log-capture.js";
 import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../helpers/otlp-receiver.js";
-import { freePort } from "../helpers/redis-server.js";
+import { freePort, startRedis } from "../helpers/redis-server.js";
 import { parseSse, startTestRouter, type TestRouter } from "../helpers/router.js";
 import { waitUntil } from "../helpers/wait.js";
 
@@ -314,5 +314,42 @@ describe("tracing options", () => {
     expect(receiver.spans.some((s) => s.kind === KIND.server && s.resource["service.name"] === "from-env")).toBe(true);
     expect(receiver.headers[0]!["x-collector-token"]).toBe("tok1");
     await receiver.close();
+  });
+});
+
+describe("traces across instances (Redis)", () => {
+  it("the job record carries the trace context through the queue: the job's span, on whichever instance runs it, links to the request", async () => {
+    const redis = await startRedis();
+    const receiver = await startOtlpReceiver();
+    const raw = {
+      endpoints: [{ name: "box", url: chat.url, kind: "chat" }],
+      models: { local: { endpoints: ["box"] } },
+      storage: { redis_url: redis.url, prefix: `rrtrace:${process.pid}:` },
+      tracing: { endpoint: receiver.url },
+    };
+    const a = await startTestRouter(raw, { env: {} });
+    const b = await startTestRouter(raw, { env: {} });
+    try {
+      const t = clientTrace();
+      const res = await a.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json", traceparent: t.traceparent }, body: JSON.stringify({ model: "local", input: "later", background: true }) });
+      const queued = (await res.json()) as { id: string };
+      let job: ReceivedSpan | undefined;
+      let server: ReceivedSpan | undefined;
+      await waitUntil("the request's and the job's spans", async () => {
+        await Promise.all([a.runtime.tracing.flush(), b.runtime.tracing.flush()]);
+        server = receiver.spans.find((s) => s.kind === KIND.server && s.traceId === t.traceId);
+        job = receiver.spans.find((s) => s.kind === KIND.consumer && s.attributes["gen_ai.response.id"] === queued.id && s.attributes["router.response_status"]);
+        return !!server && !!job;
+      }, 10_000);
+      expect(job!.links).toEqual([{ traceId: t.traceId, spanId: server!.spanId }]);
+      expect(job!.traceId).not.toBe(t.traceId);
+      const enqueue = receiver.spans.find((s) => s.name === "store jobs.enqueue" && s.traceId === t.traceId)!;
+      expect(enqueue.attributes["db.system.name"]).toBe("redis");
+    } finally {
+      await a.close(500);
+      await b.close(500);
+      await receiver.close();
+      await redis.stop();
+    }
   });
 });
