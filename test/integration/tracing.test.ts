@@ -44,6 +44,7 @@ beforeAll(async () => {
         flaky: { endpoints: [{ name: "dead", weight: 1000 }, { name: "box", weight: 1 }], upstream_model: "qwen2.5:7b" },
         // A pool that is down: the request falls back to gpt-4.1.
         gone: { endpoints: ["dead"], fallbacks: ["gpt-4.1"] },
+        cached: { endpoints: ["box"], cache: { ttl: "1h" } },
       },
       routing: { queue_timeout: "2s", retry: { attempts: 3, max_time: "10s" }, health: { failure_threshold: 100, cooldown: "60s" } },
       tracing: { endpoint: otlp.url, service_name: "router-under-test" },
@@ -207,6 +208,25 @@ describe("traces of /v1/responses", () => {
     expect(load.attributes).toMatchObject({ "db.system.name": "memory", "db.operation.name": "history.load" });
     expect(save.parentSpanId).toBe(server.spanId);
     expect(server.attributes["router.previous_response_id"]).toBe(first.id);
+  });
+
+  it("a cache hit: the request span says so and no upstream attempt is made", async () => {
+    const body = { model: "cached", input: "cache me" };
+    expect((await post(body)).status).toBe(200);
+    const t = clientTrace();
+    expect((await post(body, { traceparent: t.traceparent })).status).toBe(200);
+    const spans = await spansOf(t.traceId, (s) => !!serverSpan(s));
+    expect(serverSpan(spans)!.attributes).toMatchObject({ "router.cache_hit": true, "router.upstream": "cache", "gen_ai.request.model": "cached" });
+    expect(clientSpans(spans)).toEqual([]);
+  });
+
+  it("conversation affinity: a follow-up turn's attempt says it went to the endpoint of the previous turn", async () => {
+    const first = (await (await post({ model: "local", input: "one" })).json()) as { id: string };
+    const t = clientTrace();
+    expect((await post({ model: "local", input: "two", previous_response_id: first.id }, { traceparent: t.traceparent })).status).toBe(200);
+    const spans = await spansOf(t.traceId, (s) => !!serverSpan(s) && clientSpans(s).length === 1);
+    expect(clientSpans(spans)[0]!.attributes).toMatchObject({ "router.affinity": true, "router.upstream": "box" });
+    expect(serverSpan(spans)!.attributes["router.affinity_endpoint"]).toBe("box");
   });
 
   it("background: the job's CONSUMER span is linked to the request that queued it and parents the job's upstream call", async () => {
