@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureLog, type CapturedLog } from "../helpers/log-capture.js";
-import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
+import { chatTextChunks, startMockUpstream, upstreamError, type MockUpstream } from "../helpers/mock-upstream.js";
 import { KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../helpers/otlp-receiver.js";
 import { freePort, startRedis } from "../helpers/redis-server.js";
 import { parseSse, startTestRouter, type TestRouter } from "../helpers/router.js";
@@ -250,6 +250,9 @@ describe("traces of /v1/responses", () => {
     expect(job!.attributes).toMatchObject({ "gen_ai.operation.name": "chat", "gen_ai.request.model": "local", "router.response_status": "completed", "gen_ai.usage.output_tokens": 2 });
     const jobSpans = await spansOf(job!.traceId, (s) => clientSpans(s).length === 1);
     expect(clientSpans(jobSpans)[0]!.parentSpanId).toBe(job!.spanId);
+    // The job's log lines carry its trace, not the request's.
+    const finished = log.lines().find((l) => l.msg === "background job finished" && l.responseId === queued.id)!;
+    expect(finished).toMatchObject({ trace_id: job!.traceId, span_id: job!.spanId });
   });
 
   it("chat completions and embeddings proxies: attempt spans named by their operation", async () => {
@@ -273,6 +276,56 @@ describe("traces of /v1/responses", () => {
     expect(all).not.toContain("Hello from upstream");
     expect(all).not.toContain(UPSTREAM_KEY);
     expect(all).not.toContain(CLIENT_KEY);
+  });
+});
+
+describe("attempts that end badly", () => {
+  it("a stream that breaks after the headers: the attempt's span ends failed; an ejected endpoint asked anyway is marked panic-routed", async () => {
+    const up = await startMockUpstream();
+    const receiver = await startOtlpReceiver();
+    const r = await startTestRouter(
+      {
+        endpoints: [{ name: "a", url: up.url, kind: "chat" }],
+        models: { m: { endpoints: ["a"] } },
+        routing: { retry: { attempts: 1, max_time: "5s" }, health: { failure_threshold: 1, cooldown: "60s" } },
+        tracing: { endpoint: receiver.url },
+      },
+      { env: {} },
+    );
+    const attemptOf = async (requestId: string): Promise<ReceivedSpan> => {
+      let found: ReceivedSpan | undefined;
+      await waitUntil(`the attempt of ${requestId}`, async () => {
+        await r.runtime.tracing.flush();
+        const server = receiver.spans.find((s) => s.kind === KIND.server && s.attributes["router.request_id"] === requestId);
+        found = server && receiver.spans.find((s) => s.parentSpanId === server.spanId && s.kind === KIND.client);
+        return !!found;
+      });
+      return found!;
+    };
+    const call = (requestId: string, stream: boolean) =>
+      r.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json", "x-request-id": requestId }, body: JSON.stringify({ model: "m", input: "hi", stream }) });
+    try {
+      up.enqueue("/chat/completions", { kind: "sse", frames: [...chatTextChunks(["one", "two", "three"]), "data: [DONE]\n\n"], dieAfter: 2 });
+      const broken = await call("req-broken", true);
+      expect(broken.status).toBe(200);
+      expect(await broken.text()).toContain("response.failed");
+      const b = await attemptOf("req-broken");
+      expect(b.status.code).toBe(2);
+      expect(b.attributes["error.type"]).toBe("incomplete");
+      expect(b.attributes["http.response.status_code"]).toBe(200);
+
+      // The broken stream ejected "a" (threshold 1): the next request is routed to it anyway.
+      up.enqueue("/chat/completions", upstreamError(503, "loading", null, "server_error"));
+      expect((await call("req-panic", false)).status).toBe(503);
+      const p = await attemptOf("req-panic");
+      expect(p.attributes).toMatchObject({ "router.panic_routed": true, "error.type": "503", "http.response.status_code": 503, "router.failure": "status_5xx" });
+      const server = receiver.spans.find((s) => s.kind === KIND.server && s.attributes["router.request_id"] === "req-panic")!;
+      expect(server.status.code).toBe(2);
+      expect(server.attributes["http.response.status_code"]).toBe(503);
+    } finally {
+      await r.close(500);
+      await Promise.all([up.close(), receiver.close()]);
+    }
   });
 });
 
