@@ -25,6 +25,8 @@ export interface TracingSettings {
   /** Human-readable sampler name, for the start-up log line. */
   samplerName: string;
   captureContent: boolean;
+  /** The batch processor's OTEL_BSP_* settings that were set (the SDK's defaults otherwise). */
+  batch: { scheduledDelayMillis?: number; maxQueueSize?: number; maxExportBatchSize?: number; exportTimeoutMillis?: number };
 }
 
 const TRUE = /^\s*true\s*$/i;
@@ -46,7 +48,18 @@ export function tracingSettings(cfg: TracingConfig, env: Env): TracingSettings |
     sampler,
     samplerName: name,
     captureContent: cfg.capture_content,
+    batch: {
+      scheduledDelayMillis: positive(env.OTEL_BSP_SCHEDULE_DELAY),
+      maxQueueSize: positive(env.OTEL_BSP_MAX_QUEUE_SIZE),
+      maxExportBatchSize: positive(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE),
+      exportTimeoutMillis: positive(env.OTEL_BSP_EXPORT_TIMEOUT),
+    },
   };
+}
+
+function positive(raw: string | undefined): number | undefined {
+  const n = Number(raw);
+  return raw && Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
 /** Where spans go without `tracing.endpoint`: the OTLP variables as the specification reads them (a signal-specific URL as is, the general one + /v1/traces). */
@@ -97,7 +110,7 @@ export function createTracing(cfg: TracingConfig, env: Env, storeSystem: string,
   const provider = new TracerProvider({
     resource: resourceFromAttributes(settings.resource),
     sampler: settings.sampler,
-    spanProcessors: [new BatchSpanProcessor({ exporter: exporter ?? new OTLPTraceExporter({ url: settings.url, headers: settings.headers }) })],
+    spanProcessors: [new BatchSpanProcessor({ ...settings.batch, exporter: exporter ?? new OTLPTraceExporter({ url: settings.url, headers: settings.headers }) })],
   });
   const tracing = new Tracing({
     tracer: provider.getTracer("responses-router"),

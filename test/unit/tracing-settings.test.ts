@@ -46,6 +46,15 @@ describe("tracing settings", () => {
     expect(tracingSettings(cfg({ enabled: true }), {})?.headers).toBeUndefined();
   });
 
+  it("OTEL_BSP_* set the batch processor; unset or invalid ones leave its defaults", () => {
+    expect(tracingSettings(cfg({ enabled: true }), { OTEL_BSP_SCHEDULE_DELAY: "1000", OTEL_BSP_MAX_QUEUE_SIZE: "8192", OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "x" })?.batch).toEqual({
+      scheduledDelayMillis: 1000,
+      maxQueueSize: 8192,
+      maxExportBatchSize: undefined,
+      exportTimeoutMillis: undefined,
+    });
+  });
+
   it("capture_content is off by default", () => {
     expect(tracingSettings(cfg({ enabled: true }), {})?.captureContent).toBe(false);
     expect(tracingSettings(cfg({ enabled: true, capture_content: true }), {})?.captureContent).toBe(true);
