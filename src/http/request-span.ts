@@ -11,6 +11,8 @@ export function endRequestSpan(span: Span, method: string, stats: RequestStats, 
     span.updateName(`${method} ${stats.route}`);
     span.setAttribute("http.route", stats.route);
     span.setAttribute("http.response.status_code", status);
+    const operation = OPERATIONS[stats.route];
+    if (operation) span.setAttribute("gen_ai.operation.name", operation);
     if (stats.model) span.setAttribute("gen_ai.request.model", stats.model);
     if (stats.model) span.setAttribute("gen_ai.response.model", stats.servedModel ?? stats.model);
     if (stats.endpoint) span.setAttribute("router.upstream", stats.endpoint);
@@ -29,3 +31,6 @@ export function endRequestSpan(span: Span, method: string, stats: RequestStats, 
   }
   span.end();
 }
+
+/** The GenAI operation of each inference route (the Responses service sets its own too). */
+const OPERATIONS: Record<string, string | undefined> = { "/v1/responses": "chat", "/v1/chat/completions": "chat", "/v1/embeddings": "embeddings" };
