@@ -21,6 +21,8 @@ import { NO_KEY } from "./keys/policy.js";
 import { NO_TOKENS, recordUsage } from "./keys/usage.js";
 import { usageDeps, type Runtime } from "./runtime.js";
 import { withLogContext } from "./log.js";
+import { logIds } from "./tracing/index.js";
+import { endRequestSpan } from "./http/request-span.js";
 
 const OPEN_ROUTES = { "/healthz": "health", "/readyz": "health", "/metrics": "metrics" } as const;
 
@@ -46,8 +48,11 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     // `c.res.headers.set` turns the lightweight Response's plain header object into a web Headers.
     const outgoing = nodeOutgoing(c);
     outgoing?.setHeader("x-request-id", requestId);
-    // Every line logged while handling the request (upstream attempts included) carries its id.
-    await withLogContext({ requestId }, next);
+    // Traced: the request's SERVER span, child of the client's traceparent, parent of every span started while handling it.
+    const span = rt.tracing.on ? rt.tracing.startRequest(c.req.method, (name) => c.req.header(name), { "http.request.method": c.req.method, "url.path": c.req.path, "router.request_id": requestId }) : undefined;
+    // Every line logged while handling the request (upstream attempts included) carries its id (and its trace's).
+    if (span) await rt.tracing.within(span, () => withLogContext({ requestId, ...logIds(span) }, next));
+    else await withLogContext({ requestId }, next);
     if (!outgoing) c.res.headers.set("x-request-id", requestId);
     stats.route = c.req.routePath && !c.req.routePath.includes("*") ? c.req.routePath : "unmatched";
     const status = c.res.status;
@@ -59,13 +64,15 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
       else stats.gate?.settle(tokens.input + tokens.output);
       // Usage counts answered requests (a 404 for another key's model, a 429 are not charged).
       if (stats.metered && stats.model && status < 400) recordUsage(usageDeps(rt), key, stats.servedModel ?? stats.model, 1, tokens.input, tokens.output);
+      if (span) endRequestSpan(span, c.req.method, stats, status, c.get("owner"));
       const seconds = (performance.now() - started) / 1000;
       rt.metrics.requests.inc({ route: stats.route, model: stats.model, upstream: stats.endpoint, status: String(status), key });
       if (stats.route === "/v1/responses" && c.req.method === "POST") rt.metrics.responses.inc({ transport: "http", model: stats.model, status: String(status) });
       rt.metrics.requestDuration.observe({ route: stats.route, model: stats.model, upstream: stats.endpoint }, seconds);
       if (stats.upstreamMs !== undefined) rt.metrics.overhead.observe({ route: stats.route }, Math.max(0, seconds - stats.upstreamMs / 1000));
       if (stats.route in OPEN_ROUTES) return;
-      accessLog.info({ requestId, method: c.req.method, route: stats.route, model: stats.model || undefined, servedModel: stats.servedModel, endpoint: stats.endpoint || undefined, status, ms: Math.round(seconds * 1000) }, "request");
+      const fields = { requestId, method: c.req.method, route: stats.route, model: stats.model || undefined, servedModel: stats.servedModel, endpoint: stats.endpoint || undefined, status, ms: Math.round(seconds * 1000) };
+      accessLog.info(span ? { ...fields, ...logIds(span) } : fields, "request");
     };
     // Under @hono/node-server, account when the socket response closes (after its last
     // byte, or when the client went away): the access log line and the metrics are then

@@ -97,6 +97,8 @@ export async function runCli(args: string[], hooks: CliHooks = {}): Promise<numb
       runtime.metrics.configReloads.inc({ result: "ok" });
       runtime.metrics.configLastReload.set(Date.now() / 1000);
       log.info({ config: path, models: Object.keys(next.models), logLevel: next.logging.level }, "config reloaded");
+      // The tracer provider and its exporter are built once, at start.
+      if (JSON.stringify(next.tracing) !== JSON.stringify(config.tracing)) log.warn("tracing settings changed: they take effect on restart");
     },
     onError(err) {
       runtime.metrics.configReloads.inc({ result: "error" });

@@ -11,6 +11,7 @@ import { HealthProber } from "./routing/probe.js";
 import type { Stores } from "./store/index.js";
 import { UpstreamClient } from "./upstream/client.js";
 import type { FailoverContext } from "./upstream/failover.js";
+import { TRACING_OFF, type Tracing } from "./tracing/index.js";
 
 /** Every open stream listens to this signal: no listener limit (Node would warn past 10). */
 function streamsEndController(): AbortController {
@@ -52,6 +53,8 @@ export class Runtime {
     readonly ids: IdGenerator = randomId,
     /** The clock of per-key limits and usage days (tests move it instead of waiting). */
     readonly now: () => number = Date.now,
+    /** Spans of this instance's requests and jobs (TRACING_OFF when not configured). */
+    readonly tracing: Tracing = TRACING_OFF,
   ) {
     this.current = config;
     this.pool = new EndpointPool(config, {

@@ -10,6 +10,8 @@ import { Runtime } from "./runtime.js";
 import { serveResponsesSockets } from "./ws/server.js";
 import { createStores, type StoreOptions } from "./store/index.js";
 import type { Stores } from "./store/types.js";
+import type { Tracing } from "./tracing/index.js";
+import { createTracing } from "./tracing/setup.js";
 
 export interface StartOptions {
   host?: string;
@@ -22,6 +24,10 @@ export interface StartOptions {
   now?: () => number;
   /** Verify the store answers before listening (main does; a Redis that is down is fatal). */
   checkStore?: boolean;
+  /** The environment tracing reads its OTEL_* variables from (default process.env). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** A ready Tracing (its owner flushes it); default: built from `tracing:` and the environment. */
+  tracing?: Tracing;
 }
 
 export interface RunningRouter {
@@ -59,7 +65,10 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
     await stores.close().catch(() => {});
     throw new Error(`the ${stores.kind} store at ${redact(config.storage.redis_url)} is unreachable`);
   }
-  const runtime = new Runtime(config, stores, metrics, log, undefined, opts.now);
+  const built = opts.tracing ? null : createTracing(config.tracing, opts.env ?? process.env, stores.kind);
+  if (built?.settings) log.info({ endpoint: built.settings.url, service_name: built.settings.serviceName, sampler: built.settings.samplerName, capture_content: built.settings.captureContent }, "tracing on");
+  const tracing = opts.tracing ?? built!.tracing;
+  const runtime = new Runtime(config, stores, metrics, log, undefined, opts.now, tracing);
   const { app, service } = buildApp(runtime);
   service.background.startWorker(config.background.concurrency);
   const host = opts.host ?? config.server.host;
@@ -104,6 +113,8 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
     await jobsClosed;
     await stores.close().catch(() => {});
     await runtime.close();
+    // The last spans (this shutdown's requests and jobs) go out before the process ends.
+    if (built) await tracing.shutdown().catch(() => {});
   };
   return { url, port, runtime, server, close };
 }

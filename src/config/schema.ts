@@ -209,6 +209,26 @@ export const routerConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * OpenTelemetry traces (OTLP/HTTP). Off unless configured: `enabled: true`, or `enabled` unset and
+     * an endpoint here or in OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT. Read at start: a change needs a restart.
+     */
+    tracing: z
+      .object({
+        enabled: z.boolean().optional(),
+        /** The collector's OTLP/HTTP traces URL (e.g. http://otel-collector:4318/v1/traces). Unset: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, else http://localhost:4318/v1/traces. */
+        endpoint: z.url({ protocol: /^https?$/ }).optional(),
+        /** Headers sent to the collector (a token: use ${ENV}). Unset: OTEL_EXPORTER_OTLP_(TRACES_)HEADERS. */
+        headers: z.record(z.string(), z.string()).default({}),
+        /** `service.name` of the spans. Unset: OTEL_SERVICE_NAME, else responses-router. */
+        service_name: z.string().min(1).optional(),
+        /** Share of new traces recorded (parent-based: a client's sampled flag wins). Unset: OTEL_TRACES_SAMPLER(_ARG), else every trace. */
+        sample_ratio: z.number().min(0).max(1).optional(),
+        /** Put prompt and completion text on request spans (gen_ai.input.messages / gen_ai.output.messages). Off: spans carry no text. */
+        capture_content: z.boolean().default(false),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict()
   .superRefine((cfg, ctx) => {

@@ -8,7 +8,7 @@
  */
 import { invalidRequest, notFound, responseNotFound, toApiError } from "../errors.js";
 import { isFinished } from "../protocol.js";
-import { logContext, withLogContext } from "../log.js";
+import { logContext, withLogContext, type LogContext } from "../log.js";
 import type { Runtime } from "../runtime.js";
 import { EventOrderError, jobAbortKind, type JobContext, type JobHooks, type StoredResponse } from "../store/types.js";
 import { responseSkeleton } from "../translate/index.js";
@@ -23,6 +23,8 @@ import { limiterDeps, usageDeps } from "../runtime.js";
 import { connect, recordTokenUsage, type RunOutcome } from "./execute.js";
 import { loadOwned, planFromRecord, type BackgroundPayload, type Plan } from "./plan.js";
 import { callStore } from "./store-access.js";
+import { failed, logIds } from "../tracing/index.js";
+import { tracePlan } from "./trace.js";
 
 type StoreName = "responses" | "events" | "jobs";
 type Failure = { code: string; message: string };
@@ -52,7 +54,8 @@ export class BackgroundJobs {
     const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner };
     await this.store("events", "append", () => events.append(plan.id, emitted({ type: "response.created", response: response as unknown as EmittedResponse, sequence_number: 0 })));
     await this.store("responses", "save", () => responses.save(record));
-    const payload: BackgroundPayload = { req: plan.req, historyItems: plan.history.length, preferEndpoint: plan.preferEndpoint, requestId: logContext()?.requestId };
+    // The request's trace context rides in the job record: the job's span, wherever it runs, links to it.
+    const payload: BackgroundPayload = { req: plan.req, historyItems: plan.history.length, preferEndpoint: plan.preferEndpoint, requestId: logContext()?.requestId, trace: this.rt.tracing.carrier() };
     try {
       await this.store("jobs", "enqueue", () => jobs.enqueue({ responseId: plan.id, payload }));
     } catch (err) {
@@ -103,8 +106,24 @@ export class BackgroundJobs {
   // ---- the worker ---------------------------------------------------------------
 
   private run(job: JobContext, signal: AbortSignal): Promise<void> {
-    const requestId = (job.payload as BackgroundPayload).requestId;
-    return withLogContext(requestId ? { requestId, responseId: job.responseId } : { responseId: job.responseId }, () => this.runJob(job, signal));
+    const payload = job.payload as BackgroundPayload;
+    const requestId = payload.requestId;
+    const fields: LogContext = requestId ? { requestId, responseId: job.responseId } : { responseId: job.responseId };
+    if (!this.rt.tracing.on) return withLogContext(fields, () => this.runJob(job, signal));
+    // Traced: the job's CONSUMER span (its own trace, linked to the request that queued it) parents its upstream and store spans.
+    const span = this.rt.tracing.startJob(`background ${payload.req.model}`, payload.trace, {
+      "messaging.operation.type": "process",
+      "gen_ai.response.id": job.responseId,
+      "router.job_attempt": job.attempt,
+      ...(requestId ? { "router.request_id": requestId } : {}),
+    })!;
+    return this.rt.tracing
+      .within(span, () => withLogContext({ ...fields, ...logIds(span) }, () => this.runJob(job, signal)))
+      .catch((err: unknown) => {
+        failed(span, err);
+        throw err;
+      })
+      .finally(() => span.end());
   }
 
   private async runJob(job: JobContext, signal: AbortSignal): Promise<void> {
@@ -129,6 +148,8 @@ export class BackgroundJobs {
       active.dec({ status: "in_progress" });
       const tokens = tally.tokens ?? NO_TOKENS;
       gate?.settle(tokens.input + tokens.output);
+      const span = tally.tokens && this.rt.tracing.current();
+      if (span) span.setAttributes({ "gen_ai.usage.input_tokens": tokens.input, "gen_ai.usage.output_tokens": tokens.output, "gen_ai.response.model": tally.model ?? "" });
       // The create request counted the request; the job adds the tokens it used.
       if (tally.model) recordUsage(usageDeps(this.rt), rec.owner ?? NO_KEY, tally.model, 0, tokens.input, tokens.output);
     }
@@ -142,6 +163,8 @@ export class BackgroundJobs {
     let plan: Plan | null = null;
     try {
       plan = planFromRecord(this.rt.config, rec, payload);
+      const span = this.rt.tracing.current();
+      if (span) tracePlan(span, plan, this.rt.tracing.captureContent);
       const conn = await connect(this.rt, plan, signal, true, "queued");
       outcome = await conn.pump(recorder, { keepPartialOnAbort: true });
       tally.tokens = recordTokenUsage(this.rt, outcome, plan.owner);
@@ -185,6 +208,7 @@ export class BackgroundJobs {
       if (!(err instanceof EventOrderError)) this.rt.metrics.storeErrors.inc({ store: "events", op: "append" });
     }
     this.rt.metrics.backgroundJobs.inc({ status: response.status });
+    this.rt.tracing.current()?.setAttribute("router.response_status", response.status);
     this.rt.log.info({ responseId: id, status: response.status }, "background job finished");
   }
 
@@ -218,7 +242,7 @@ export class BackgroundJobs {
   /** A store call that answers 503 when the store is unreachable, counted in store_errors_total. */
   private async store<T>(store: StoreName, op: string, fn: () => Promise<T>): Promise<T> {
     try {
-      return await callStore(fn);
+      return await callStore(this.rt.tracing.on ? () => this.rt.tracing.store(`${store}.${op}`, fn) : fn);
     } catch (err) {
       this.rt.metrics.storeErrors.inc({ store, op });
       throw err;

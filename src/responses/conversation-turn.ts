@@ -29,7 +29,7 @@ export async function appendTurn(
   const input = uniqueIds(plan.input.map(inputItemView), taken, rt.ids);
   if (!outputSent) response.output = uniqueIds(response.output, taken, rt.ids);
   try {
-    await callStore(() => rt.stores.conversations.append(id, [...input, ...response.output], endpoint));
+    await callStore(() => rt.tracing.store("conversations.append", () => rt.stores.conversations.append(id, [...input, ...response.output], endpoint)));
   } catch (err) {
     rt.metrics.storeErrors.inc({ store: "conversations", op: "append" });
     throw err;

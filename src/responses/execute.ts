@@ -14,6 +14,7 @@ import { NativeRequest } from "./adapter-native.js";
 import { CompactTriggerRequest, endsWithCompactionTrigger } from "./adapter-compact.js";
 import { countCompaction } from "./compact.js";
 import type { Plan } from "./plan.js";
+import { traceOutcome } from "./trace.js";
 
 export interface RunOutcome {
   /** The full response, as stored. */
@@ -85,6 +86,7 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
         if (endsWithCompactionTrigger(plan) && attempt.endpoint.config.kind === "openai" && result.response.status === "completed") {
           countCompaction(rt, { model: plan.model, kind: "openai", trigger: "trigger", before: result.response.usage?.input_tokens ?? 0 });
         }
+        if (attempt.span?.isRecording()) traceOutcome(attempt.span, result.response, attempt.lease.target.upstreamModel, rt.tracing.captureContent);
         return { ...result, hideEncryptedReasoning: request.hidesEncryptedReasoning, endpoint: attempt.endpoint.name, model, upstreamMs: performance.now() - attempt.started };
       } finally {
         attempt.end(ok);

@@ -1,4 +1,5 @@
 import type { ModelTarget, RouterConfig } from "../config/load.js";
+import type { TraceCarrier, Tracing } from "../tracing/index.js";
 import { invalidRequest, notFound, responseNotFound } from "../errors.js";
 import type { IdGenerator, IdPrefix } from "../ids.js";
 import type { ApiKey } from "../keys/policy.js";
@@ -48,10 +49,15 @@ export interface HistorySource {
   get(id: string): StoredResponse | undefined;
 }
 
+/** A store call as a span when tracing is on (the request waits on it). */
+function traced<T>(tracing: Tracing | undefined, op: string, fn: () => Promise<T>): Promise<T> {
+  return tracing ? tracing.store(op, fn) : fn();
+}
+
 /** Resolves model, history and ids for a validated request. */
 export async function buildPlan(
   body: CreateResponseRequest,
-  deps: { cfg: RouterConfig; responses: ResponseStore; conversations: ConversationStore; ids: IdGenerator; now(): number; local?: HistorySource },
+  deps: { cfg: RouterConfig; responses: ResponseStore; conversations: ConversationStore; ids: IdGenerator; now(): number; local?: HistorySource; tracing?: Tracing },
   owner: string | null,
   key: ApiKey | null = null,
 ): Promise<Plan> {
@@ -64,15 +70,15 @@ export async function buildPlan(
   const previousResponseId = req.previous_response_id ?? null;
   const conversationId = req.conversation == null ? null : typeof req.conversation === "string" ? req.conversation : (req.conversation as { id: string }).id;
   if (previousResponseId) {
-    const prev = deps.local?.get(previousResponseId) ?? (await loadOwned(deps.responses, previousResponseId, owner, "previous_response_id"));
+    const prev = deps.local?.get(previousResponseId) ?? (await traced(deps.tracing, "history.load", () => loadOwned(deps.responses, previousResponseId, owner, "previous_response_id")));
     if (prev.response.status === "queued" || prev.response.status === "in_progress") {
       throw invalidRequest(`Previous response '${previousResponseId}' is still ${prev.response.status}; wait for it to finish.`, "previous_response_id", "previous_response_not_ready");
     }
     history = [...prev.input, ...prev.response.output];
     lastEndpoint = prev.endpoint ?? null;
   } else if (conversationId) {
-    const conv = await loadConversation(deps.conversations, conversationId, owner, "conversation");
-    history = (await callStore(() => deps.conversations.items(conversationId))) ?? [];
+    const conv = await traced(deps.tracing, "conversation.load", () => loadConversation(deps.conversations, conversationId, owner, "conversation"));
+    history = (await traced(deps.tracing, "history.load", () => callStore(() => deps.conversations.items(conversationId)))) ?? [];
     lastEndpoint = conv.endpoint;
     req.conversation = { id: conversationId }; // echoed in the Response as OpenAI does
   }
@@ -113,6 +119,8 @@ export interface BackgroundPayload {
   preferEndpoint?: string | null;
   /** The id of the request that created the job, so the job's log lines carry it too. */
   requestId?: string;
+  /** The trace context of the request that created the job (tracing on), so the job's span links to it. */
+  trace?: TraceCarrier;
 }
 
 /** Rebuilds the run's plan from the stored record and the current config (the job may run on another instance). */

@@ -19,6 +19,7 @@ import { buildPlan, loadOwned, type HistorySource, type Plan } from "./plan.js";
 import { listPage } from "./input-items.js";
 import { callStore, requireConnected } from "./store-access.js";
 import { StreamShutdown } from "./stream-shutdown.js";
+import { tracePlan } from "./trace.js";
 import { validateCreateRequest } from "./validate.js";
 
 export interface RequestContext {
@@ -104,10 +105,13 @@ export class ResponsesService {
     };
   }
 
-  private plan(body: unknown, ctx: RequestContext): Promise<Plan> {
+  private async plan(body: unknown, ctx: RequestContext): Promise<Plan> {
     const req = validateCreateRequest(body);
-    const deps = { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now, local: ctx.history };
-    return buildPlan(req, deps, ctx.owner, ctx.key ?? null);
+    const deps = { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now, local: ctx.history, tracing: this.rt.tracing };
+    const plan = await buildPlan(req, deps, ctx.owner, ctx.key ?? null);
+    const span = this.rt.tracing.current();
+    if (span) tracePlan(span, plan, this.rt.tracing.captureContent);
+    return plan;
   }
 
   private async start(body: unknown, ctx: RequestContext): Promise<Started> {
@@ -217,7 +221,7 @@ export class ResponsesService {
   private async save(plan: Plan, response: ResponseObject, endpoint?: string): Promise<void> {
     const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint };
     try {
-      await callStore(() => this.rt.stores.responses.save(record));
+      await callStore(() => this.rt.tracing.store("responses.save", () => this.rt.stores.responses.save(record)));
     } catch (err) {
       this.rt.metrics.storeErrors.inc({ store: "responses", op: "save" });
       throw err;

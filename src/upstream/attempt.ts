@@ -5,6 +5,8 @@ import type { UpstreamClient, UpstreamReply } from "./client.js";
 import { UpstreamFailure } from "./errors.js";
 import { callWithFailover, type FailoverContext } from "./failover.js";
 import { callWithFallbacks } from "./fallback.js";
+import type { Span, Tracing } from "../tracing/index.js";
+import { endAttemptSpan, tracedPost } from "./attempt-trace.js";
 
 /** What an attempt needs of the router instance (the Runtime provides it). */
 export interface AttemptHost {
@@ -12,6 +14,7 @@ export interface AttemptHost {
   failover(model: string, targets: ModelTarget[], routing: RouterConfig["routing"], signal: AbortSignal, path?: string, prefer?: string | null): FailoverContext;
   fellBack(requested: string, from: string, to: string, err: unknown): void;
   client(endpoint: string): UpstreamClient;
+  readonly tracing: Tracing;
 }
 
 /** One model to try: the one asked for first, then its fallbacks (models.ts `fallbackSteps`). */
@@ -66,6 +69,8 @@ export class UpstreamAttempt<S extends AttemptStep = AttemptStep, R extends Prep
     readonly request: R,
     /** performance.now() when the attempt began (before the slot). */
     readonly started: number,
+    /** The CLIENT span of the call that answered (tracing on), ended with the attempt. */
+    readonly span: Span | undefined,
   ) {}
 
   /**
@@ -78,19 +83,27 @@ export class UpstreamAttempt<S extends AttemptStep = AttemptStep, R extends Prep
     const first = spec.steps[0];
     // Endpoints are tried one after another, so the last request prepared is the one that got the answer.
     let request!: R;
+    // Traced: each call gets its own span (siblings under the request's); the last one is the answer's.
+    let span: Span | undefined;
+    let tried = 0;
     const { result, step } = await callWithFallbacks(
       spec.steps,
       spec.signal,
       (s) =>
         callWithFailover(host.failover(s.model, s.targets, spec.routing, spec.signal, spec.path, s === first ? spec.prefer : undefined), (client, lease) => {
           request = spec.prepare(lease, s);
-          return client.post(request.path, request.body, spec.signal);
+          if (!host.tracing.on) return client.post(request.path, request.body, spec.signal);
+          const info = { path: spec.path, requested: spec.model, model: s.model, prefer: s === first ? spec.prefer : undefined, index: tried++ };
+          return tracedPost(host.tracing, info, client, lease, request.path, request.body, spec.signal).then((r) => {
+            span = r.span;
+            return r.reply;
+          });
         }),
       (from, to, err) => host.fellBack(spec.model, from.model, to.model, err),
     );
     if (result.failedOver > 0) host.metrics.failovers.inc({ model: spec.model });
     host.metrics.queueWait.observe({ model: spec.model }, result.lease.waitedMs / 1000);
-    return new UpstreamAttempt(host, spec.model, step, result.lease, result.reply, request, started);
+    return new UpstreamAttempt(host, spec.model, step, result.lease, result.reply, request, started, span);
   }
 
   get endpoint(): Endpoint {
@@ -135,6 +148,7 @@ export class UpstreamAttempt<S extends AttemptStep = AttemptStep, R extends Prep
     this.ended = true;
     this.lease.release();
     this.host.metrics.upstreamDuration.observe({ upstream: this.lease.endpoint.name, outcome: ok ? "ok" : "error" }, ms / 1000);
+    if (this.span) endAttemptSpan(this.span, ok);
     return ms;
   }
 }

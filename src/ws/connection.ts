@@ -12,6 +12,8 @@ import { limiterDeps, usageDeps, type Runtime } from "../runtime.js";
 import type { EventSink } from "../sse-writer.js";
 import { backgroundUnsupported, connectionLimitReached, errorEvent, invalidJson, laneQueueFull, shuttingDown, steerFailed, tooManyLanes, unknownEventType, withStreamId } from "./events.js";
 import { RecentResponses } from "./recent.js";
+import { endSocketSpan } from "./span.js";
+import { logIds, type Span } from "../tracing/index.js";
 
 /**
  * Close codes: 1001 going away (the connection's time limit: the SDKs treat it as recoverable and
@@ -65,6 +67,8 @@ export class ResponsesSocket {
     private readonly service: ResponsesService,
     private key: ApiKey | null,
     private readonly onClosed: (conn: ResponsesSocket, reason: WebSocketCloseReason) => void,
+    /** The upgrade request's `traceparent`/`tracestate`: each response.create's span continues that trace. */
+    private readonly traceHeaders: Readonly<Record<string, string | undefined>> = {},
   ) {
     const limitMs = rt.config.server.websocket.max_connection_duration;
     this.limitTimer = setTimeout(() => this.reachLimit(limitMs), limitMs);
@@ -147,7 +151,12 @@ export class ResponsesSocket {
   private async runLane(laneKey: string, lane: Lane): Promise<void> {
     for (let msg = lane.queue.shift(); msg && !this.closed; msg = lane.queue.shift()) {
       lane.abort = new AbortController();
-      await withLogContext({ requestId: this.rt.ids("req") }, () => this.respond(msg!, lane.abort!));
+      const requestId = this.rt.ids("req");
+      const span = this.rt.tracing.on ? this.rt.tracing.startRequest("response.create", (h) => this.traceHeaders[h], { "network.protocol.name": "websocket", "url.path": "/v1/responses", "router.request_id": requestId }) : undefined;
+      const abort = lane.abort;
+      const m = msg;
+      if (span) await this.rt.tracing.within(span, () => withLogContext({ requestId, ...logIds(span) }, () => this.respond(m, abort, span)));
+      else await withLogContext({ requestId }, () => this.respond(m, abort));
       lane.abort = null;
     }
     this.lanes.delete(laneKey);
@@ -155,7 +164,7 @@ export class ResponsesSocket {
   }
 
   /** One response.create, from admission to its last event. Never throws. */
-  private async respond(msg: CreateMessage, abort: AbortController): Promise<void> {
+  private async respond(msg: CreateMessage, abort: AbortController, span?: Span): Promise<void> {
     const started = performance.now();
     const model = configuredModel(this.rt, msg.body.model);
     const stats: { upstreamMs?: number; tokens?: TokenCount } = {};
@@ -192,6 +201,7 @@ export class ResponsesSocket {
       }
     } finally {
       this.account(msg, model, status, stats.tokens, gate, started, stats.upstreamMs);
+      if (span) endSocketSpan(span, { model, status, tokens: stats.tokens, owner: this.key?.name ?? null, streamId: msg.streamId });
     }
   }
 

@@ -70,7 +70,7 @@ export function serveResponsesSockets(server: Server, rt: Runtime, service: Resp
         rt.metrics.websocketConnections.set(open.size);
         rt.metrics.websocketCloses.inc({ reason });
         rt.log.info({ transport: "websocket", reason }, "websocket closed");
-      });
+      }, traceHeadersOf(req));
       open.add(conn);
       rt.metrics.websocketConnections.set(open.size);
       // The client's OpenAI-Beta (Codex sends responses_websockets=<date>): what a socket said it speaks.
@@ -101,4 +101,10 @@ function refuse(socket: Duplex, err: ApiError): void {
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n`;
   for (const [name, value] of Object.entries(err.headers)) head += `${name}: ${value}\r\n`;
   socket.end(`${head}\r\n${body}`);
+}
+
+/** The trace context the client sent with the upgrade (only read when tracing is on). */
+function traceHeadersOf(req: IncomingMessage): Record<string, string | undefined> {
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  return { traceparent: one(req.headers.traceparent), tracestate: one(req.headers.tracestate) };
 }

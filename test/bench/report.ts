@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { Summary } from "./clients.js";
 import { limiterLine, type LimiterCost } from "./limiter.js";
 import { renderToolLoops, type ToolLoopResult } from "./websocket.js";
+import { tracingLine, type TracingCost } from "./tracing-cost.js";
 
 export interface TargetResult {
   latency?: Summary;
@@ -64,6 +65,7 @@ export interface BenchResults {
   limiter?: LimiterCost[];
   /** 10-turn tool loops: one WebSocket vs a POST per turn (section ws). */
   toolLoops?: ToolLoopResult[];
+  tracing?: TracingCost[];
 }
 
 const ORDER = ["direct", "bare", "hono", "router", "portkey"];
@@ -148,7 +150,7 @@ function streamLines(r: BenchResults): string[] {
 }
 
 function storageLines(r: BenchResults): string[] {
-  return [...storageOnly(r), ...(r.limiter ?? []).map(limiterLine)];
+  return [...storageOnly(r), ...(r.limiter ?? []).map(limiterLine), ...(r.tracing ?? []).map(tracingLine)];
 }
 
 function storageOnly(r: BenchResults): string[] {

@@ -10,7 +10,7 @@
  *
  * Flags: --duration S (throughput seconds per run, default 3) --rounds N (c=1 rounds,
  * default 2000) --streams N (open streams, default 1000) --latency-ms N (mock latency)
- * --long (duration 15, rounds 10000) --only a,b (latency,rps,cpu,open,storage,limits)
+ * --long (duration 15, rounds 10000) --only a,b (latency,rps,cpu,open,storage,limits,tracing)
  * --no-peer --no-build --profile (router child under --cpu-prof) --log-level L
  * --write (record this run: BENCHMARKS.md, test/bench/results/latest.json and chart.svg, all tracked;
  * without it the JSON and chart go to the OS temp dir and BENCHMARKS.md is left alone) --out FILE
@@ -29,6 +29,7 @@ import { spawnNode, hasTaskset, procRssBytes, type Child } from "./procs.js";
 import { renderChart, renderMarkdown, renderTable, updateBenchmarksMd, type BenchResults, type PathResult } from "./report.js";
 import { measureLimiter } from "./limiter.js";
 import { measureTranslatorCpu } from "./translator-cpu.js";
+import { measureTracingCost } from "./tracing-cost.js";
 import { LONG_CHUNKS } from "./mock-server.js";
 import { measureToolLoops, renderToolLoops, TURNS } from "./websocket.js";
 
@@ -58,7 +59,7 @@ const DURATION = Number(flags.duration ?? (flags.long ? 15 : 3));
 const ROUNDS = Number(flags.rounds ?? (flags.long ? 10_000 : 2_000));
 const OPEN_STREAMS = Number(flags.streams ?? 1000);
 const MOCK_LATENCY = Number(flags["latency-ms"] ?? 0);
-const SECTIONS = new Set((flags.only ?? "latency,rps,cpu,open,storage,limits,ws").split(","));
+const SECTIONS = new Set((flags.only ?? "latency,rps,cpu,open,storage,limits,ws,tracing").split(","));
 const LOOPS = Number(flags.loops ?? 100);
 const LOG_LEVEL = flags["log-level"] ?? "info";
 const OUT = resolve(flags.out ?? (flags.write ? "test/bench/results/latest.json" : join(os.tmpdir(), "responses-router-bench", "latest.json")));
@@ -94,13 +95,13 @@ function routerConfig(mockUrl: string, redisUrl = "") {
   };
 }
 
-async function startRouterChild(name: string, mockUrl: string, redisUrl = "", profile = false): Promise<Child> {
+async function startRouterChild(name: string, mockUrl: string, redisUrl = "", profile = false, extra: Record<string, unknown> = {}): Promise<Child> {
   const profDir = resolve(".bench/prof");
   if (profile) mkdirSync(profDir, { recursive: true });
   return spawnNode({
     name,
     args: [...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : []), "test/bench/router-child.mjs"],
-    env: { BENCH_ROUTER_CONFIG: JSON.stringify(routerConfig(mockUrl, redisUrl)), NODE_ENV: "production" },
+    env: { BENCH_ROUTER_CONFIG: JSON.stringify({ ...routerConfig(mockUrl, redisUrl), ...extra }), NODE_ENV: "production" },
     cpus: SERVER_CPU,
     ready: { ipc: true },
     verbose: flags.verbose,
@@ -236,6 +237,7 @@ function estimateSeconds(): number {
   if (SECTIONS.has("limits")) s += 5;
   // Four ways x two kinds x LOOPS loops of TURNS turns, ~1 ms a turn on this machine.
   if (SECTIONS.has("ws")) s += 2 * 4 * (LOOPS + 3) * TURNS * 0.0015;
+  if (SECTIONS.has("tracing")) s += 3 * 3 * 2 * (DURATION + 1);
   return Math.round(s);
 }
 
@@ -486,6 +488,27 @@ async function main(): Promise<void> {
       await r.stop();
     }
 
+    // ---- tracing: CPU per request off vs on (100% sampled, exporting) ----
+    let tracing: BenchResults["tracing"];
+    if (SECTIONS.has("tracing")) {
+      log("tracing off vs on: CPU per request, interleaved rounds at concurrency 64");
+      tracing = await measureTracingCost({
+        start: async (name, extra) => {
+          const c = await startRouterChild(name, mockUrl, "", false, extra);
+          children.push(c);
+          return c;
+        },
+        paths: [
+          { key: "translated-json", path: "/v1/responses", body: responsesBody("chat-s", false) },
+          { key: "translated-stream", path: "/v1/responses", body: responsesBody("chat-s", true) },
+          { key: "native-stream", path: "/v1/responses", body: responsesBody("oai-s", true) },
+        ],
+        rounds: 3,
+        seconds: DURATION,
+        log,
+      });
+    }
+
     const results: BenchResults = {
       startedAt: startedAt.toISOString(),
       machine: machine(),
@@ -500,6 +523,7 @@ async function main(): Promise<void> {
       storage,
       limiter,
       toolLoops,
+      tracing,
     };
     mkdirSync(resolve(OUT, ".."), { recursive: true });
     writeFileSync(OUT, JSON.stringify(results, null, 2) + "\n");

@@ -62,3 +62,27 @@ describe("--log-format", () => {
     expect(JSON.parse(line!)).toMatchObject({ level: "info", msg: expect.stringContaining("listening on") });
   });
 });
+
+describe("tracing settings on reload", () => {
+  it("a change to tracing: is reported as taking effect on restart; the rest of the file reloads", async () => {
+    const file = join(dir, "router-tracing.yaml");
+    const base = "endpoints: [{ name: a, url: http://127.0.0.1:9/v1, kind: chat }]\nmodels: { m: { endpoints: [a] } }\n";
+    writeFileSync(file, base);
+    const port = await freePort();
+    const env = { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: "", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "" };
+    const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--config", file, "--port", String(port)], { stdio: ["ignore", "pipe", "pipe"], env });
+    let out = "";
+    proc.stdout.on("data", (d) => (out += d));
+    const exited = new Promise((resolve) => proc.once("exit", resolve));
+    try {
+      await waitUntil("the listening line", () => out.includes("listening on"), 30_000, 50);
+      expect(out).not.toContain("tracing on");
+      writeFileSync(file, `${base}tracing: { endpoint: "http://127.0.0.1:9/v1/traces" }\n`);
+      await waitUntil("the reload", () => out.includes("config reloaded"), 30_000, 50);
+      await waitUntil("the restart warning", () => out.includes("tracing settings changed: they take effect on restart"), 5_000, 50);
+    } finally {
+      proc.kill("SIGTERM");
+      await exited;
+    }
+  });
+});
