@@ -7,7 +7,7 @@ import type { RouterConfig } from "./config/load.js";
 import { createLogger, type Logger } from "./log.js";
 import { createMetrics, METRIC_PREFIX, type Metrics } from "./metrics.js";
 import { Runtime } from "./runtime.js";
-import { createStores, type StoreOptions } from "./store/index.js";
+import { createStores, describeTarget, redisTarget, type StoreOptions } from "./store/index.js";
 import type { Stores } from "./store/types.js";
 
 export interface StartOptions {
@@ -56,7 +56,8 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
   });
   if (opts.checkStore && !(await stores.responses.ping().catch(() => false))) {
     await stores.close().catch(() => {});
-    throw new Error(`the ${stores.kind} store at ${redact(config.storage.redis_url)} is unreachable`);
+    const target = redisTarget(config.storage);
+    throw new Error(`the ${stores.kind} store at ${target ? describeTarget(target) : "memory"} is unreachable`);
   }
   const runtime = new Runtime(config, stores, metrics, log, undefined, opts.now);
   const { app, service } = buildApp(runtime);
@@ -105,8 +106,3 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
 const JOB_STOP_MARGIN_MS = 500;
 /** After the deadline, how long streams get to write their terminal event before connections are cut. */
 const STREAM_END_GRACE_MS = 1_000;
-
-/** A Redis URL without its password, for messages. */
-export function redact(url: string): string {
-  return url.replace(/\/\/([^@/]*):([^@/]*)@/, "//$1:***@");
-}

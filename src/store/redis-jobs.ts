@@ -1,7 +1,7 @@
 import { Queue, QueueEvents, WaitingError, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { closeClient, createRedisClient, redisCall } from "./redis-client.js";
+import { closeClient, createRedisClient, redisCall, type RedisTarget } from "./redis-client.js";
 import { settlesWithin } from "./settles-within.js";
 import {
   JobAbortedError,
@@ -16,7 +16,7 @@ import {
 
 export interface RedisJobQueueOptions {
   /** Used to open the worker's, the cancel subscriber's and the queue-events connections. */
-  url: string;
+  target: RedisTarget;
   /** The shared fail-fast client: producer, cancel flags and publishing. */
   client: Redis;
   prefix: string;
@@ -30,6 +30,8 @@ export interface RedisJobQueueOptions {
   /** A job found stalled more than this many times is failed (default 1: re-delivered once). */
   maxStalledCount?: number;
   readyTimeoutMs?: number;
+  /** storage.durability: replica - the job record waits for a replica before enqueue returns. */
+  confirm?: (what: string) => Promise<void>;
   logger?: Logger;
 }
 
@@ -85,6 +87,7 @@ export class RedisJobQueue implements JobQueue {
         const added = this.queue.add("background", data, { jobId: job.responseId });
         if (!(await settlesWithin(added, 1_500))) throw new StoreUnavailableError("jobs.enqueue: timed out");
         await added;
+        await this.opts.confirm?.("jobs.enqueue");
       },
       this.opts.readyTimeoutMs,
     );
@@ -94,13 +97,13 @@ export class RedisJobQueue implements JobQueue {
     if (this.handler) throw new Error("job queue already started");
     this.handler = handler;
     this.hooks = hooks;
-    const { url, logger } = this.opts;
+    const { target, logger } = this.opts;
 
-    const subscriber = createRedisClient(url, { blocking: true, connectionName: "rr-cancel" });
+    const subscriber = createRedisClient(target, { blocking: true, connectionName: "rr-cancel" });
     subscriber.on("message", (_channel: string, responseId: string) => this.abortLocal(responseId, "cancelled"));
     subscriber.subscribe(this.channel).catch((err) => logger?.warn({ err }, "cannot subscribe to job cancellations"));
 
-    const workerConn = createRedisClient(url, { blocking: true, connectionName: "rr-worker" });
+    const workerConn = createRedisClient(target, { blocking: true, connectionName: "rr-worker" });
     this.connections.push(subscriber, workerConn);
     this.worker = new Worker<JobData>(this.queueName, (job, token) => this.process(job, token), {
       connection: workerConn,
@@ -115,7 +118,7 @@ export class RedisJobQueue implements JobQueue {
     this.worker.on("stalled", (jobId) => logger?.warn({ responseId: jobId }, "background job stalled; re-delivering"));
 
     if (hooks.onAbandoned) {
-      const eventsConn = createRedisClient(url, { blocking: true, connectionName: "rr-queue-events" });
+      const eventsConn = createRedisClient(target, { blocking: true, connectionName: "rr-queue-events" });
       this.connections.push(eventsConn);
       this.queueEvents = new QueueEvents(this.queueName, { connection: eventsConn, prefix: this.bullPrefix });
       this.queueEvents.on("error", (err) => logger?.warn({ err }, "job queue events error"));
@@ -155,6 +158,11 @@ export class RedisJobQueue implements JobQueue {
         for (const id of this.running.keys()) this.abortLocal(id, "handed_back");
         if (!(await settlesWithin(closed, 3_000))) {
           this.opts.logger?.warn({ running: [...this.running.keys()] }, "background jobs ignored the hand-back; their leases will expire and they will be re-delivered");
+          // Their store calls are bounded and fail fast once the shared client closes; the worker's
+          // own connection must outlive them: BullMQ retries a closing worker's failed Redis
+          // calls without any delay, so cutting it under a running job would spin forever.
+          const late = this.connections.splice(0);
+          void closed.finally(() => Promise.all(late.map((c) => closeClient(c))));
         }
       }
     }
