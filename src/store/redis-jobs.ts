@@ -40,6 +40,25 @@ interface JobData extends BackgroundJob {}
 const ABANDONED = /stalled more than allowable limit/i;
 
 /**
+ * BullMQ reports every failed reconnect attempt (several a second while Redis fails over):
+ * one line per source every few seconds, with how many were left out, is enough.
+ */
+function throttledWarn(logger: Logger | undefined, msg: string, everyMs = 5_000): (err: Error) => void {
+  let last = 0;
+  let skipped = 0;
+  return (err) => {
+    const now = Date.now();
+    if (now - last < everyMs) {
+      skipped++;
+      return;
+    }
+    logger?.warn(skipped > 0 ? { err, skipped } : { err }, msg);
+    last = now;
+    skipped = 0;
+  };
+}
+
+/**
  * Background jobs on BullMQ. A job's id is its responseId. BullMQ's lock (lease) is renewed
  * while the worker's process lives; when an instance dies its lock expires, another
  * instance's stalled checker puts the job back (re-delivered with `redelivered: true`),
@@ -70,7 +89,7 @@ export class RedisJobQueue implements JobQueue {
       prefix: this.bullPrefix,
       defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: { age: Math.ceil(opts.ttlMs / 1000) } },
     });
-    this.queue.on("error", (err) => opts.logger?.warn({ err }, "job queue producer error"));
+    this.queue.on("error", throttledWarn(opts.logger, "job queue producer error"));
   }
 
   private cancelKey(responseId: string): string {
@@ -113,7 +132,7 @@ export class RedisJobQueue implements JobQueue {
       stalledInterval: this.opts.stalledIntervalMs ?? 15_000,
       maxStalledCount: this.opts.maxStalledCount ?? 1,
     });
-    this.worker.on("error", (err) => logger?.warn({ err }, "job worker error"));
+    this.worker.on("error", throttledWarn(logger, "job worker error"));
     this.worker.on("failed", (job, err) => logger?.error({ err, responseId: job?.id }, "background job failed"));
     this.worker.on("stalled", (jobId) => logger?.warn({ responseId: jobId }, "background job stalled; re-delivering"));
 
@@ -121,7 +140,7 @@ export class RedisJobQueue implements JobQueue {
       const eventsConn = createRedisClient(target, { blocking: true, connectionName: "rr-queue-events" });
       this.connections.push(eventsConn);
       this.queueEvents = new QueueEvents(this.queueName, { connection: eventsConn, prefix: this.bullPrefix });
-      this.queueEvents.on("error", (err) => logger?.warn({ err }, "job queue events error"));
+      this.queueEvents.on("error", throttledWarn(logger, "job queue events error"));
       this.queueEvents.on("failed", ({ jobId, failedReason }) => void this.reportAbandoned(jobId, failedReason));
     }
   }
