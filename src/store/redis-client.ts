@@ -99,8 +99,9 @@ export function createRedisClient(target: string | RedisTarget, opts: RedisClien
   // Connection errors surface through the 'ready'/'close' status and rejected commands;
   // without a listener ioredis would print every reconnect failure.
   client.on("error", () => {});
-  // Every store call waiting for a reconnect adds a one-shot 'ready' listener (removed on timeout).
-  client.setMaxListeners(0);
+  // Every store call waiting for a reconnect adds a one-shot 'ready' listener (removed on timeout);
+  // a number, not 0 (unlimited): BullMQ raises the limit by adding to it.
+  client.setMaxListeners(1_000);
   return client;
 }
 
