@@ -13,17 +13,15 @@ const duration = z.union([z.string(), z.number()]).transform((v, ctx) => {
 
 const name = z.string().min(1).regex(/^[A-Za-z0-9._:@/-]+$/, "may contain only letters, digits and . _ : @ / -");
 
-const hostPort = z.union([
-  z.string().transform((v, ctx) => {
-    const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(v);
-    if (!m) {
-      ctx.addIssue({ code: "custom", message: `expected "host:port", got ${JSON.stringify(v)}` });
-      return z.NEVER;
-    }
-    return { host: m[1], port: Number(m[2]) };
-  }),
-  z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65535) }).strict(),
-]);
+const hostPort = z.union([z.string(), z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65535) }).strict()]).transform((v, ctx) => {
+  if (typeof v !== "string") return v;
+  const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(v);
+  if (!m) {
+    ctx.addIssue({ code: "custom", message: `expected "host:port", got ${JSON.stringify(v)}` });
+    return z.NEVER;
+  }
+  return { host: m[1]!, port: Number(m[2]) };
+});
 
 /**
  * Where Redis is, beyond a plain URL: Sentinel (the router asks the sentinels for the current

@@ -8,7 +8,7 @@ import { freePort } from "./redis-server.js";
 export interface SentinelGroupOptions {
   /** Replicas beside the primary (default 1). */
   replicas?: number;
-  /** Sentinel processes (default 3, quorum 2). */
+  /** Sentinel processes (default 3, quorum 2; 0: a primary and its replicas only). */
   sentinels?: number;
   /** sentinel down-after-milliseconds: how long a silent primary takes to be declared down (default 1000). */
   downAfterMs?: number;
@@ -24,6 +24,8 @@ export interface SentinelGroup {
   name: string;
   password?: string;
   sentinels: { host: string; port: number }[];
+  /** The ports the group started with (which is primary changes with failovers). */
+  initial: { primary: number; replicas: number[] };
   /** The port of the primary the sentinels currently name. */
   primaryPort(): Promise<number>;
   /** SIGKILLs the current primary (no goodbye, like a crashed machine) and returns its port. */
@@ -164,6 +166,7 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
     name,
     password,
     sentinels,
+    initial: { primary, replicas: replicaPorts },
     primaryPort,
     async killPrimary() {
       const port = await primaryPort();
