@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm test` runs this first (pretest): the suites need real programs beside Node.
 #   redis-server, redis-sentinel   the Redis and Sentinel suites (required)
-#   promtool                       checks of the Prometheus config and alert rules (required when CI is set)
+#   promtool                       checks of the Prometheus config and alert rules (installed and
+#                                  required only when CI is set; elsewhere those tests skip)
 # Present: nothing happens. Missing: installed with apt-get when this user may (root, or sudo
 # without a password); otherwise one line says what to install, and the tests do not start.
 set -euo pipefail
@@ -28,19 +29,18 @@ can_apt=0
 if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || [ ${#as_root[@]} -gt 0 ]; }; then can_apt=1; fi
 
 packages=("${need[@]}")
-# promtool comes with Debian's prometheus package; only CI insists on it (else its tests skip).
-if [ "$want_promtool" -eq 1 ] && { [ -n "${CI:-}" ] || [ "$can_apt" -eq 1 ]; }; then packages+=(prometheus); fi
+# promtool comes with Debian's prometheus package; only CI insists on it (elsewhere its tests skip).
+if [ "$want_promtool" -eq 1 ] && [ -n "${CI:-}" ]; then packages+=(prometheus); fi
 [ ${#packages[@]} -eq 0 ] && exit 0
 
 if [ "$can_apt" -eq 0 ]; then
-  if [ ${#need[@]} -eq 0 ] && [ -z "${CI:-}" ]; then exit 0; fi
   echo "npm test needs ${packages[*]/prometheus/promtool} on PATH: run 'sudo apt-get install -y ${packages[*]}' (macOS: 'brew install redis prometheus'), then npm test again." >&2
   exit 1
 fi
 
 echo "[ensure-test-deps] installing ${packages[*]} with apt-get" >&2
 export DEBIAN_FRONTEND=noninteractive
-# The packages' services are not wanted, only their programs: keep them from starting (policy-rc.d).
+# Only the programs are wanted, not the packages' services: keep those from starting (policy-rc.d).
 own_policy=0
 if [ ! -e /usr/sbin/policy-rc.d ]; then
   printf '#!/bin/sh\nexit 101\n' | "${as_root[@]}" tee /usr/sbin/policy-rc.d >/dev/null

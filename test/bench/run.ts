@@ -66,7 +66,7 @@ const log = (...a: unknown[]) => console.error("[bench]", ...a);
 
 // ---- the processes ------------------------------------------------------------------
 
-function routerConfig(mockUrl: string, redisUrl = "") {
+function routerConfig(mockUrl: string, redisUrl = "", storage: Record<string, unknown> = {}) {
   const chat = (name: string, extra: Record<string, unknown> = {}) => ({ endpoints: ["chat-ep"], upstream_model: name, ...extra });
   return {
     server: { host: "127.0.0.1", port: 0 },
@@ -83,18 +83,18 @@ function routerConfig(mockUrl: string, redisUrl = "") {
       "oai-long": { endpoints: ["oai-ep"] },
       "oai-slow": { endpoints: ["oai-ep"] },
     },
-    storage: { redis_url: redisUrl },
+    storage: { redis_url: redisUrl, ...storage },
     logging: { level: LOG_LEVEL },
   };
 }
 
-async function startRouterChild(name: string, mockUrl: string, redisUrl = "", profile = false): Promise<Child> {
+async function startRouterChild(name: string, mockUrl: string, redisUrl = "", profile = false, storage: Record<string, unknown> = {}): Promise<Child> {
   const profDir = resolve(".bench/prof");
   if (profile) mkdirSync(profDir, { recursive: true });
   return spawnNode({
     name,
     args: [...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : []), "test/bench/router-child.mjs"],
-    env: { BENCH_ROUTER_CONFIG: JSON.stringify(routerConfig(mockUrl, redisUrl)), NODE_ENV: "production" },
+    env: { BENCH_ROUTER_CONFIG: JSON.stringify(routerConfig(mockUrl, redisUrl, storage)), NODE_ENV: "production" },
     cpus: SERVER_CPU,
     ready: { ipc: true },
     verbose: flags.verbose,
@@ -125,9 +125,29 @@ async function redisForBench(cleanups: (() => Promise<void>)[]): Promise<{ url: 
   }
 }
 
-async function startRedisPinned(): Promise<{ url: string; stop(): Promise<void> }> {
+/**
+ * A replica of the bench's redis-server (same CPU), for storage.durability: replica, resolved
+ * once its link to the primary is up; null (logged) when none can be started.
+ */
+async function replicaForBench(primaryUrl: string, cleanups: (() => Promise<void>)[]): Promise<{ url: string } | null> {
+  try {
+    const replica = await startRedisPinned(["--replicaof", "127.0.0.1", new URL(primaryUrl).port]);
+    cleanups.push(() => replica.stop());
+    const deadline = Date.now() + 10_000;
+    while (!/master_link_status:up/.test(spawnSync("redis-cli", ["-u", replica.url, "info", "replication"], { encoding: "utf8" }).stdout ?? "")) {
+      if (Date.now() > deadline) throw new Error("the replica did not sync");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return replica;
+  } catch (err) {
+    log(`no redis replica: ${(err as Error).message}`);
+    return null;
+  }
+}
+
+async function startRedisPinned(extra: string[] = []): Promise<{ url: string; stop(): Promise<void> }> {
   const port = await freePort();
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"];
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", ...extra];
   const proc = hasTaskset() ? spawn("taskset", ["-c", CLIENT_CPU, "redis-server", ...args], { stdio: "ignore" }) : spawn("redis-server", args, { stdio: "ignore" });
   const deadline = Date.now() + 10_000;
   for (;;) {
@@ -226,7 +246,7 @@ function estimateSeconds(): number {
   if (SECTIONS.has("rps")) s += paths * targets * (DURATION + 1.5);
   if (SECTIONS.has("open")) s += 10 + OPEN_STREAMS * 0.01;
   if (SECTIONS.has("cpu")) s += 15;
-  if (SECTIONS.has("storage")) s += 2 * (5 * (Math.min(ROUNDS, 1500) + 100) * 0.0015 + 3);
+  if (SECTIONS.has("storage")) s += 3 * (5 * (Math.min(ROUNDS, 1500) + 100) * 0.0015 + 3);
   if (SECTIONS.has("limits")) s += 5;
   return Math.round(s);
 }
@@ -423,8 +443,13 @@ async function main(): Promise<void> {
     if (SECTIONS.has("storage")) {
       storage = [];
       const redis = await redisForBench(cleanups);
-      for (const [kind, url] of [["memory", ""], ...(redis ? [["redis", redis.url]] : [])] as [string, string][]) {
-        const r = await startRouterChild(`router-${kind}`, mockUrl, url);
+      // The last kind: every stored write also waits for a replica (WAIT 1), the cost of storage.durability: replica.
+      const replica = redis ? await replicaForBench(redis.url, cleanups) : null;
+      const kinds: [string, string, Record<string, unknown>][] = [["memory", "", {}]];
+      if (redis) kinds.push(["redis", redis.url, {}]);
+      if (redis && replica) kinds.push(["redis + replica, durability: replica", redis.url, { durability: "replica" }]);
+      for (const [kind, url, extra] of kinds) {
+        const r = await startRouterChild(`router-${kind.split(" ")[0]}`, mockUrl, url, false, extra);
         children.push(r);
         const origin = `http://127.0.0.1:${r.port}`;
         const targets: Target[] = [

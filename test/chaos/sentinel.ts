@@ -159,8 +159,10 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
       while (Date.now() + opts.killEveryMs + 5_000 < deadline) {
         await delay(opts.killEveryMs);
         firstStoredAfterKill = null;
-        killedAt = Date.now();
+        killedAt = Number.MAX_SAFE_INTEGER;
         const old = await group!.killPrimary();
+        // From the moment the process is gone: nothing that starts later can reach it.
+        killedAt = Date.now();
         report.kills++;
         say(`killed primary :${old}`);
         const now = await group!.waitForNewPrimary(old, 30_000);
