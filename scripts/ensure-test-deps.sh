@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm test` runs this first (pretest): the suites need real programs beside Node.
 #   redis-server, redis-sentinel   the Redis and Sentinel suites (required)
+#   openssl                        makes the throw-away CA of the Redis TLS suite (required)
 #   promtool                       checks of the Prometheus config and alert rules (installed and
 #                                  required only when CI is set; elsewhere those tests skip)
 # Present: nothing happens. Missing: installed with apt-get when this user may (root, or sudo
@@ -10,6 +11,7 @@ set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-sentinel >/dev/null 2>&1 || need+=(redis-sentinel)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
 want_promtool=0
 command -v promtool >/dev/null 2>&1 || want_promtool=1
 
@@ -51,7 +53,7 @@ cleanup() { if [ "$own_policy" -eq 1 ]; then "${as_root[@]}" rm -f /usr/sbin/pol
 trap cleanup EXIT
 "${as_root[@]}" apt-get update -qq
 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
-for bin in redis-server redis-sentinel; do
+for bin in redis-server redis-sentinel openssl; do
   command -v "$bin" >/dev/null 2>&1 || { echo "[ensure-test-deps] $bin is still missing after apt-get install" >&2; exit 1; }
 done
 echo "[ensure-test-deps] $(redis-server --version | cut -d' ' -f1-3)" >&2
