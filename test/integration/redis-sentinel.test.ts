@@ -61,6 +61,9 @@ afterAll(async () => {
 describe("Redis Sentinel", () => {
   it("across a primary failover: acknowledged responses survive, store requests get 503 store_unavailable + Retry-After, store:false never notices, no restart needed", async () => {
     const { r, call } = await setup();
+    // A second instance on the same Sentinel group and prefix reads what the first acknowledged.
+    const other = await startTestRouter(sentinelConfig(upstreams[0]!.url, r.config.storage.prefix), { apiKey: "key-a" });
+    routers.push(other);
     const acked: string[] = [];
     for (let i = 0; i < 5; i++) acked.push((await r.client.responses.create({ model: "local", input: `before ${i}` })).id);
     const conv = await r.client.conversations.create({ items: [{ type: "message", role: "user", content: "remember 7" }] });
@@ -93,7 +96,10 @@ describe("Redis Sentinel", () => {
       const res = await call("/v1/responses", { body: { model: "local", input: "after" } });
       return res.status === 200 ? ((await res.json()) as { id: string }).id : null;
     }, "stored requests to succeed after the failover", 20_000);
-    for (const id of [...acked, after]) expect((await r.client.responses.retrieve(id)).status).toBe("completed");
+    for (const id of [...acked, after]) {
+      expect((await r.client.responses.retrieve(id)).status).toBe("completed");
+      expect((await other.client.responses.retrieve(id)).status).toBe("completed");
+    }
     const items = await r.client.conversations.items.list(conv.id);
     expect(items.data.length).toBe(3);
 
