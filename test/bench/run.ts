@@ -18,7 +18,7 @@
  * chat-json, chat-stream) --nice N (priority of the bench and its children, default -10 when root; 0 leaves it).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -147,7 +147,8 @@ async function replicaForBench(primaryUrl: string, cleanups: (() => Promise<void
 
 async function startRedisPinned(extra: string[] = []): Promise<{ url: string; stop(): Promise<void> }> {
   const port = await freePort();
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", ...extra];
+  // --dir: a replica's initial sync writes an RDB file there, never into the checkout.
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", mkdtempSync(join(os.tmpdir(), "rr-bench-redis-")), ...extra];
   const proc = hasTaskset() ? spawn("taskset", ["-c", CLIENT_CPU, "redis-server", ...args], { stdio: "ignore" }) : spawn("redis-server", args, { stdio: "ignore" });
   const deadline = Date.now() + 10_000;
   for (;;) {
