@@ -118,6 +118,16 @@ export function replicaConfirm(client: Redis, timeoutMs: number): (what: string)
   };
 }
 
+/**
+ * A Redis error as it may be logged: ioredis attaches the failed command to its errors
+ * (`err.command.args`), which for AUTH is the password. Only the type, message and code go out.
+ */
+export function loggableRedisError(err: unknown): { type: string; message: string; code?: string } {
+  if (!(err instanceof Error)) return { type: "Error", message: String(err) };
+  const code = (err as { code?: unknown }).code;
+  return { type: err.name, message: err.message, ...(typeof code === "string" ? { code } : {}) };
+}
+
 /** Waits until the client is connected, or rejects with StoreUnavailableError after ms. */
 export function waitReady(client: Redis, ms: number, what = "redis"): Promise<void> {
   if (client.status === "ready") return Promise.resolve();

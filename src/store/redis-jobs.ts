@@ -1,7 +1,7 @@
 import { Queue, QueueEvents, WaitingError, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { closeClient, createRedisClient, redisCall, type RedisTarget } from "./redis-client.js";
+import { closeClient, createRedisClient, loggableRedisError, redisCall, type RedisTarget } from "./redis-client.js";
 import { settlesWithin } from "./settles-within.js";
 import {
   JobAbortedError,
@@ -52,7 +52,8 @@ function throttledWarn(logger: Logger | undefined, msg: string, everyMs = 5_000)
       skipped++;
       return;
     }
-    logger?.warn(skipped > 0 ? { err, skipped } : { err }, msg);
+    const e = loggableRedisError(err);
+    logger?.warn(skipped > 0 ? { err: e, skipped } : { err: e }, msg);
     last = now;
     skipped = 0;
   };
@@ -120,7 +121,7 @@ export class RedisJobQueue implements JobQueue {
 
     const subscriber = createRedisClient(target, { blocking: true, connectionName: "rr-cancel" });
     subscriber.on("message", (_channel: string, responseId: string) => this.abortLocal(responseId, "cancelled"));
-    subscriber.subscribe(this.channel).catch((err) => logger?.warn({ err }, "cannot subscribe to job cancellations"));
+    subscriber.subscribe(this.channel).catch((err) => logger?.warn({ err: loggableRedisError(err) }, "cannot subscribe to job cancellations"));
 
     const workerConn = createRedisClient(target, { blocking: true, connectionName: "rr-worker" });
     this.connections.push(subscriber, workerConn);
@@ -133,7 +134,7 @@ export class RedisJobQueue implements JobQueue {
       maxStalledCount: this.opts.maxStalledCount ?? 1,
     });
     this.worker.on("error", throttledWarn(logger, "job worker error"));
-    this.worker.on("failed", (job, err) => logger?.error({ err, responseId: job?.id }, "background job failed"));
+    this.worker.on("failed", (job, err) => logger?.error({ err: loggableRedisError(err), responseId: job?.id }, "background job failed"));
     this.worker.on("stalled", (jobId) => logger?.warn({ responseId: jobId }, "background job stalled; re-delivering"));
 
     if (hooks.onAbandoned) {
@@ -235,7 +236,7 @@ export class RedisJobQueue implements JobQueue {
       return (await this.opts.client.exists(this.cancelKey(responseId))) > 0;
     } catch (err) {
       // Redis trouble: run the job; its own store calls will report the outage.
-      this.opts.logger?.warn({ err, responseId }, "cannot read the job's cancel mark");
+      this.opts.logger?.warn({ err: loggableRedisError(err), responseId }, "cannot read the job's cancel mark");
       return false;
     }
   }
@@ -247,7 +248,7 @@ export class RedisJobQueue implements JobQueue {
       const first = await this.opts.client.set(`${this.opts.prefix}jobabandoned:${responseId}`, "1", "PX", this.opts.ttlMs, "NX");
       if (first === "OK") await this.hooks.onAbandoned(responseId, reason);
     } catch (err) {
-      this.opts.logger?.error({ err, responseId }, "cannot report an abandoned background job");
+      this.opts.logger?.error({ err: loggableRedisError(err), responseId }, "cannot report an abandoned background job");
     }
   }
 }

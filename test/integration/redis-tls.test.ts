@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStores } from "../../src/store/index.js";
+import { captureLog } from "../helpers/log-capture.js";
 import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { startTlsRedis, type TlsRedisHandle } from "../helpers/redis-tls.js";
 import { startTestRouter } from "../helpers/router.js";
@@ -56,6 +57,25 @@ describe("Redis over TLS (rediss:// + storage.redis.tls.ca_file)", () => {
     } finally {
       await Promise.all([untrusted.close(), wrongPassword.close(), trusted.close()]);
     }
+    // A router whose job queue keeps failing to authenticate logs that, never the password
+    // (ioredis attaches the failed AUTH command, password included, to its errors).
+    const log = captureLog("debug");
+    const wrong = await startTestRouter(
+      { endpoints: [{ name: "box", url: upstream.url, kind: "chat" }], models: { local: { endpoints: ["box"] } }, storage: storage({ password: "not-the-password" }) },
+      { logger: log.logger },
+    );
+    try {
+      const res = await wrong.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "local", input: "hi" }) });
+      expect(res.status).toBe(503);
+      expect(res.headers.get("retry-after")).toBe("1");
+      expect(await res.text()).not.toContain("not-the-password");
+      await new Promise((r) => setTimeout(r, 1_500)); // a few reconnect attempts
+    } finally {
+      await wrong.close(200);
+    }
+    expect(log.text()).toMatch(/WRONGPASS|NOAUTH|invalid username-password/);
+    expect(log.text()).not.toContain("not-the-password");
+    expect(log.text()).not.toContain(PASSWORD);
     await expect(
       startTestRouter({ endpoints: [{ name: "box", url: upstream.url, kind: "chat" }], models: { local: { endpoints: ["box"] } }, storage: { redis_url: redis.url, redis: { password: PASSWORD } } }, { checkStore: true }),
     ).rejects.toThrow(/the redis store at rediss:\/\/127\.0\.0\.1:\d+ is unreachable/);
