@@ -162,19 +162,22 @@ export function toStoreError(what: string, err: unknown): StoreUnavailableError 
   return new StoreUnavailableError(`${what}: ${detail}`);
 }
 
-/** Tracks whether a client is connected, for metrics and /readyz. */
+/**
+ * Tracks whether a client is connected, for metrics and /readyz. The answer is the client's
+ * own status, read at each event: under Sentinel a failover can deliver the old connection's
+ * 'close' after the new one's 'ready', and counting events would then report "down" for good.
+ */
 export class RedisStatus implements StoreStatus {
   private readonly listeners = new Set<(connected: boolean) => void>();
   private state: boolean;
 
-  constructor(client: Redis) {
+  constructor(private readonly client: Redis) {
     this.state = client.status === "ready";
-    client.on("ready", () => this.set(true));
-    for (const ev of ["close", "end", "reconnecting"]) client.on(ev, () => this.set(false));
+    for (const ev of ["ready", "close", "end", "reconnecting"]) client.on(ev, () => this.set(client.status === "ready"));
   }
 
   get connected(): boolean {
-    return this.state;
+    return this.client.status === "ready";
   }
 
   onStatusChange(cb: (connected: boolean) => void): () => void {

@@ -170,6 +170,9 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
         report.windows.push(window);
         say(`sentinels promoted :${now} after ${window.promotedAfter.toFixed(1)} s`);
         await group!.rejoin(old);
+        // The next kill comes once the group is whole again (every replica in sync): a kill during
+        // the resync would be a second failure, which no durability setting survives.
+        await group!.waitForHealthy();
         const probeUntil = Date.now() + 10_000;
         while (firstStoredAfterKill === null && Date.now() < probeUntil) await delay(50);
         if (firstStoredAfterKill !== null) window.storingAgainAfter = (firstStoredAfterKill - killedAt) / 1000;

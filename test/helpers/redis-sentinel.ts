@@ -34,6 +34,12 @@ export interface SentinelGroup {
   waitForNewPrimary(oldPort: number, timeoutMs?: number): Promise<number>;
   /** Starts a killed server again, as a replica of the current primary (empty, it resyncs). */
   rejoin(port: number): Promise<void>;
+  /**
+   * Waits until the group is whole: the primary the sentinels name has every replica online and
+   * each replica's link is up. Killing the primary before that can promote a replica still
+   * resyncing (empty), which loses everything - a second failure, not a failover.
+   */
+  waitForHealthy(timeoutMs?: number): Promise<void>;
   /** Stops every process of the group and removes its files. */
   stop(): Promise<void>;
 }
@@ -191,6 +197,20 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
     async rejoin(port) {
       const current = await primaryPort();
       await launchServer(port, current);
+    },
+    async waitForHealthy(timeoutMs = 30_000) {
+      const replicas = replicaPorts.length;
+      await until("every replica to be in sync", timeoutMs, async () => {
+        const port = await primaryPort();
+        const info = String((await ask(port, password, "INFO", "replication")) ?? "");
+        const online = [...info.matchAll(/^slave\d+:ip=[^,]+,port=(\d+),state=online/gm)].map((m) => Number(m[1]));
+        if (online.length !== replicas) return false;
+        for (const r of online) {
+          const own = String((await ask(r, password, "INFO", "replication")) ?? "");
+          if (!/master_link_status:up/.test(own) || /master_sync_in_progress:1/.test(own)) return false;
+        }
+        return true;
+      });
     },
     async stop() {
       const all = [...sentinelProcs, ...[...servers.values()].filter((c): c is ChildProcess => c !== null)];

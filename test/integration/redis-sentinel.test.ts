@@ -45,6 +45,7 @@ async function failover(during?: () => Promise<void>): Promise<void> {
   await group.waitForNewPrimary(old);
   // With storage.durability: replica a write needs a replica again: the old primary rejoins as one.
   await group.rejoin(old);
+  await group.waitForHealthy();
 }
 
 beforeAll(async () => {
