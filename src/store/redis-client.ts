@@ -120,12 +120,17 @@ export function replicaConfirm(client: Redis, timeoutMs: number): (what: string)
 
 /**
  * A Redis error as it may be logged: ioredis attaches the failed command to its errors
- * (`err.command.args`), which for AUTH is the password. Only the type, message and code go out.
+ * (`err.command.args`), which for AUTH is the password. The copy keeps the name, message and
+ * code (and a one-line stack, so the logger's error serializer shows it as an error).
  */
-export function loggableRedisError(err: unknown): { type: string; message: string; code?: string } {
-  if (!(err instanceof Error)) return { type: "Error", message: String(err) };
-  const code = (err as { code?: unknown }).code;
-  return { type: err.name, message: err.message, ...(typeof code === "string" ? { code } : {}) };
+export function loggableRedisError(err: unknown): Error {
+  const src = err instanceof Error ? err : new Error(String(err));
+  const out = new Error(src.message) as Error & { code?: string };
+  out.name = src.name;
+  out.stack = `${src.name}: ${src.message}`;
+  const code = (src as { code?: unknown }).code;
+  if (typeof code === "string") out.code = code;
+  return out;
 }
 
 /** Waits until the client is connected, or rejects with StoreUnavailableError after ms. */
