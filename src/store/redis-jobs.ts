@@ -134,6 +134,15 @@ export class RedisJobQueue implements JobQueue {
       maxStalledCount: this.opts.maxStalledCount ?? 1,
     });
     this.worker.on("error", throttledWarn(logger, "job worker error"));
+    // BullMQ retries a closing worker's failed Redis calls with no delay at all: once its
+    // connection has ended for good (closed under a job finishing at shutdown), that is an
+    // endless busy loop. Flag BullMQ's connection as closing then, so its completion handlers
+    // stop touching Redis (an unacknowledged job is re-delivered and skipped as finished).
+    const worker = this.worker;
+    workerConn.once("end", () => {
+      const conn = (worker as unknown as { connection?: { closing?: unknown } }).connection;
+      if (conn && !conn.closing) conn.closing = true;
+    });
     this.worker.on("failed", (job, err) => logger?.error({ err: loggableRedisError(err), responseId: job?.id }, "background job failed"));
     this.worker.on("stalled", (jobId) => logger?.warn({ responseId: jobId }, "background job stalled; re-delivering"));
 
