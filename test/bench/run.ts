@@ -18,7 +18,7 @@
  * chat-json, chat-stream) --nice N (priority of the bench and its children, default -10 when root; 0 leaves it).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -148,7 +148,8 @@ async function replicaForBench(primaryUrl: string, cleanups: (() => Promise<void
 async function startRedisPinned(extra: string[] = []): Promise<{ url: string; stop(): Promise<void> }> {
   const port = await freePort();
   // --dir: a replica's initial sync writes an RDB file there, never into the checkout.
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", mkdtempSync(join(os.tmpdir(), "rr-bench-redis-")), ...extra];
+  const dir = mkdtempSync(join(os.tmpdir(), "rr-bench-redis-"));
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir, ...extra];
   const proc = hasTaskset() ? spawn("taskset", ["-c", CLIENT_CPU, "redis-server", ...args], { stdio: "ignore" }) : spawn("redis-server", args, { stdio: "ignore" });
   const deadline = Date.now() + 10_000;
   for (;;) {
@@ -161,8 +162,9 @@ async function startRedisPinned(extra: string[] = []): Promise<{ url: string; st
     url: `redis://127.0.0.1:${port}`,
     stop: () =>
       new Promise<void>((res) => {
-        if (proc.exitCode !== null) return res();
-        proc.once("exit", () => res());
+        const done = () => (rmSync(dir, { recursive: true, force: true }), res());
+        if (proc.exitCode !== null) return done();
+        proc.once("exit", done);
         proc.kill("SIGTERM");
       }),
   };
