@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -65,6 +65,7 @@ describe("storage.redis: Sentinel, credentials, TLS", () => {
     expect(targetOptions({ sentinels: [{ host: "s1", port: 1 }], name: "m", tls: {} }).sentinelTLS).toBeUndefined();
     expect(targetOptions({ url: "rediss://h:6380", tls: { ca_file: ca, servername: "redis.internal" } }).tls).toMatchObject({ servername: "redis.internal" });
     expect(targetOptions({ url: "redis://h:6379" })).toEqual({});
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("describes a target for logs and errors without its passwords", () => {
