@@ -92,7 +92,7 @@ export async function runCli(args: string[], hooks: CliHooks = {}): Promise<numb
 
   const watcher = watchConfig(path, {
     onReload(next) {
-      if (next.storage.redis_url !== runtime.config.storage.redis_url) log.warn("storage settings changed: they take effect on restart");
+      if (JSON.stringify(next.storage) !== JSON.stringify(runtime.config.storage)) log.warn("storage settings changed: they take effect on restart");
       runtime.applyConfig(next);
       runtime.metrics.configReloads.inc({ result: "ok" });
       runtime.metrics.configLastReload.set(Date.now() / 1000);

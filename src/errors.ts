@@ -69,7 +69,8 @@ export const modelNotFound = (model: string) =>
   notFound(`The model \`${model}\` does not exist or you do not have access to it.`, "model", "model_not_found");
 
 export const storageUnavailable = (detail: string) =>
-  new ApiError(503, `The router's response store is unavailable: ${detail}`, { type: "server_error", code: "store_unavailable" });
+  // Retry-After: a reconnect or a Sentinel failover usually completes within seconds.
+  new ApiError(503, `The router's response store is unavailable: ${detail}`, { type: "server_error", code: "store_unavailable", headers: { "retry-after": "1" } });
 
 /** True for an error the router raised on purpose (it maps to a chosen status), false for a fault. */
 export function isKnownError(err: unknown): boolean {

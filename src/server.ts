@@ -8,7 +8,7 @@ import { createLogger, type Logger } from "./log.js";
 import { createMetrics, METRIC_PREFIX, type Metrics } from "./metrics.js";
 import { Runtime } from "./runtime.js";
 import { serveResponsesSockets } from "./ws/server.js";
-import { createStores, type StoreOptions } from "./store/index.js";
+import { createStores, describeTarget, redisTarget, type StoreOptions } from "./store/index.js";
 import type { Stores } from "./store/types.js";
 import type { Tracing } from "./tracing/index.js";
 import { createTracing } from "./tracing/setup.js";
@@ -63,7 +63,8 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
   });
   if (opts.checkStore && !(await stores.responses.ping().catch(() => false))) {
     await stores.close().catch(() => {});
-    throw new Error(`the ${stores.kind} store at ${redact(config.storage.redis_url)} is unreachable`);
+    const target = redisTarget(config.storage);
+    throw new Error(`the ${stores.kind} store at ${target ? describeTarget(target) : "memory"} is unreachable`);
   }
   const built = opts.tracing ? null : createTracing(config.tracing, opts.env ?? process.env, stores.kind);
   if (built?.settings) log.info({ endpoint: built.settings.url, service_name: built.settings.serviceName, sampler: built.settings.samplerName, capture_content: built.settings.captureContent }, "tracing on");
@@ -123,8 +124,3 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
 const JOB_STOP_MARGIN_MS = 500;
 /** After the deadline, how long streams get to write their terminal event before connections are cut. */
 const STREAM_END_GRACE_MS = 1_000;
-
-/** A Redis URL without its password, for messages. */
-export function redact(url: string): string {
-  return url.replace(/\/\/([^@/]*):([^@/]*)@/, "//$1:***@");
-}

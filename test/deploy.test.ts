@@ -129,6 +129,39 @@ describe("Dockerfile", () => {
   });
 });
 
+describe("compose.sentinel.yaml (Redis behind Sentinel)", () => {
+  const over = yamlDoc("compose.sentinel.yaml") as { services: Record<string, any> };
+  const base = (yamlDoc("compose.yaml") as { services: Record<string, any> }).services;
+  const cfg = parseConfigText(read("config-sentinel/router.yaml"), "config-sentinel/router.yaml", { ...FAKE_ENV, REDIS_PASSWORD: "0123abcd" });
+
+  it("adds a replica and three sentinels monitoring compose's Redis, all with the password from the environment", () => {
+    const sentinels = Object.keys(over.services).filter((s) => s.startsWith("sentinel-"));
+    expect(sentinels).toHaveLength(3);
+    for (const s of sentinels) {
+      const cmd = over.services[s].command.join(" ");
+      expect(cmd).toMatch(/sentinel monitor main redis 6379 2/);
+      expect(cmd).toContain("$$REDIS_PASSWORD");
+    }
+    expect(over.services["redis-replica"].command.join(" ")).toMatch(/--replicaof redis 6379/);
+    for (const s of ["redis", "redis-replica"]) expect(over.services[s].command.join(" ")).toMatch(/--masterauth "\$\$REDIS_PASSWORD"/);
+    expect(base.redis).toBeDefined();
+  });
+
+  it("points both routers at config-sentinel, whose storage names exactly those sentinels and waits for a replica", () => {
+    for (const r of ["router-1", "router-2"]) {
+      expect(over.services[r].volumes).toEqual(["./config-sentinel:/etc/responses-router:ro"]);
+      expect(base[r]).toBeDefined();
+    }
+    const names = Object.keys(over.services).filter((s) => s.startsWith("sentinel-"));
+    expect(cfg.storage.redis?.sentinels).toEqual(names.map((host) => ({ host, port: 26379 })));
+    expect(cfg.storage.redis?.name).toBe("main");
+    expect(cfg.storage.redis?.password).toBe("0123abcd");
+    expect(cfg.storage.durability).toBe("replica");
+    expect(cfg.storage.redis_url).toBe("");
+    expect(read("config-sentinel/router.yaml")).toMatch(/password: \$\{REDIS_PASSWORD\}/);
+  });
+});
+
 describe("compose.yaml", () => {
   const compose = yamlDoc("compose.yaml") as { services: Record<string, any> };
   const services = compose.services;

@@ -13,6 +13,41 @@ const duration = z.union([z.string(), z.number()]).transform((v, ctx) => {
 
 const name = z.string().min(1).regex(/^[A-Za-z0-9._:@/-]+$/, "may contain only letters, digits and . _ : @ / -");
 
+const hostPort = z.union([z.string(), z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65535) }).strict()]).transform((v, ctx) => {
+  if (typeof v !== "string") return v;
+  const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(v);
+  if (!m) {
+    ctx.addIssue({ code: "custom", message: `expected "host:port", got ${JSON.stringify(v)}` });
+    return z.NEVER;
+  }
+  return { host: m[1]!, port: Number(m[2]) };
+});
+
+/**
+ * Where Redis is, beyond a plain URL: Sentinel (the router asks the sentinels for the current
+ * primary and follows failovers), credentials kept out of the URL, and TLS with a private CA.
+ */
+const redisTargetSchema = z
+  .object({
+    /** Sentinel addresses ("host:port" or {host, port}); with them, `name` is the monitored group. */
+    sentinels: z.array(hostPort).min(1).optional(),
+    name: z.string().min(1).optional(),
+    username: z.string().optional(),
+    password: z.string().optional(),
+    /** The sentinels' own password (requirepass in sentinel.conf), if any. */
+    sentinel_password: z.string().optional(),
+    /** TLS to the Redis servers (implied by a rediss:// URL); `sentinels: true` also to the sentinels. */
+    tls: z
+      .object({
+        ca_file: z.string().min(1).optional(),
+        servername: z.string().min(1).optional(),
+        sentinels: z.boolean().default(false),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
 const timeoutsSchema = z
   .object({
     connect: duration.default(5_000),
@@ -137,7 +172,19 @@ export const routerConfigSchema = z
       .prefault({}),
     storage: z
       .object({
+        /** One Redis server: redis://[user:pass@]host:port[/db], or rediss:// for TLS. */
         redis_url: z.string().default(""),
+        /** Redis Sentinel, a password kept out of the URL, TLS options (see redisTargetSchema). */
+        redis: redisTargetSchema.optional(),
+        /**
+         * `primary`: a write counts once the primary has it (replication is asynchronous, so a
+         * failover can lose the last writes). `replica`: the writes a client depends on (stored
+         * responses, conversation turns, background job records) also wait for one replica
+         * (WAIT 1 durability_timeout); unconfirmed in time, the request fails with 503
+         * store_unavailable instead of acknowledging a write a failover could lose.
+         */
+        durability: z.enum(["primary", "replica"]).default("primary"),
+        durability_timeout: duration.default(1_000),
         prefix: z.string().default("rr:"),
         ttl: duration.default(30 * 86_400_000),
         /** How long a background response's recorded stream events stay resumable (capped at ttl). */
@@ -232,6 +279,10 @@ export const routerConfigSchema = z
   })
   .strict()
   .superRefine((cfg, ctx) => {
+    const redis = cfg.storage.redis;
+    if (redis?.sentinels && !redis.name) ctx.addIssue({ code: "custom", path: ["storage", "redis", "name"], message: "storage.redis.sentinels needs the monitored group's name" });
+    if (redis?.sentinels && cfg.storage.redis_url) ctx.addIssue({ code: "custom", path: ["storage", "redis_url"], message: "set either storage.redis_url or storage.redis.sentinels, not both" });
+    if (redis && !redis.sentinels && !cfg.storage.redis_url) ctx.addIssue({ code: "custom", path: ["storage", "redis"], message: "storage.redis needs sentinels, or a storage.redis_url it applies to" });
     const names = new Set<string>();
     cfg.endpoints.forEach((ep, i) => {
       if (names.has(ep.name)) ctx.addIssue({ code: "custom", path: ["endpoints", i, "name"], message: `duplicate endpoint name "${ep.name}"` });

@@ -128,7 +128,9 @@ export class BackgroundJobs {
 
   private async runJob(job: JobContext, signal: AbortSignal): Promise<void> {
     const { responses } = this.rt.stores;
-    const rec = await this.store("responses", "get", () => responses.get(job.responseId));
+    // A job taken while the store fails over waits for it (bounded): failing here would leave
+    // the response queued for good, as nothing else would ever run or close it.
+    const rec = await persist(() => this.store("responses", "get", () => responses.get(job.responseId)), START_ATTEMPTS);
     // Deleted, or cancelled before it started: nothing to do.
     if (!rec || isFinished(rec.response.status) || signal.aborted) return;
     const active = this.rt.metrics.backgroundActive;
@@ -139,7 +141,7 @@ export class BackgroundJobs {
     try {
       const started: StoredResponse = { ...rec, response: { ...rec.response, status: "in_progress" } };
       // Deleted meanwhile (on any instance): it stays deleted and the job does not run.
-      if (!(await this.store("responses", "save", () => responses.saveIfExists(started)))) return;
+      if (!(await persist(() => this.store("responses", "save", () => responses.saveIfExists(started)), START_ATTEMPTS))) return;
       this.rt.log.info({ responseId: job.responseId, attempt: job.attempt }, "background job started");
       await this.execute(started, job.payload as BackgroundPayload, signal, tally);
     } catch (err) {
@@ -269,6 +271,9 @@ function parseStartingAfter(value: string | undefined): number {
 }
 
 /** Retries a final write a few times: a store blip must not leave a job unfinished. */
+/** Attempts at a job's first store calls: about 16 s of retries, longer than a Sentinel failover. */
+const START_ATTEMPTS = 12;
+
 async function persist<T>(op: () => Promise<T>, attempts = 4): Promise<T> {
   for (let i = 1; ; i++) {
     try {

@@ -5,7 +5,7 @@ import { MemoryConversationStore } from "./memory-conversations.js";
 import { MemoryRateLimiter } from "./memory-limiter.js";
 import { MemoryUsageStore } from "./memory-usage.js";
 import { MemoryResponseCache, MemoryResponseStore } from "./memory.js";
-import { closeClient, createRedisClient } from "./redis-client.js";
+import { closeClient, createRedisClient, replicaConfirm, type RedisTarget } from "./redis-client.js";
 import { RedisConversationStore } from "./redis-conversations.js";
 import { RedisEventLog } from "./redis-events.js";
 import { RedisJobQueue } from "./redis-jobs.js";
@@ -23,6 +23,11 @@ export { StoreUnavailableError, EventOrderError, JobAbortedError, isTerminalEven
 export interface StorageConfig {
   /** Empty: everything lives in this process. Set: Redis, shared by every instance. */
   redis_url: string;
+  /** Sentinel, credentials and TLS beside (or instead of) redis_url. */
+  redis?: Omit<RedisTarget, "url">;
+  /** `replica`: writes a client depends on wait for one replica (WAIT 1 durability_timeout). */
+  durability?: "primary" | "replica";
+  durability_timeout?: number;
   prefix: string;
   /** Milliseconds a stored response lives. */
   ttl: number;
@@ -42,6 +47,12 @@ export interface StoreOptions {
 
 const alwaysConnected: StoreStatus = { connected: true, onStatusChange: () => () => {} };
 
+/** The Redis the config names, or null for the in-process store. */
+export function redisTarget(cfg: Pick<StorageConfig, "redis_url" | "redis">): RedisTarget | null {
+  if (!cfg.redis_url && !cfg.redis?.sentinels) return null;
+  return { ...cfg.redis, url: cfg.redis_url || undefined };
+}
+
 const eventsTtl = (cfg: StorageConfig) => Math.min(cfg.events_ttl ?? cfg.ttl, cfg.ttl);
 
 /**
@@ -49,7 +60,8 @@ const eventsTtl = (cfg: StorageConfig) => Math.min(cfg.events_ttl ?? cfg.ttl, cf
  * so a single instance and a fleet sharing one Redis run the same code.
  */
 export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOptions = {}): Stores {
-  if (!cfg.redis_url) {
+  const target = redisTarget(cfg);
+  if (!target) {
     const limits = { maxEntries: cfg.memory.max_entries, maxBytes: cfg.memory.max_bytes };
     const responses = new MemoryResponseStore({ ...limits, ttlMs: cfg.ttl });
     const conversations = new MemoryConversationStore({ ...limits, ttlMs: cfg.ttl });
@@ -73,14 +85,17 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
     };
   }
 
-  const client = createRedisClient(cfg.redis_url, { connectionName: "rr-store" });
+  const durableMs = cfg.durability === "replica" ? (cfg.durability_timeout ?? 1_000) : 0;
+  // WAIT holds its reply up to durableMs: the command timeout must not cut it short.
+  const client = createRedisClient(target, { connectionName: "rr-store", commandTimeoutMs: Math.max(1_000, durableMs + 1_000) });
+  const confirm = durableMs > 0 ? replicaConfirm(client, durableMs) : undefined;
   const common = { prefix: cfg.prefix, readyTimeoutMs: opts.readyTimeoutMs };
-  const responses = new RedisResponseStore(client, { ...common, ttlMs: cfg.ttl });
-  const conversations = new RedisConversationStore(client, { ...common, ttlMs: cfg.ttl });
+  const responses = new RedisResponseStore(client, { ...common, ttlMs: cfg.ttl, confirm });
+  const conversations = new RedisConversationStore(client, { ...common, ttlMs: cfg.ttl, confirm });
   const cache = new RedisResponseCache(client, { prefix: cfg.prefix, onError: opts.onCacheError });
   const events = new RedisEventLog(client, { ...common, ttlMs: eventsTtl(cfg) });
   const jobs = new RedisJobQueue({
-    url: cfg.redis_url,
+    target,
     client,
     prefix: cfg.prefix,
     ttlMs: cfg.ttl,
@@ -88,6 +103,7 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
     stalledIntervalMs: cfg.jobs?.stalled_interval,
     maxStalledCount: cfg.jobs?.max_stalled_count,
     readyTimeoutMs: opts.readyTimeoutMs,
+    confirm,
     logger,
   });
   return {
@@ -115,4 +131,4 @@ export { RedisEventLog } from "./redis-events.js";
 export { MemoryConversationStore } from "./memory-conversations.js";
 export { RedisConversationStore } from "./redis-conversations.js";
 export { RedisJobQueue } from "./redis-jobs.js";
-export { createRedisClient, RedisStatus } from "./redis-client.js";
+export { createRedisClient, describeTarget, RedisStatus, type RedisTarget } from "./redis-client.js";

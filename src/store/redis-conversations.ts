@@ -43,7 +43,7 @@ return 0`;
 export class RedisConversationStore implements ConversationStore {
   constructor(
     private readonly client: Redis,
-    private readonly opts: { prefix: string; ttlMs: number; readyTimeoutMs?: number },
+    private readonly opts: { prefix: string; ttlMs: number; readyTimeoutMs?: number; confirm?: (what: string) => Promise<void> },
   ) {}
 
   private keys(id: string): [string, string] {
@@ -64,6 +64,7 @@ export class RedisConversationStore implements ConversationStore {
       const results = await tx.pexpire(hash, ttl).exec();
       const failed = results?.find(([err]) => err);
       if (failed) throw failed[0];
+      await this.opts.confirm?.("conversations.create");
     });
   }
 
@@ -79,7 +80,11 @@ export class RedisConversationStore implements ConversationStore {
     const next: StoredConversation = { ...current, conversation: { ...current.conversation, metadata } };
     const [hash] = this.keys(id);
     const json = JSON.stringify({ conversation: next.conversation, owner: next.owner });
-    const done = await this.call("update", () => this.client.eval(UPDATE, 1, hash, json));
+    const done = await this.call("update", async () => {
+      const n = await this.client.eval(UPDATE, 1, hash, json);
+      if (n === 1) await this.opts.confirm?.("conversations.update");
+      return n;
+    });
     return done === 1 ? next : null;
   }
 
@@ -92,7 +97,11 @@ export class RedisConversationStore implements ConversationStore {
   async append(id: string, items: Item[], endpoint?: string): Promise<boolean> {
     const [hash, list] = this.keys(id);
     const args = [String(this.opts.ttlMs), endpoint ?? "", ...items.map((i) => JSON.stringify(i))];
-    const done = await this.call("append", () => this.client.eval(APPEND, 2, hash, list, ...args));
+    const done = await this.call("append", async () => {
+      const n = await this.client.eval(APPEND, 2, hash, list, ...args);
+      if (n === 1) await this.opts.confirm?.("conversations.append");
+      return n;
+    });
     return done === 1;
   }
 

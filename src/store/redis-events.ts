@@ -75,8 +75,9 @@ export class RedisEventLog implements EventLog {
   async *follow(responseId: string, afterSeq: number, signal: AbortSignal): AsyncIterable<StreamEvent> {
     if (signal.aborted) return;
     const blockMs = this.opts.blockMs ?? 5_000;
-    // XREAD BLOCK holds its connection, so every follower gets its own.
-    const conn = this.client.duplicate({ commandTimeout: blockMs + 2_000, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    // XREAD BLOCK holds its connection, so every follower gets its own. Under Sentinel it needs
+    // no failover detector of its own (one subscription per sentinel): a lost primary ends its read.
+    const conn = this.client.duplicate({ commandTimeout: blockMs + 2_000, enableOfflineQueue: false, maxRetriesPerRequest: 1, failoverDetector: false });
     conn.on("error", () => {});
     const onAbort = () => conn.disconnect();
     signal.addEventListener("abort", onAbort);

@@ -1,7 +1,7 @@
 import { Queue, QueueEvents, WaitingError, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { closeClient, createRedisClient, redisCall } from "./redis-client.js";
+import { closeClient, createRedisClient, loggableRedisError, redisCall, type RedisTarget } from "./redis-client.js";
 import { settlesWithin } from "./settles-within.js";
 import {
   JobAbortedError,
@@ -16,7 +16,7 @@ import {
 
 export interface RedisJobQueueOptions {
   /** Used to open the worker's, the cancel subscriber's and the queue-events connections. */
-  url: string;
+  target: RedisTarget;
   /** The shared fail-fast client: producer, cancel flags and publishing. */
   client: Redis;
   prefix: string;
@@ -30,12 +30,34 @@ export interface RedisJobQueueOptions {
   /** A job found stalled more than this many times is failed (default 1: re-delivered once). */
   maxStalledCount?: number;
   readyTimeoutMs?: number;
+  /** storage.durability: replica - the job record waits for a replica before enqueue returns. */
+  confirm?: (what: string) => Promise<void>;
   logger?: Logger;
 }
 
 interface JobData extends BackgroundJob {}
 
 const ABANDONED = /stalled more than allowable limit/i;
+
+/**
+ * BullMQ reports every failed reconnect attempt (several a second while Redis fails over):
+ * one line per source every few seconds, with how many were left out, is enough.
+ */
+function throttledWarn(logger: Logger | undefined, msg: string, everyMs = 5_000): (err: Error) => void {
+  let last = 0;
+  let skipped = 0;
+  return (err) => {
+    const now = Date.now();
+    if (now - last < everyMs) {
+      skipped++;
+      return;
+    }
+    const e = loggableRedisError(err);
+    logger?.warn(skipped > 0 ? { err: e, skipped } : { err: e }, msg);
+    last = now;
+    skipped = 0;
+  };
+}
 
 /**
  * Background jobs on BullMQ. A job's id is its responseId. BullMQ's lock (lease) is renewed
@@ -68,7 +90,7 @@ export class RedisJobQueue implements JobQueue {
       prefix: this.bullPrefix,
       defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: { age: Math.ceil(opts.ttlMs / 1000) } },
     });
-    this.queue.on("error", (err) => opts.logger?.warn({ err }, "job queue producer error"));
+    this.queue.on("error", throttledWarn(opts.logger, "job queue producer error"));
   }
 
   private cancelKey(responseId: string): string {
@@ -85,6 +107,7 @@ export class RedisJobQueue implements JobQueue {
         const added = this.queue.add("background", data, { jobId: job.responseId });
         if (!(await settlesWithin(added, 1_500))) throw new StoreUnavailableError("jobs.enqueue: timed out");
         await added;
+        await this.opts.confirm?.("jobs.enqueue");
       },
       this.opts.readyTimeoutMs,
     );
@@ -94,13 +117,13 @@ export class RedisJobQueue implements JobQueue {
     if (this.handler) throw new Error("job queue already started");
     this.handler = handler;
     this.hooks = hooks;
-    const { url, logger } = this.opts;
+    const { target, logger } = this.opts;
 
-    const subscriber = createRedisClient(url, { blocking: true, connectionName: "rr-cancel" });
+    const subscriber = createRedisClient(target, { blocking: true, connectionName: "rr-cancel" });
     subscriber.on("message", (_channel: string, responseId: string) => this.abortLocal(responseId, "cancelled"));
-    subscriber.subscribe(this.channel).catch((err) => logger?.warn({ err }, "cannot subscribe to job cancellations"));
+    subscriber.subscribe(this.channel).catch((err) => logger?.warn({ err: loggableRedisError(err) }, "cannot subscribe to job cancellations"));
 
-    const workerConn = createRedisClient(url, { blocking: true, connectionName: "rr-worker" });
+    const workerConn = createRedisClient(target, { blocking: true, connectionName: "rr-worker" });
     this.connections.push(subscriber, workerConn);
     this.worker = new Worker<JobData>(this.queueName, (job, token) => this.process(job, token), {
       connection: workerConn,
@@ -110,15 +133,24 @@ export class RedisJobQueue implements JobQueue {
       stalledInterval: this.opts.stalledIntervalMs ?? 15_000,
       maxStalledCount: this.opts.maxStalledCount ?? 1,
     });
-    this.worker.on("error", (err) => logger?.warn({ err }, "job worker error"));
-    this.worker.on("failed", (job, err) => logger?.error({ err, responseId: job?.id }, "background job failed"));
+    this.worker.on("error", throttledWarn(logger, "job worker error"));
+    // BullMQ retries a closing worker's failed Redis calls with no delay at all: once its
+    // connection has ended for good (closed under a job finishing at shutdown), that is an
+    // endless busy loop. Flag BullMQ's connection as closing then, so its completion handlers
+    // stop touching Redis (an unacknowledged job is re-delivered and skipped as finished).
+    const worker = this.worker;
+    workerConn.once("end", () => {
+      const conn = (worker as unknown as { connection?: { closing?: unknown } }).connection;
+      if (conn && !conn.closing) conn.closing = true;
+    });
+    this.worker.on("failed", (job, err) => logger?.error({ err: loggableRedisError(err), responseId: job?.id }, "background job failed"));
     this.worker.on("stalled", (jobId) => logger?.warn({ responseId: jobId }, "background job stalled; re-delivering"));
 
     if (hooks.onAbandoned) {
-      const eventsConn = createRedisClient(url, { blocking: true, connectionName: "rr-queue-events" });
+      const eventsConn = createRedisClient(target, { blocking: true, connectionName: "rr-queue-events" });
       this.connections.push(eventsConn);
       this.queueEvents = new QueueEvents(this.queueName, { connection: eventsConn, prefix: this.bullPrefix });
-      this.queueEvents.on("error", (err) => logger?.warn({ err }, "job queue events error"));
+      this.queueEvents.on("error", throttledWarn(logger, "job queue events error"));
       this.queueEvents.on("failed", ({ jobId, failedReason }) => void this.reportAbandoned(jobId, failedReason));
     }
   }
@@ -155,6 +187,11 @@ export class RedisJobQueue implements JobQueue {
         for (const id of this.running.keys()) this.abortLocal(id, "handed_back");
         if (!(await settlesWithin(closed, 3_000))) {
           this.opts.logger?.warn({ running: [...this.running.keys()] }, "background jobs ignored the hand-back; their leases will expire and they will be re-delivered");
+          // Their store calls are bounded and fail fast once the shared client closes; the worker's
+          // own connection must outlive them: BullMQ retries a closing worker's failed Redis
+          // calls without any delay, so cutting it under a running job would spin forever.
+          const late = this.connections.splice(0);
+          void closed.finally(() => Promise.all(late.map((c) => closeClient(c))));
         }
       }
     }
@@ -208,7 +245,7 @@ export class RedisJobQueue implements JobQueue {
       return (await this.opts.client.exists(this.cancelKey(responseId))) > 0;
     } catch (err) {
       // Redis trouble: run the job; its own store calls will report the outage.
-      this.opts.logger?.warn({ err, responseId }, "cannot read the job's cancel mark");
+      this.opts.logger?.warn({ err: loggableRedisError(err), responseId }, "cannot read the job's cancel mark");
       return false;
     }
   }
@@ -220,7 +257,7 @@ export class RedisJobQueue implements JobQueue {
       const first = await this.opts.client.set(`${this.opts.prefix}jobabandoned:${responseId}`, "1", "PX", this.opts.ttlMs, "NX");
       if (first === "OK") await this.hooks.onAbandoned(responseId, reason);
     } catch (err) {
-      this.opts.logger?.error({ err, responseId }, "cannot report an abandoned background job");
+      this.opts.logger?.error({ err: loggableRedisError(err), responseId }, "cannot report an abandoned background job");
     }
   }
 }

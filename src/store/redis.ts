@@ -8,6 +8,8 @@ export interface RedisStoreOptions {
   ttlMs: number;
   /** How long a call waits for a reconnecting client before StoreUnavailableError (default 500 ms). */
   readyTimeoutMs?: number;
+  /** storage.durability: replica - waits for a replica after a write (see replicaConfirm). */
+  confirm?: (what: string) => Promise<void>;
 }
 
 /**
@@ -39,13 +41,29 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
 
   async save(record: StoredResponse): Promise<void> {
     const json = JSON.stringify(record);
-    await redisCall(this.client, "store.save", () => this.client.set(this.key(record.response.id), json, "PX", this.opts.ttlMs), this.opts.readyTimeoutMs);
+    await redisCall(
+      this.client,
+      "store.save",
+      async () => {
+        await this.client.set(this.key(record.response.id), json, "PX", this.opts.ttlMs);
+        await this.opts.confirm?.("store.save");
+      },
+      this.opts.readyTimeoutMs,
+    );
   }
 
   async saveIfExists(record: StoredResponse): Promise<boolean> {
     const json = JSON.stringify(record);
-    const ok = await redisCall(this.client, "store.save", () => this.client.set(this.key(record.response.id), json, "PX", this.opts.ttlMs, "XX"), this.opts.readyTimeoutMs);
-    return ok === "OK";
+    return redisCall(
+      this.client,
+      "store.save",
+      async () => {
+        const ok = (await this.client.set(this.key(record.response.id), json, "PX", this.opts.ttlMs, "XX")) === "OK";
+        if (ok) await this.opts.confirm?.("store.save");
+        return ok;
+      },
+      this.opts.readyTimeoutMs,
+    );
   }
 
   async get(id: string): Promise<StoredResponse | null> {

@@ -19,7 +19,7 @@
  * --loops N (section ws: 10-turn tool loops per way and backend kind, default 100).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -71,7 +71,7 @@ const log = (...a: unknown[]) => console.error("[bench]", ...a);
 
 // ---- the processes ------------------------------------------------------------------
 
-function routerConfig(mockUrl: string, redisUrl = "") {
+function routerConfig(mockUrl: string, redisUrl = "", storage: Record<string, unknown> = {}) {
   const chat = (name: string, extra: Record<string, unknown> = {}) => ({ endpoints: ["chat-ep"], upstream_model: name, ...extra });
   return {
     server: { host: "127.0.0.1", port: 0 },
@@ -90,18 +90,18 @@ function routerConfig(mockUrl: string, redisUrl = "") {
       "chat-tool": chat("chat-tool"),
       "oai-tool": { endpoints: ["oai-ep"] },
     },
-    storage: { redis_url: redisUrl },
+    storage: { redis_url: redisUrl, ...storage },
     logging: { level: LOG_LEVEL },
   };
 }
 
-async function startRouterChild(name: string, mockUrl: string, redisUrl = "", profile = false, extra: Record<string, unknown> = {}): Promise<Child> {
+async function startRouterChild(name: string, mockUrl: string, redisUrl = "", profile = false, storage: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Promise<Child> {
   const profDir = resolve(".bench/prof");
   if (profile) mkdirSync(profDir, { recursive: true });
   return spawnNode({
     name,
     args: [...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`] : []), "test/bench/router-child.mjs"],
-    env: { BENCH_ROUTER_CONFIG: JSON.stringify({ ...routerConfig(mockUrl, redisUrl), ...extra }), NODE_ENV: "production" },
+    env: { BENCH_ROUTER_CONFIG: JSON.stringify({ ...routerConfig(mockUrl, redisUrl, storage), ...extra }), NODE_ENV: "production" },
     cpus: SERVER_CPU,
     ready: { ipc: true },
     verbose: flags.verbose,
@@ -132,9 +132,31 @@ async function redisForBench(cleanups: (() => Promise<void>)[]): Promise<{ url: 
   }
 }
 
-async function startRedisPinned(): Promise<{ url: string; stop(): Promise<void> }> {
+/**
+ * A replica of the bench's redis-server (same CPU), for storage.durability: replica, resolved
+ * once its link to the primary is up; null (logged) when none can be started.
+ */
+async function replicaForBench(primaryUrl: string, cleanups: (() => Promise<void>)[]): Promise<{ url: string } | null> {
+  try {
+    const replica = await startRedisPinned(["--replicaof", "127.0.0.1", new URL(primaryUrl).port]);
+    cleanups.push(() => replica.stop());
+    const deadline = Date.now() + 10_000;
+    while (!/master_link_status:up/.test(spawnSync("redis-cli", ["-u", replica.url, "info", "replication"], { encoding: "utf8" }).stdout ?? "")) {
+      if (Date.now() > deadline) throw new Error("the replica did not sync");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return replica;
+  } catch (err) {
+    log(`no redis replica: ${(err as Error).message}`);
+    return null;
+  }
+}
+
+async function startRedisPinned(extra: string[] = []): Promise<{ url: string; stop(): Promise<void> }> {
   const port = await freePort();
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"];
+  // --dir: a replica's initial sync writes an RDB file there, never into the checkout.
+  const dir = mkdtempSync(join(os.tmpdir(), "rr-bench-redis-"));
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir, ...extra];
   const proc = hasTaskset() ? spawn("taskset", ["-c", CLIENT_CPU, "redis-server", ...args], { stdio: "ignore" }) : spawn("redis-server", args, { stdio: "ignore" });
   const deadline = Date.now() + 10_000;
   for (;;) {
@@ -147,8 +169,9 @@ async function startRedisPinned(): Promise<{ url: string; stop(): Promise<void> 
     url: `redis://127.0.0.1:${port}`,
     stop: () =>
       new Promise<void>((res) => {
-        if (proc.exitCode !== null) return res();
-        proc.once("exit", () => res());
+        const done = () => (rmSync(dir, { recursive: true, force: true }), res());
+        if (proc.exitCode !== null) return done();
+        proc.once("exit", done);
         proc.kill("SIGTERM");
       }),
   };
@@ -233,7 +256,7 @@ function estimateSeconds(): number {
   if (SECTIONS.has("rps")) s += paths * targets * (DURATION + 1.5);
   if (SECTIONS.has("open")) s += 10 + OPEN_STREAMS * 0.01;
   if (SECTIONS.has("cpu")) s += 15;
-  if (SECTIONS.has("storage")) s += 2 * (5 * (Math.min(ROUNDS, 1500) + 100) * 0.0015 + 3);
+  if (SECTIONS.has("storage")) s += 3 * (5 * (Math.min(ROUNDS, 1500) + 100) * 0.0015 + 3);
   if (SECTIONS.has("limits")) s += 5;
   // Four ways x two kinds x LOOPS loops of TURNS turns, ~1 ms a turn on this machine.
   if (SECTIONS.has("ws")) s += 2 * 4 * (LOOPS + 3) * TURNS * 0.0015;
@@ -433,8 +456,13 @@ async function main(): Promise<void> {
     if (SECTIONS.has("storage")) {
       storage = [];
       const redis = await redisForBench(cleanups);
-      for (const [kind, url] of [["memory", ""], ...(redis ? [["redis", redis.url]] : [])] as [string, string][]) {
-        const r = await startRouterChild(`router-${kind}`, mockUrl, url);
+      // The last kind: every stored write also waits for a replica (WAIT 1), the cost of storage.durability: replica.
+      const replica = redis ? await replicaForBench(redis.url, cleanups) : null;
+      const kinds: [string, string, Record<string, unknown>][] = [["memory", "", {}]];
+      if (redis) kinds.push(["redis", redis.url, {}]);
+      if (redis && replica) kinds.push(["redis + replica, durability: replica", redis.url, { durability: "replica" }]);
+      for (const [kind, url, extra] of kinds) {
+        const r = await startRouterChild(`router-${kind.split(" ")[0]}`, mockUrl, url, false, extra);
         children.push(r);
         const origin = `http://127.0.0.1:${r.port}`;
         const targets: Target[] = [
@@ -494,7 +522,7 @@ async function main(): Promise<void> {
       log("tracing off vs on: CPU per request, interleaved rounds at concurrency 64");
       tracing = await measureTracingCost({
         start: async (name, extra) => {
-          const c = await startRouterChild(name, mockUrl, "", false, extra);
+          const c = await startRouterChild(name, mockUrl, "", false, {}, extra);
           children.push(c);
           return c;
         },

@@ -1,0 +1,270 @@
+import { setTimeout as delay } from "node:timers/promises";
+import OpenAI from "openai";
+import { buildConfig } from "../../src/config/load.js";
+import { createLogger } from "../../src/log.js";
+import { startRouter, type RunningRouter } from "../../src/server.js";
+import { chatCompletion, chatTextChunks, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
+import { startSentinelGroup, type SentinelGroup } from "../helpers/redis-sentinel.js";
+
+/**
+ * The Sentinel chaos run: a real primary, two replicas and three sentinels on loopback, two
+ * router instances sharing them, constant load (stored responses, half streamed, some in the
+ * background) while the primary is SIGKILLed over and over. Each failover is timed, the old
+ * primary rejoins as a replica, and afterwards every response a client was told was stored is
+ * fetched again through the OTHER instance, and every background job is checked to have ended
+ * exactly once.
+ */
+export interface SentinelChaosOptions {
+  durationMs: number;
+  concurrency: number;
+  /** Kill the primary this long after the previous failover settled. */
+  killEveryMs: number;
+  durability: "primary" | "replica";
+  /** Share of requests streamed (0..1); one request in `backgroundEvery` is a background one. */
+  streamShare: number;
+  backgroundEvery: number;
+  maxRequests: number;
+  progress?(line: string): void;
+}
+
+export const SENTINEL_DEFAULTS: SentinelChaosOptions = {
+  durationMs: 30_000,
+  concurrency: 8,
+  killEveryMs: 5_000,
+  durability: "replica",
+  streamShare: 0.5,
+  backgroundEvery: 10,
+  maxRequests: 100_000,
+};
+
+export interface FailoverWindow {
+  /** Seconds from the kill until the sentinels named a new primary. */
+  promotedAfter: number;
+  /** Seconds from the kill until a client's stored request succeeded again (null: none did before the next kill). */
+  storingAgainAfter: number | null;
+}
+
+export interface SentinelChaosReport {
+  requests: number;
+  served: number;
+  /** HTTP errors (by class in `reasons`): during a failover stored requests answer 503 store_unavailable. */
+  failed: number;
+  /** Streams whose response could not be stored ended in response.failed (by design, never a silent loss). */
+  interrupted: number;
+  stored: number;
+  lost: number;
+  kills: number;
+  windows: FailoverWindow[];
+  background: { created: number; completed: number; failed: number; unfinished: number; ranTwice: number };
+  reasons: Record<string, number>;
+  seconds: number;
+}
+
+export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<SentinelChaosReport> {
+  const say = opts.progress ?? (() => {});
+  const report: SentinelChaosReport = {
+    requests: 0,
+    served: 0,
+    failed: 0,
+    interrupted: 0,
+    stored: 0,
+    lost: 0,
+    kills: 0,
+    windows: [],
+    background: { created: 0, completed: 0, failed: 0, unfinished: 0, ranTwice: 0 },
+    reasons: {},
+    seconds: 0,
+  };
+  const started = Date.now();
+  let group: SentinelGroup | null = null;
+  let upstream: MockUpstream | null = null;
+  const routers: RunningRouter[] = [];
+  // Upstream calls per background input: a job run twice would ask twice.
+  const upstreamCalls = new Map<string, number>();
+  try {
+    say("starting redis-server x3 and redis-sentinel x3");
+    group = await startSentinelGroup({ replicas: 2, sentinels: 3, downAfterMs: 1_000, failoverTimeoutMs: 5_000 });
+    upstream = await startMockUpstream();
+    upstream.setDefault("/chat/completions", (req) => {
+      const input = String(req.body?.messages?.at(-1)?.content ?? "");
+      if (input.startsWith("bg ")) upstreamCalls.set(input, (upstreamCalls.get(input) ?? 0) + 1);
+      if (req.body?.stream) return { kind: "sse", frames: [...chatTextChunks(["Hello", " ", "world"]), "data: [DONE]\n\n"], delayMs: input.startsWith("bg ") ? 50 : 2 };
+      return { kind: "json", body: chatCompletion("Hello world") };
+    });
+    const config = buildConfig({
+      server: { host: "127.0.0.1", port: 0 },
+      endpoints: [{ name: "box", url: upstream.url, kind: "chat", max_concurrency: 64 }],
+      models: { m: { endpoints: ["box"] } },
+      storage: { redis: { sentinels: group.sentinels, name: group.name }, durability: opts.durability, prefix: "chaos:" },
+      background: { concurrency: 8, lease: { lock_duration: "5s", stalled_interval: "1s", max_stalled_count: 1 } },
+      logging: { level: "silent" },
+    });
+    const level = (process.env.CHAOS_LOG_LEVEL ?? "silent") as "silent";
+    for (let i = 0; i < 2; i++) routers.push(await startRouter(config, { logger: createLogger(level) }));
+    const clients = routers.map((r) => new OpenAI({ baseURL: `${r.url}/v1`, apiKey: "chaos", maxRetries: 0, timeout: 30_000 }));
+    const stored: { id: string; by: number }[] = [];
+    const backgroundIds: { id: string; by: number; input: string }[] = [];
+    // The load runs for durationMs once the deployment is up (starting it takes seconds).
+    const deadline = Date.now() + opts.durationMs;
+    const note = (reason: string) => (report.reasons[reason] = (report.reasons[reason] ?? 0) + 1);
+    // Failover windows as clients see them: the first stored request started after the kill that succeeds.
+    let killedAt = 0;
+    let firstStoredAfterKill: number | null = null;
+    const storedOk = (startedAt: number) => {
+      if (killedAt > 0 && startedAt > killedAt && firstStoredAfterKill === null) firstStoredAfterKill = Date.now();
+    };
+
+    const worker = async (w: number) => {
+      for (let i = 0; Date.now() < deadline && report.requests < opts.maxRequests; i++) {
+        report.requests++;
+        const by = (w + i) % 2;
+        const client = clients[by]!;
+        const background = opts.backgroundEvery > 0 && i % opts.backgroundEvery === opts.backgroundEvery - 1;
+        const stream = !background && (i * 7 + w * 13) % 100 < opts.streamShare * 100;
+        const input = `${background ? "bg " : ""}w${w} #${i}`;
+        const startedAt = Date.now();
+        try {
+          if (background) {
+            const r = await client.responses.create({ model: "m", input, background: true });
+            report.served++;
+            backgroundIds.push({ id: r.id, by, input });
+          } else if (stream) {
+            let last: { type: string; response?: { id: string; error?: { code?: string } | null } } | undefined;
+            for await (const ev of await client.responses.create({ model: "m", input, stream: true })) last = ev as typeof last;
+            if (last?.type === "response.completed") {
+              report.served++;
+              stored.push({ id: last.response!.id, by });
+              storedOk(startedAt);
+            } else {
+              report.interrupted++;
+              note(`stream ${last?.type ?? "no events"}: ${last?.response?.error?.code ?? "-"}`);
+            }
+          } else {
+            const r = await client.responses.create({ model: "m", input });
+            report.served++;
+            stored.push({ id: r.id, by });
+            storedOk(startedAt);
+          }
+        } catch (err) {
+          report.failed++;
+          note(err instanceof OpenAI.APIError ? `HTTP ${err.status ?? "-"} ${(err.error as { code?: string } | undefined)?.code ?? err.message}` : String(err));
+          // A client honouring Retry-After would wait; a short pause keeps the run from spinning on 503s.
+          await delay(50);
+        }
+      }
+    };
+
+    const chaos = async () => {
+      // Each failover gets its window inside the run (promotion takes a few seconds).
+      while (Date.now() + opts.killEveryMs + 5_000 < deadline) {
+        await delay(opts.killEveryMs);
+        firstStoredAfterKill = null;
+        killedAt = Number.MAX_SAFE_INTEGER;
+        const old = await group!.killPrimary();
+        // From the moment the process is gone: nothing that starts later can reach it.
+        killedAt = Date.now();
+        report.kills++;
+        say(`killed primary :${old}`);
+        const now = await group!.waitForNewPrimary(old, 30_000);
+        const window: FailoverWindow = { promotedAfter: (Date.now() - killedAt) / 1000, storingAgainAfter: null };
+        report.windows.push(window);
+        say(`sentinels promoted :${now} after ${window.promotedAfter.toFixed(1)} s`);
+        await group!.rejoin(old);
+        // The next kill comes once the group is whole again (every replica in sync): a kill during
+        // the resync would be a second failure, which no durability setting survives.
+        await group!.waitForHealthy();
+        const probeUntil = Date.now() + 10_000;
+        while (firstStoredAfterKill === null && Date.now() < probeUntil) await delay(50);
+        if (firstStoredAfterKill !== null) window.storingAgainAfter = (firstStoredAfterKill - killedAt) / 1000;
+      }
+    };
+
+    const ticker = setInterval(() => say(`${Math.round((Date.now() - started) / 1000)} s: ${report.requests} requests, ${report.served} served, ${report.failed} failed, ${report.interrupted} interrupted`), 5_000);
+    ticker.unref();
+    const trim = setInterval(() => (upstream!.requests.length = 0), 1_000);
+    trim.unref();
+    try {
+      await Promise.all([chaos(), ...Array.from({ length: opts.concurrency }, (_, w) => worker(w))]);
+    } finally {
+      clearInterval(ticker);
+      clearInterval(trim);
+    }
+
+    // Every acknowledged response, read through the other instance.
+    report.stored = stored.length;
+    say(`verifying ${stored.length} stored responses and ${backgroundIds.length} background jobs`);
+    let next = 0;
+    const verify = async () => {
+      while (next < stored.length) {
+        const { id, by } = stored[next++]!;
+        if ((await fetchStored(clients[1 - by]!, id)) === null) report.lost++;
+      }
+    };
+    await Promise.all(Array.from({ length: opts.concurrency }, verify));
+
+    // Background jobs: each ends (completed or failed cleanly), none is lost, none ran twice.
+    report.background.created = backgroundIds.length;
+    const status = new Map<string, string>();
+    const settleBy = Date.now() + 30_000;
+    let pending = backgroundIds;
+    while (pending.length > 0 && Date.now() < settleBy) {
+      for (const { id, by } of pending) status.set(id, (await fetchStored(clients[1 - by]!, id))?.status ?? "lost");
+      pending = pending.filter(({ id }) => status.get(id) === "queued" || status.get(id) === "in_progress");
+      if (pending.length > 0) await delay(250);
+    }
+    for (const { id, input } of backgroundIds) {
+      const s = status.get(id);
+      if (s === "completed") report.background.completed++;
+      else if (s === "failed") report.background.failed++;
+      else if (s === "lost") report.lost++;
+      else {
+        report.background.unfinished++;
+        note(`background left ${s}`);
+      }
+      if ((upstreamCalls.get(input) ?? 0) > 1) report.background.ranTwice++;
+    }
+  } finally {
+    report.seconds = Math.round((Date.now() - started) / 100) / 10;
+    await Promise.all(routers.map((r) => r.close(2_000)));
+    await upstream?.close();
+    await group?.stop();
+  }
+  return report;
+}
+
+/** GET a response; null when it is gone (404). A store still failing over (503) is asked again, a bounded number of times. */
+async function fetchStored(client: OpenAI, id: string): Promise<{ status?: string } | null> {
+  for (let attempt = 0; attempt < 40; attempt++) {
+    try {
+      return await client.responses.retrieve(id);
+    } catch (err) {
+      if (err instanceof OpenAI.NotFoundError) return null;
+      await delay(250);
+    }
+  }
+  return null;
+}
+
+export function formatSentinelReport(r: SentinelChaosReport, durability: string): string {
+  const rows: [string, string | number][] = [
+    ["durability", durability],
+    ["duration (s)", r.seconds],
+    ["requests", r.requests],
+    ["served", r.served],
+    ["failed (HTTP error)", r.failed],
+    ["interrupted mid-stream", r.interrupted],
+    ["stored responses", r.stored],
+    ["stored responses lost", r.lost],
+    ["primary kills", r.kills],
+    ["background jobs", r.background.created],
+    ["  completed", r.background.completed],
+    ["  failed cleanly", r.background.failed],
+    ["  never finished", r.background.unfinished],
+    ["  ran twice", r.background.ranTwice],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${String(v).padStart(8)}`);
+  r.windows.forEach((w, i) => lines.push(`failover ${i + 1}: promoted after ${w.promotedAfter.toFixed(1)} s, storing again after ${w.storingAgainAfter === null ? "-" : `${w.storingAgainAfter.toFixed(1)} s`}`));
+  for (const [reason, n] of Object.entries(r.reasons)) lines.push(`  ${reason}: ${n}`);
+  return lines.join("\n");
+}

@@ -1,0 +1,228 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { freePort } from "./redis-server.js";
+
+export interface SentinelGroupOptions {
+  /** Replicas beside the primary (default 1). */
+  replicas?: number;
+  /** Sentinel processes (default 3, quorum 2; 0: a primary and its replicas only). */
+  sentinels?: number;
+  /** sentinel down-after-milliseconds: how long a silent primary takes to be declared down (default 1000). */
+  downAfterMs?: number;
+  /** sentinel failover-timeout (default 5000). */
+  failoverTimeoutMs?: number;
+  /** requirepass/masterauth on the servers and auth-pass in the sentinels. */
+  password?: string;
+  /** The monitored group's name (default "rrtest"). */
+  name?: string;
+}
+
+export interface SentinelGroup {
+  name: string;
+  password?: string;
+  sentinels: { host: string; port: number }[];
+  /** The ports the group started with (which is primary changes with failovers). */
+  initial: { primary: number; replicas: number[] };
+  /** The port of the primary the sentinels currently name. */
+  primaryPort(): Promise<number>;
+  /** SIGKILLs the current primary (no goodbye, like a crashed machine) and returns its port. */
+  killPrimary(): Promise<number>;
+  /** Waits until the sentinels name a primary other than `oldPort`; returns it. */
+  waitForNewPrimary(oldPort: number, timeoutMs?: number): Promise<number>;
+  /** Starts a killed server again, as a replica of the current primary (empty, it resyncs). */
+  rejoin(port: number): Promise<void>;
+  /**
+   * Waits until the group is whole: the primary the sentinels name has every replica online and
+   * each replica's link is up. Killing the primary before that can promote a replica still
+   * resyncing (empty), which loses everything - a second failure, not a failover.
+   */
+  waitForHealthy(timeoutMs?: number): Promise<void>;
+  /** Stops every process of the group and removes its files. */
+  stop(): Promise<void>;
+}
+
+const HOST = "127.0.0.1";
+
+function requireBinaries(): void {
+  for (const bin of ["redis-server", "redis-sentinel"]) {
+    const found = spawnSync(bin, ["--version"], { stdio: "ignore" });
+    if (found.error || found.status !== 0) {
+      throw new Error(`${bin} is not on PATH. The Sentinel suites need real Redis processes: run scripts/ensure-test-deps.sh (or apt-get install -y redis-server redis-sentinel).`);
+    }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs one command on a short-lived connection; null when nothing answers. */
+async function ask(port: number, password: string | undefined, ...args: string[]): Promise<unknown> {
+  const client = new Redis({ host: HOST, port, password, lazyConnect: true, connectTimeout: 500, commandTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    return await client.call(args[0], ...args.slice(1));
+  } catch {
+    return null;
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | null | undefined | false>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`sentinel group: timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/**
+ * A real Redis Sentinel deployment on loopback: one primary, `replicas` replicas (redis-server
+ * --replicaof) and `sentinels` redis-sentinel processes (quorum: a majority), every one on a
+ * free port, no persistence. Resolves once the sentinels know each other and the replicas, so
+ * a failover can happen. Short down-after/failover timeouts keep a failover within seconds.
+ */
+export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promise<SentinelGroup> {
+  requireBinaries();
+  const name = opts.name ?? "rrtest";
+  const password = opts.password;
+  const dir = mkdtempSync(join(tmpdir(), "rr-sentinel-"));
+  const servers = new Map<number, ChildProcess | null>();
+  const sentinelProcs: ChildProcess[] = [];
+  const auth = password ? ["--requirepass", password, "--masterauth", password] : [];
+
+  const launchServer = async (port: number, replicaOf?: number) => {
+    const args = ["--port", String(port), "--bind", HOST, "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir, ...auth];
+    if (replicaOf) args.push("--replicaof", HOST, String(replicaOf));
+    const child = spawn("redis-server", args, { stdio: "ignore" });
+    servers.set(port, child);
+    await until(`redis-server on ${port}`, 10_000, async () => (await ask(port, password, "PING")) === "PONG");
+  };
+
+  const primary = await freePort();
+  await launchServer(primary);
+  const replicaPorts: number[] = [];
+  for (let i = 0; i < (opts.replicas ?? 1); i++) {
+    const port = await freePort();
+    await launchServer(port, primary);
+    replicaPorts.push(port);
+  }
+  await until("the replicas to sync", 10_000, async () => {
+    const info = String((await ask(primary, password, "INFO", "replication")) ?? "");
+    return (/connected_slaves:(\d+)/.exec(info)?.[1] ?? "0") === String(replicaPorts.length) && !/state=(wait_bgsave|send_bulk)/.test(info);
+  });
+
+  const count = opts.sentinels ?? 3;
+  const quorum = Math.floor(count / 2) + 1;
+  const sentinels: { host: string; port: number }[] = [];
+  for (let i = 0; i < count; i++) {
+    const port = await freePort();
+    const conf = join(dir, `sentinel-${port}.conf`);
+    writeFileSync(
+      conf,
+      [
+        `port ${port}`,
+        `bind ${HOST}`,
+        "daemonize no",
+        `dir ${dir}`,
+        `sentinel monitor ${name} ${HOST} ${primary} ${quorum}`,
+        `sentinel down-after-milliseconds ${name} ${opts.downAfterMs ?? 1_000}`,
+        `sentinel failover-timeout ${name} ${opts.failoverTimeoutMs ?? 5_000}`,
+        `sentinel parallel-syncs ${name} 1`,
+        ...(password ? [`sentinel auth-pass ${name} ${password}`] : []),
+        "",
+      ].join("\n"),
+    );
+    sentinelProcs.push(spawn("redis-sentinel", [conf], { stdio: "ignore" }));
+    sentinels.push({ host: HOST, port });
+  }
+  // A failover needs the sentinels to know each other (hello messages every 2 s) and the replicas.
+  for (const s of sentinels) {
+    await until(`sentinel ${s.port} to see its peers and replicas`, 20_000, async () => {
+      const peers = (await ask(s.port, undefined, "SENTINEL", "sentinels", name)) as unknown[] | null;
+      const replicas = (await ask(s.port, undefined, "SENTINEL", "replicas", name)) as unknown[] | null;
+      return peers?.length === count - 1 && replicas?.length === replicaPorts.length;
+    });
+  }
+
+  const primaryPort = async (): Promise<number> =>
+    until("a sentinel to name the primary", 5_000, async () => {
+      for (const s of sentinels) {
+        const addr = (await ask(s.port, undefined, "SENTINEL", "get-master-addr-by-name", name)) as string[] | null;
+        if (addr) return Number(addr[1]);
+      }
+      return null;
+    });
+
+  const kill = async (port: number) => {
+    const child = servers.get(port);
+    servers.set(port, null);
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.kill("SIGKILL");
+    await exited;
+  };
+
+  return {
+    name,
+    password,
+    sentinels,
+    initial: { primary, replicas: replicaPorts },
+    primaryPort,
+    async killPrimary() {
+      const port = await primaryPort();
+      await kill(port);
+      return port;
+    },
+    async waitForNewPrimary(oldPort, timeoutMs = 20_000) {
+      return until("the sentinels to promote a replica", timeoutMs, async () => {
+        // Every sentinel must have switched, and the new primary must accept writes.
+        const named = new Set<number>();
+        for (const s of sentinels) {
+          const addr = (await ask(s.port, undefined, "SENTINEL", "get-master-addr-by-name", name)) as string[] | null;
+          if (!addr) return null;
+          named.add(Number(addr[1]));
+        }
+        const [port] = [...named];
+        if (named.size !== 1 || port === oldPort) return null;
+        const role = (await ask(port, password, "ROLE")) as unknown[] | null;
+        return role?.[0] === "master" ? port : null;
+      });
+    },
+    async rejoin(port) {
+      const current = await primaryPort();
+      await launchServer(port, current);
+    },
+    async waitForHealthy(timeoutMs = 30_000) {
+      const replicas = replicaPorts.length;
+      await until("every replica to be in sync", timeoutMs, async () => {
+        const port = await primaryPort();
+        const info = String((await ask(port, password, "INFO", "replication")) ?? "");
+        const online = [...info.matchAll(/^slave\d+:ip=[^,]+,port=(\d+),state=online/gm)].map((m) => Number(m[1]));
+        if (online.length !== replicas) return false;
+        for (const r of online) {
+          const own = String((await ask(r, password, "INFO", "replication")) ?? "");
+          if (!/master_link_status:up/.test(own) || /master_sync_in_progress:1/.test(own)) return false;
+        }
+        return true;
+      });
+    },
+    async stop() {
+      const all = [...sentinelProcs, ...[...servers.values()].filter((c): c is ChildProcess => c !== null)];
+      await Promise.all(
+        all.map(async (child) => {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+          child.kill("SIGKILL");
+          await exited;
+        }),
+      );
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createStores, StoreUnavailableError, type StorageConfig, type Stores } from "../../src/store/index.js";
+import { startSentinelGroup, type SentinelGroup } from "../helpers/redis-sentinel.js";
+import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
+import { describeStoreContract, makeRecord, newId } from "./contract.js";
+
+/**
+ * storage.durability: replica over real servers: a primary with one replica (no sentinels),
+ * and a lone primary that has none.
+ */
+let pair: SentinelGroup;
+let lone: RedisServerHandle;
+let prefixes = 0;
+const uniquePrefix = () => `rrdur:${process.pid}:${++prefixes}:`;
+const url = (port: number) => `redis://127.0.0.1:${port}`;
+
+const config = (redisUrl: string, prefix: string, ttl = 60_000): StorageConfig => ({
+  redis_url: redisUrl,
+  durability: "replica",
+  durability_timeout: 300,
+  prefix,
+  ttl,
+  memory: { max_entries: 100, max_bytes: 1_000_000 },
+  jobs: { lock_duration: 1_000, stalled_interval: 300, max_stalled_count: 1 },
+});
+
+beforeAll(async () => {
+  [pair, lone] = await Promise.all([startSentinelGroup({ replicas: 1, sentinels: 0 }), startRedis()]);
+}, 30_000);
+afterAll(async () => {
+  await Promise.all([pair?.stop(), lone?.stop()]);
+});
+
+// Every store operation behaves the same when its writes wait for a replica.
+describeStoreContract("redis, durability: replica", async (opts) => createStores(config(url(pair.initial.primary), uniquePrefix(), opts?.ttlMs)));
+
+describe("durability: replica", () => {
+  it("a save returns only once the replica has the response", async () => {
+    const prefix = uniquePrefix();
+    const stores: Stores = createStores(config(url(pair.initial.primary), prefix));
+    const replica = new Redis(pair.initial.replicas[0]!, "127.0.0.1", { lazyConnect: true });
+    try {
+      await replica.connect();
+      for (let i = 0; i < 20; i++) {
+        const rec = makeRecord(newId());
+        await stores.responses.save(rec);
+        // Read straight from the replica right after the acknowledgement.
+        expect(await replica.exists(`${prefix}resp:${rec.response.id}`)).toBe(1);
+      }
+    } finally {
+      replica.disconnect();
+      await stores.close();
+    }
+  });
+
+  it("with no replica to confirm, writes fail as store unavailable (the router answers 503) instead of being acknowledged", async () => {
+    const stores = createStores(config(lone.url, uniquePrefix()));
+    try {
+      const err = await stores.responses.save(makeRecord(newId())).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StoreUnavailableError);
+      expect((err as Error).message).toMatch(/no replica confirmed the write within 300 ms/);
+      await expect(stores.conversations.create({ conversation: { id: "conv_1", object: "conversation", created_at: 0, metadata: {} }, owner: null, endpoint: null }, [])).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(stores.jobs.enqueue({ responseId: newId(), payload: {} })).rejects.toBeInstanceOf(StoreUnavailableError);
+      // Reads do not wait for anything.
+      expect(await stores.responses.get(newId())).toBeNull();
+    } finally {
+      await stores.close();
+    }
+  });
+});
