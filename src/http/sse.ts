@@ -14,8 +14,9 @@ export const SSE_HEADERS = {
  * A 200 text/event-stream answer. Under @hono/node-server the body writes its text to the
  * ServerResponse itself: no web ReadableStream between the router and the socket (node-server
  * reads one chunk at a time from it through promises, each chunk encoded first), and the
- * headers go out with the first event when it is written at once (translated streams:
- * response.created), else on the next microtask, as before. Returns node-server's marker for
+ * headers go out with the first events when they are written in the same turn of the event
+ * loop (response.created; a native upstream's first read when it came with its headers),
+ * else on their own at the end of that turn. Returns node-server's marker for
  * "already sent" (the app middleware must not replace c.res after this: a copy of the marker
  * would be written again).
  */
@@ -40,7 +41,13 @@ function writeToNode(body: StreamBody, out: NodeOutgoing): void {
   out.once("close", () => {
     if (!out.writableEnded) cancel();
   });
-  if (!out.headersSent) void Promise.resolve().then(() => out.headersSent || out.writableEnded || out.destroyed || out.flushHeaders());
+  // Nothing written yet: the headers go on their own once this turn of the event loop is over
+  // (by then an upstream body that came with its headers has been written, and they share a write).
+  if (!out.headersSent) setImmediate(flushHeaders, out);
+}
+
+function flushHeaders(out: NodeOutgoing): void {
+  if (!out.headersSent && !out.writableEnded && !out.destroyed) out.flushHeaders();
 }
 
 function drained(out: NodeOutgoing): Promise<void> {

@@ -103,6 +103,16 @@ export function proxiedSseBody(frames: AsyncIterable<SseFrame>, hooks: ProxyStre
             return;
           }
           batch += forward(step.value);
+          if (step.value.data === "[DONE]") {
+            // The protocol's end: the client's response ends with it, not a read later with
+            // the upstream's (which costs a socket write of its own). What the upstream may
+            // still send is released (readSseFrames: drained when already there).
+            out.write(batch);
+            out.end();
+            end({ ok: true, everyChunkRead: usable });
+            void it.return?.(undefined)?.catch(() => {});
+            return;
+          }
           if (step.value.more) continue;
           const room = out.write(batch);
           batch = "";
