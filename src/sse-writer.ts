@@ -1,6 +1,11 @@
 /**
- * SSE writing: the sink stream events are sent through, and the text/event-stream body
- * it fills. Below the HTTP layer so services can build bodies without importing http/.
+ * SSE writing: the sink stream events are sent through, and the text/event-stream bodies
+ * built on it. Below the HTTP layer so services can build bodies without importing http/.
+ *
+ * A body is a `StreamBody`: it writes text to whatever `TextSink` it is started on. Under
+ * @hono/node-server that is the Node ServerResponse itself (http/sse.ts): strings go to the
+ * socket with no web ReadableStream, no TextEncoder and no promise per chunk in between;
+ * elsewhere (app.request in tests) `webStream` adapts it to a ReadableStream.
  */
 
 /** Where stream events go: the client's SSE body, a background event log, or nowhere. */
@@ -10,17 +15,32 @@ export interface EventSink {
   flush?(): void;
 }
 
+/** Where a body's text goes: the client's connection. */
+export interface TextSink {
+  /** Writes text; false when the client's buffer is full (`ready()` before writing more). */
+  write(text: string): boolean;
+  /** Resolves when the client can take more (or is gone). */
+  ready(): Promise<void>;
+  /** The body is complete. */
+  end(): void;
+}
+
+/** A streamed body. `start` begins writing and returns what to call when the client goes away. */
+export interface StreamBody {
+  start(sink: TextSink): () => void;
+}
+
 const encoder = new TextEncoder();
 
 /**
  * A text/event-stream body driven by `run`. Events are batched per upstream
- * chunk (one encode + one enqueue per flush). When the client goes away the
- * stream is cancelled and `onCancel` aborts the upstream call.
+ * chunk (one write per flush). When the client goes away `onCancel` aborts the
+ * upstream call.
  */
-export function sseBody(run: (sink: EventSink) => Promise<void>, onCancel: () => void): ReadableStream<Uint8Array> {
-  let closed = false;
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
+export function sseBody(run: (sink: EventSink) => Promise<void>, onCancel: () => void): StreamBody {
+  return {
+    start(out) {
+      let closed = false;
       let pending = "";
       const sink: EventSink = {
         send(type, data) {
@@ -31,7 +51,7 @@ export function sseBody(run: (sink: EventSink) => Promise<void>, onCancel: () =>
         },
         flush() {
           if (pending.length === 0 || closed) return;
-          controller.enqueue(encoder.encode(pending));
+          out.write(pending);
           pending = "";
         },
       };
@@ -43,13 +63,66 @@ export function sseBody(run: (sink: EventSink) => Promise<void>, onCancel: () =>
           sink.flush!();
           if (!closed) {
             closed = true;
-            controller.close();
+            out.end();
           }
         });
+      return () => {
+        closed = true;
+        onCancel();
+      };
     },
-    cancel() {
-      closed = true;
-      onCancel();
+  };
+}
+
+/** A body that is all there at once (a cache replay). */
+export function textBody(text: string): StreamBody {
+  return {
+    start(out) {
+      out.write(text);
+      out.end();
+      return () => {};
     },
-  });
+  };
+}
+
+/**
+ * A body as a web ReadableStream (pulled: with a high-water mark of 0, a writer told
+ * "full" waits until the reader asks for more). Cancelling the stream is the client going away.
+ */
+export function webStream(body: StreamBody): ReadableStream<Uint8Array> {
+  let cancel = () => {};
+  let wake: (() => void) | null = null;
+  let done = false;
+  const resume = () => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        cancel = body.start({
+          write(text) {
+            if (done) return true;
+            controller.enqueue(encoder.encode(text));
+            return (controller.desiredSize ?? 0) > 0;
+          },
+          ready: () => (done ? Promise.resolve() : new Promise<void>((resolve) => (wake = resolve))),
+          end() {
+            if (done) return;
+            done = true;
+            controller.close();
+            resume();
+          },
+        });
+      },
+      pull: resume,
+      cancel() {
+        done = true;
+        resume();
+        cancel();
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }

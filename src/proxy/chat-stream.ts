@@ -2,8 +2,8 @@ import { scrubSecret } from "../upstream/errors.js";
 import { midStreamError } from "../upstream/mid-stream.js";
 import type { SseFrame } from "../upstream/sse.js";
 import type { ChatChunkAccumulator } from "./chat-cache.js";
+import { textBody, type StreamBody } from "../sse-writer.js";
 
-const encoder = new TextEncoder();
 const USAGE = /"usage"\s*:\s*\{/;
 
 export interface ProxyStreamHooks {
@@ -27,58 +27,41 @@ export interface ProxyStreamHooks {
 }
 
 /**
- * The client's body for a streamed chat completion: the backend's SSE frames one
- * by one as they arrive, each `data` payload untouched but for the model name.
- * Reading is pulled by the client, so a slow client slows the upstream read
- * instead of buffering it. If the upstream dies mid-stream the client gets one
- * OpenAI-style error chunk (`data: {"error":{...}}`) and the stream closes;
- * if the client goes away the upstream call is aborted.
+ * The client's body for a streamed chat completion: the backend's SSE frames as they
+ * arrive, each `data` payload untouched but for the model name, every frame of one
+ * upstream read in one write. Only a chunk that may carry usage (or every chunk, when
+ * the answer may be cached) is parsed. A client whose buffer is full pauses the
+ * upstream read until it drains. If the upstream dies mid-stream the client gets one
+ * OpenAI-style error chunk (`data: {"error":{...}}`) and the stream closes; if the
+ * client goes away the upstream call is aborted.
  */
-export function proxiedSseBody(frames: AsyncIterable<SseFrame>, hooks: ProxyStreamHooks): ReadableStream<Uint8Array> {
-  const it = frames[Symbol.asyncIterator]();
-  let ended = false;
-  let first = true;
-  let usable = hooks.accumulator !== null;
-  const end = (outcome: Parameters<ProxyStreamHooks["onEnd"]>[0]) => {
-    if (ended) return;
-    ended = true;
-    hooks.deadline?.removeEventListener("abort", onDeadline);
-    hooks.onEnd(outcome);
-  };
-  let onDeadline = () => {};
-  return new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        // At the shutdown deadline: one error chunk (the openai SDK raises it), then the end.
-        onDeadline = () => {
-          if (ended) return;
-          controller.enqueue(encoder.encode(shutdownFrame(hooks.deadline!.reason)));
-          controller.close();
-          end({ ok: false, cancelled: true, error: hooks.deadline!.reason });
-          hooks.abort();
-          void it.return?.(undefined)?.catch(() => {});
-        };
-        if (hooks.deadline?.aborted) onDeadline();
-        else hooks.deadline?.addEventListener("abort", onDeadline, { once: true });
-      },
-      async pull(controller) {
-        let step: IteratorResult<SseFrame>;
-        try {
-          step = await it.next();
-        } catch (error) {
-          if (ended) return; // cancelled: the abort broke the read
-          controller.enqueue(encoder.encode(errorFrame(error)));
-          controller.close();
-          end({ ok: false, cancelled: false, error });
-          return;
-        }
-        if (ended) return;
-        if (step.done) {
-          controller.close();
-          end({ ok: true, everyChunkRead: usable });
-          return;
-        }
-        const frame = step.value;
+export function proxiedSseBody(frames: AsyncIterable<SseFrame>, hooks: ProxyStreamHooks): StreamBody {
+  return {
+    start(out) {
+      const it = frames[Symbol.asyncIterator]();
+      let ended = false;
+      let first = true;
+      let usable = hooks.accumulator !== null;
+      const end = (outcome: Parameters<ProxyStreamHooks["onEnd"]>[0]) => {
+        if (ended) return false;
+        ended = true;
+        hooks.deadline?.removeEventListener("abort", onDeadline);
+        hooks.onEnd(outcome);
+        return true;
+      };
+      const stop = () => {
+        hooks.abort();
+        void it.return?.(undefined)?.catch(() => {});
+      };
+      // At the shutdown deadline: one error chunk (the openai SDK raises it), then the end.
+      const onDeadline = () => {
+        if (!end({ ok: false, cancelled: true, error: hooks.deadline!.reason })) return;
+        out.write(shutdownFrame(hooks.deadline!.reason));
+        out.end();
+        stop();
+      };
+      /** One frame as the client gets it: usage read, model renamed, the key scrubbed. */
+      const forward = (frame: SseFrame): string => {
         if (first) {
           first = false;
           hooks.onFirstFrame();
@@ -96,16 +79,59 @@ export function proxiedSseBody(frames: AsyncIterable<SseFrame>, hooks: ProxyStre
         if (hooks.secret && data.includes(hooks.secret)) data = scrubSecret(data, hooks.secret);
         // A data field the upstream sent over several lines goes out over several `data:` lines too.
         if (data.includes("\n")) data = data.replaceAll("\n", "\ndata: ");
-        controller.enqueue(encoder.encode(`${frame.event ? `event: ${frame.event}\n` : ""}data: ${data}\n\n`));
-      },
-      cancel(reason) {
-        end({ ok: false, cancelled: true, error: reason });
-        hooks.abort();
-        void it.return?.(undefined)?.catch(() => {});
-      },
+        return frame.event ? `event: ${frame.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
+      };
+      const pump = async () => {
+        // `more`: the next frame came in the same upstream read; they leave in one write.
+        let batch = "";
+        for (;;) {
+          let step: IteratorResult<SseFrame>;
+          try {
+            step = await it.next();
+          } catch (error) {
+            if (ended) return; // cancelled: the abort broke the read
+            out.write(batch + errorFrame(error));
+            out.end();
+            end({ ok: false, cancelled: false, error });
+            return;
+          }
+          if (ended) return;
+          if (step.done) {
+            if (batch.length > 0) out.write(batch);
+            out.end();
+            end({ ok: true, everyChunkRead: usable });
+            return;
+          }
+          batch += forward(step.value);
+          if (step.value.data === "[DONE]") {
+            // The protocol's end: the client's response ends with it, not a read later with
+            // the upstream's (which costs a socket write of its own). What the upstream may
+            // still send is released (readSseFrames: drained when already there).
+            out.write(batch);
+            out.end();
+            end({ ok: true, everyChunkRead: usable });
+            void it.return?.(undefined)?.catch(() => {});
+            return;
+          }
+          if (step.value.more) continue;
+          const room = out.write(batch);
+          batch = "";
+          if (!room) {
+            await out.ready();
+            if (ended) return;
+          }
+        }
+      };
+      if (hooks.deadline?.aborted) onDeadline();
+      else {
+        hooks.deadline?.addEventListener("abort", onDeadline, { once: true });
+        void pump();
+      }
+      return () => {
+        if (end({ ok: false, cancelled: true, error: new DOMException("client disconnected", "AbortError") })) stop();
+      };
     },
-    { highWaterMark: 0 },
-  );
+  };
 }
 
 /** The chunk that ends a stream whose upstream died, in OpenAI's in-band error shape. */
@@ -120,12 +146,6 @@ function shutdownFrame(reason: unknown): string {
 }
 
 /** Chunks (a cache replay) as an SSE body ending in `data: [DONE]`. */
-export function chunksSseBody(chunks: Record<string, unknown>[]): ReadableStream<Uint8Array> {
-  const text = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n";
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(encoder.encode(text));
-      controller.close();
-    },
-  });
+export function chunksSseBody(chunks: Record<string, unknown>[]): StreamBody {
+  return textBody(chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n");
 }

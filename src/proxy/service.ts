@@ -9,6 +9,7 @@ import { addTokens, NO_TOKENS, type TokenCount } from "../keys/usage.js";
 import { targetsFor } from "../models.js";
 import type { Runtime } from "../runtime.js";
 import { readSseFrames } from "../upstream/sse.js";
+import type { StreamBody } from "../sse-writer.js";
 import { cacheable, ChatChunkAccumulator, chatCache, chatCacheKey, completionToChunks, type ChatCompletion } from "./chat-cache.js";
 import { chunksSseBody, proxiedSseBody } from "./chat-stream.js";
 import { countTokens, forward, modelRenamer, type Forwarded } from "./forward.js";
@@ -27,7 +28,7 @@ export interface ProxyContext {
 /** `model`: the model that served the request (the one asked for or a fallback). */
 export type ProxyResult =
   | { kind: "json"; body: string; endpoint: string; model: string }
-  | { kind: "stream"; body: ReadableStream<Uint8Array>; endpoint: string; model: string };
+  | { kind: "stream"; body: StreamBody; endpoint: string; model: string };
 
 /**
  * OpenAI's other inference routes, passed through to any endpoint of the model's

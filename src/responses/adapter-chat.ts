@@ -6,7 +6,7 @@ import type { StreamTranslatorOptions, ToolNameMap } from "../translate/index.js
 import type { ResponseObject, StreamEvent } from "../types.js";
 import { UpstreamFailure, scrubSecret } from "../upstream/errors.js";
 import type { SseFrame } from "../upstream/sse.js";
-import { END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
+import { ChunkCount, END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
 import type { Plan } from "./plan.js";
 import { compactionOptions } from "./compaction-key.js";
 
@@ -57,10 +57,13 @@ export class ChatRequest implements AdaptedRequest {
 }
 
 class ChatStream implements StreamTranslation {
+  private readonly chunks: ChunkCount;
   constructor(
     private readonly tr: ChatStreamTranslator,
     private readonly rd: ReadContext,
-  ) {}
+  ) {
+    this.chunks = new ChunkCount(rd.rt, "translated");
+  }
 
   get response(): ResponseObject {
     return this.tr.response;
@@ -71,28 +74,34 @@ class ChatStream implements StreamTranslation {
   }
 
   push(frame: SseFrame, sink: EventSink): typeof END | null {
-    const { attempt, rt } = this.rd;
+    const { attempt } = this.rd;
     attempt.firstToken();
-    if (frame.data === "[DONE]") return END;
+    if (frame.data === "[DONE]") {
+      this.chunks.flush();
+      return END;
+    }
     const chunk = JSON.parse(frame.data) as Record<string, unknown>;
     if (chunk.error) {
       const ep = attempt.endpoint;
       throw new UpstreamFailure(ep.name, "status", scrubSecret(errorMessage(chunk.error), ep.config.api_key), 500, undefined, undefined, { jsonBody: true });
     }
     sendEvents(sink, this.tr.push(chunk as ChatChunk), serialise, !frame.more);
-    rt.metrics.streamChunks.inc({ kind: "translated" });
+    this.chunks.add(frame.more);
     return null;
   }
 
   finish(): StreamEvent[] {
+    this.chunks.flush();
     return this.tr.finish();
   }
 
   fail(error: { code: string; message: string }): StreamEvent[] {
+    this.chunks.flush();
     return this.tr.fail(error);
   }
 
   cancel(): StreamEvent[] {
+    this.chunks.flush();
     return this.tr.cancel();
   }
 

@@ -8,7 +8,7 @@ import { responseSkeleton } from "../translate/index.js";
 import type { ResponseObject, StreamEvent } from "../types.js";
 import { scrubSecret } from "../upstream/errors.js";
 import type { SseFrame } from "../upstream/sse.js";
-import { END, type AdaptedRequest, type HeldTerminal, type ReadContext, type StreamTranslation } from "./adapter.js";
+import { ChunkCount, END, type AdaptedRequest, type HeldTerminal, type ReadContext, type StreamTranslation } from "./adapter.js";
 import type { Plan } from "./plan.js";
 import { routerCompactionsAsText } from "./compact.js";
 
@@ -57,10 +57,13 @@ export class NativeRequest implements AdaptedRequest {
 }
 
 class NativeStream implements StreamTranslation {
+  private readonly chunks: ChunkCount;
   constructor(
     private readonly m: NativeStreamMachine,
     private readonly rd: ReadContext,
-  ) {}
+  ) {
+    this.chunks = new ChunkCount(rd.rt, "native");
+  }
 
   get response(): ResponseObject {
     return this.m.response;
@@ -69,11 +72,15 @@ class NativeStream implements StreamTranslation {
   start(): void {}
 
   push(frame: SseFrame, sink: EventSink): HeldTerminal | typeof END | null {
-    if (frame.data === "[DONE]") return END;
+    if (frame.data === "[DONE]") {
+      this.chunks.flush();
+      return END;
+    }
     const out = this.m.push(frame.event, frame.data);
     if (out.type.endsWith(".delta")) this.rd.attempt.firstToken();
-    this.rd.rt.metrics.streamChunks.inc({ kind: "native" });
+    this.chunks.add(frame.more);
     if (out.terminal) {
+      this.chunks.flush();
       sink.flush?.(); // what came before the terminal event must not wait for the store
       return { type: out.type, data: out.data };
     }
@@ -83,14 +90,17 @@ class NativeStream implements StreamTranslation {
   }
 
   finish(): StreamEvent[] {
+    this.chunks.flush();
     return this.m.finish();
   }
 
   fail(error: { code: string; message: string }): StreamEvent[] {
+    this.chunks.flush();
     return this.m.fail(error);
   }
 
   cancel(): StreamEvent[] {
+    this.chunks.flush();
     return this.m.cancel();
   }
 

@@ -59,3 +59,27 @@ export function sendEvents(sink: EventSink, events: StreamEvent[], serialise: (e
   for (const ev of events) sink.send(ev.type, serialise(ev));
   if (flush) sink.flush?.();
 }
+
+/**
+ * The stream-chunk metric, counted once per upstream read rather than once per chunk
+ * (a prom-client label lookup each): `add` per chunk, `flush` at a read's last chunk and
+ * wherever the stream stops.
+ */
+export class ChunkCount {
+  private n = 0;
+  constructor(
+    private readonly rt: Runtime,
+    private readonly kind: "native" | "translated",
+  ) {}
+
+  add(more: boolean | undefined): void {
+    this.n++;
+    if (!more) this.flush();
+  }
+
+  flush(): void {
+    if (this.n === 0) return;
+    this.rt.metrics.streamChunks.inc({ kind: this.kind }, this.n);
+    this.n = 0;
+  }
+}

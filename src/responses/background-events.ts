@@ -2,7 +2,7 @@
  * The recorded event stream of background responses: the sink a job writes through,
  * the terminal events the router writes itself, and the SSE body that follows a log.
  */
-import { sseBody, type EventSink } from "../sse-writer.js";
+import { sseBody, type EventSink, type StreamBody } from "../sse-writer.js";
 import { EventOrderError, isTerminalEvent, type EventLog } from "../store/types.js";
 import { TERMINAL_EVENT_FOR_STATUS } from "../protocol.js";
 import { emitted, numbered } from "../emitted.js";
@@ -121,7 +121,7 @@ export function followBody(
   finished: boolean,
   onStoreError: () => void,
   shutdown?: { signal: AbortSignal; snapshot(): Promise<ResponseObject | null> },
-): ReadableStream<Uint8Array> {
+): StreamBody {
   const deadline = shutdown?.signal;
   const stop = new AbortController();
   return sseBody(

@@ -14,6 +14,7 @@ import { EventOrderError, jobAbortKind, type JobContext, type JobHooks, type Sto
 import { responseSkeleton } from "../translate/index.js";
 import { emitted } from "../emitted.js";
 import type { EmittedResponse, ResponseObject } from "../types.js";
+import type { StreamBody } from "../sse-writer.js";
 import { appendTurn } from "./conversation-turn.js";
 import { EventRecorder, finishedItems, followBody, terminalEvent } from "./background-events.js";
 import { jobGate } from "../keys/limits.js";
@@ -89,7 +90,7 @@ export class BackgroundJobs {
   }
 
   /** GET /v1/responses/{id}?stream=true: the recorded events after `startingAfter`, then live ones. */
-  async stream(id: string, owner: string | null, startingAfter: string | undefined): Promise<ReadableStream<Uint8Array>> {
+  async stream(id: string, owner: string | null, startingAfter: string | undefined): Promise<StreamBody> {
     const rec = await loadOwned(this.rt.stores.responses, id, owner);
     // As OpenAI: a response that was not created in background mode has no stream to resume.
     if (rec.response.background !== true) {
@@ -98,7 +99,7 @@ export class BackgroundJobs {
     return this.follow(id, parseStartingAfter(startingAfter), isFinished(rec.response.status));
   }
 
-  follow(id: string, afterSeq: number, finished: boolean): ReadableStream<Uint8Array> {
+  follow(id: string, afterSeq: number, finished: boolean): StreamBody {
     const snapshot = async () => (await this.rt.stores.responses.get(id))?.response ?? null;
     return followBody(this.rt.stores.events, id, afterSeq, finished, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "follow" }), { signal: this.rt.streamsDeadline, snapshot });
   }

@@ -4,7 +4,7 @@ import type { ApiKey } from "../keys/policy.js";
 import { NO_TOKENS, type TokenCount } from "../keys/usage.js";
 import { isFinished } from "../protocol.js";
 import type { Runtime } from "../runtime.js";
-import { sseBody, type EventSink } from "../sse-writer.js";
+import { sseBody, type EventSink, type StreamBody } from "../sse-writer.js";
 import type { StoredResponse } from "../store/types.js";
 import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import { emitted } from "../emitted.js";
@@ -40,7 +40,7 @@ export interface RequestContext {
 /** `model`: the model that served the request (the one asked for or a fallback); unset for background. */
 export type CreateResult =
   | { kind: "json"; response: ResponseObject; endpoint: string; model?: string }
-  | { kind: "stream"; body: ReadableStream<Uint8Array>; endpoint: string; model?: string };
+  | { kind: "stream"; body: StreamBody; endpoint: string; model?: string };
 
 /** A streamed create as its event producer: HTTP wraps `run` in an SSE body, a WebSocket sends each event as a message. */
 export interface CreateEvents {
@@ -171,7 +171,7 @@ export class ResponsesService {
   }
 
   /** GET /v1/responses/{id}?stream=true[&starting_after=N] for a background response. */
-  streamAgain(id: string, owner: string | null, startingAfter: string | undefined): Promise<ReadableStream<Uint8Array>> {
+  streamAgain(id: string, owner: string | null, startingAfter: string | undefined): Promise<StreamBody> {
     return this.background.stream(id, owner, startingAfter);
   }
 

@@ -159,8 +159,10 @@ export function parseUpstreamErrorBody(text: string, status: number, secret?: st
 /** Removes an upstream key (and its long prefixes, as echoed by "Incorrect API key: sk-abc...") from text. */
 export function scrubSecret(text: string, secret?: string): string {
   if (!secret || secret.length < 8) return text;
-  let out = text.split(secret).join("[redacted]");
   const head = secret.slice(0, 8);
+  // The common case (nothing to scrub) without a split and join: the key starts with its head.
+  if (!text.includes(head)) return text;
+  let out = text.split(secret).join("[redacted]");
   if (out.includes(head)) out = out.split(head).join("[redacted]");
   return out;
 }

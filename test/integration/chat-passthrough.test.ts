@@ -126,6 +126,17 @@ describe("stream life cycle", () => {
     await waitFor("the slot to be freed", async () => (await metric('responses_router_endpoint_in_flight{upstream="a"}')) === 0);
   });
 
+  it("a stream ends at data: [DONE] even when the upstream keeps its response open after it", async () => {
+    a.enqueue("/chat/completions", { kind: "sse", frames: [...chatTextChunks(["one", "two"]), "data: [DONE]\n\n"], holdOpenMs: 60_000 });
+    const res = await post("/v1/chat/completions", { model: "solo", messages: hi, stream: true });
+    const frames = (await res.text()).split("\n\n").filter(Boolean);
+    expect(frames.at(-1)).toBe("data: [DONE]");
+    expect(frames.slice(0, -1).map((f) => JSON.parse(f.slice(6)).choices[0]?.delta.content ?? "").join("")).toBe("onetwo");
+    // The upstream response is let go of (its connection closed), and the slot freed.
+    await waitFor("the upstream to see the router hang up", () => a.open() === 0);
+    await waitFor("the slot to be freed", async () => (await metric('responses_router_endpoint_in_flight{upstream="a"}')) === 0);
+  });
+
   it("a client that disconnects mid-stream aborts the upstream call and frees the slot", async () => {
     const frames = Array.from({ length: 200 }, (_, i) => chatChunk({ content: `t${i} ` }));
     a.enqueue("/chat/completions", { kind: "sse", frames, delayMs: 20 });

@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { sseBody, textBody, webStream, type StreamBody, type TextSink } from "../../src/sse-writer.js";
+
+const decoder = new TextDecoder();
+const readAll = async (stream: ReadableStream<Uint8Array>) => {
+  let text = "";
+  for await (const chunk of stream) text += decoder.decode(chunk);
+  return text;
+};
+
+/** The web-stream form of a body (app.request, no Node response): what the Node path writes, as bytes. */
+describe("webStream", () => {
+  it("carries a text body and an event body's batches, then ends", async () => {
+    expect(await readAll(webStream(textBody("data: a\n\ndata: [DONE]\n\n")))).toBe("data: a\n\ndata: [DONE]\n\n");
+    const body = sseBody(async (sink) => {
+      sink.send("response.created", '{"a":1}');
+      sink.send("response.output_text.delta", '{"b":\n2}'); // a data field over two lines stays two data lines
+      sink.flush!();
+      sink.send("response.completed", "{}");
+    }, () => {});
+    expect(await readAll(webStream(body))).toBe('event: response.created\ndata: {"a":1}\n\nevent: response.output_text.delta\ndata: {"b":\ndata: 2}\n\nevent: response.completed\ndata: {}\n\n');
+  });
+
+  it("is pulled: a writer told the stream is full waits until the reader asks for more", async () => {
+    const log: string[] = [];
+    const body: StreamBody = {
+      start(sink: TextSink) {
+        void (async () => {
+          for (const part of ["one", "two", "three"]) {
+            log.push(`write ${part}`);
+            if (!sink.write(part)) await sink.ready();
+          }
+          sink.end();
+        })();
+        return () => {};
+      },
+    };
+    const reader = webStream(body).getReader();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(log).toEqual(["write one"]); // nobody read yet: the writer waits
+    expect(decoder.decode((await reader.read()).value)).toBe("one");
+    expect(decoder.decode((await reader.read()).value)).toBe("two");
+    expect(decoder.decode((await reader.read()).value)).toBe("three");
+    expect((await reader.read()).done).toBe(true);
+    expect(log).toEqual(["write one", "write two", "write three"]);
+  });
+
+  it("cancelling the stream is the client going away: the body's cancel runs and later writes are dropped", async () => {
+    let cancelled = 0;
+    let sink!: TextSink;
+    const stream = webStream({
+      start(s) {
+        sink = s;
+        s.write("first");
+        return () => cancelled++;
+      },
+    });
+    const reader = stream.getReader();
+    expect(decoder.decode((await reader.read()).value)).toBe("first");
+    await reader.cancel();
+    expect(cancelled).toBe(1);
+    expect(sink.write("late")).toBe(true);
+    await sink.ready(); // resolves at once: nobody is waiting for more
+    sink.end();
+  });
+});
