@@ -254,7 +254,7 @@ interface SeriesRecord {
   value: number;
   sum: number;
   count: number;
-  bucketValues: Record<number, number>;
+  bucketValues: Record<string, number>;
 }
 interface MetricInternals {
   hashMap: Record<string, SeriesRecord>;
@@ -358,6 +358,8 @@ function cachedCells<M extends Counter<string> | Histogram<string>>(metric: M): 
   } else if (m.observe) {
     const observe = m.observe.bind(m);
     const bounds = m.upperBounds!;
+    // The bucket records' keys as prom-client made them: a fractional number is turned into its key string on every use.
+    const keys = bounds.map(String);
     m.observe = (labels: unknown, value?: number) => {
       if (typeof labels === "object" && labels !== null && typeof value === "number" && Number.isFinite(value)) {
         const rec = find(labels as Record<string, unknown>);
@@ -366,7 +368,7 @@ function cachedCells<M extends Counter<string> | Histogram<string>>(metric: M): 
           rec.count += 1;
           for (let i = 0; i < bounds.length; i++) {
             if (value <= bounds[i]!) {
-              rec.bucketValues[bounds[i]!]! += 1;
+              rec.bucketValues[keys[i]!]! += 1;
               break;
             }
           }
