@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createLogger, infoLine, withLogContext } from "../../src/log.js";
 
 function sink(): { stream: Writable; lines: string[] } {
@@ -41,6 +41,25 @@ describe("infoLine", () => {
     expect(b.lines.map(untimed)).toEqual(a.lines.map(untimed));
     for (const l of b.lines) expect(() => JSON.parse(l)).not.toThrow();
     expect(JSON.parse(b.lines[1]!)).toMatchObject({ requestId: "req_1", responseId: "resp_1", msg: "request", service: "responses-router", level: "info" });
+  });
+
+  it("stamps each line with the time it is written, as pino's isoTime (formatted once per millisecond)", async () => {
+    const a = sink();
+    const logger = createLogger("info", a.stream);
+    const line = infoLine(logger, "request");
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(new Date("2026-01-02T03:04:05.006Z"));
+      line({ n: 1 });
+      logger.info({ n: 2 }, "other");
+      vi.setSystemTime(new Date("2026-01-02T03:04:05.007Z"));
+      line({ n: 3 });
+      expect(pino.stdTimeFunctions.isoTime()).toBe(',"time":"2026-01-02T03:04:05.007Z"');
+    } finally {
+      vi.useRealTimers();
+    }
+    await new Promise((r) => setImmediate(r));
+    expect(a.lines.map((l) => JSON.parse(l).time)).toEqual(["2026-01-02T03:04:05.006Z", "2026-01-02T03:04:05.006Z", "2026-01-02T03:04:05.007Z"]);
   });
 
   it("follows the logger's level and leaves other loggers to pino", async () => {
