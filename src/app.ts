@@ -20,7 +20,7 @@ import { UpstreamFailure } from "./upstream/errors.js";
 import { NO_KEY } from "./keys/policy.js";
 import { NO_TOKENS, recordUsage } from "./keys/usage.js";
 import { usageDeps, type Runtime } from "./runtime.js";
-import { withLogContext } from "./log.js";
+import { infoLine, withLogContext } from "./log.js";
 import { logIds } from "./tracing/index.js";
 import { endRequestSpan } from "./http/request-span.js";
 
@@ -33,6 +33,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   // The access line's fields are fixed (no key, api_key or authorization among them), so the
   // redaction pass, about half of a line's cost, has nothing to do: a child logger without it.
   const accessLog = rt.log.child({}, { redact: [] });
+  const accessLine = infoLine(accessLog, "request");
   // A child keeps the level it was made with: follow the router's (logging.level on reload).
   rt.log.on("level-change", (level, _value, _prev, _prevValue, logger) => {
     if (logger === rt.log) accessLog.level = level;
@@ -72,7 +73,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
       if (stats.upstreamMs !== undefined) rt.metrics.overhead.observe({ route: stats.route }, Math.max(0, seconds - stats.upstreamMs / 1000));
       if (stats.route in OPEN_ROUTES) return;
       const fields = { requestId, method: c.req.method, route: stats.route, model: stats.model || undefined, servedModel: stats.servedModel, endpoint: stats.endpoint || undefined, status, ms: Math.round(seconds * 1000) };
-      accessLog.info(span ? { ...fields, ...logIds(span) } : fields, "request");
+      accessLine(span ? { ...fields, ...logIds(span) } : fields);
     };
     // Under @hono/node-server, account when the socket response closes (after its last
     // byte, or when the client went away): the access log line and the metrics are then

@@ -110,11 +110,11 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
   const p = METRIC_PREFIX;
 
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
-    new Counter<L>({ name: p + name, help, labelNames, registers });
+    cachedCells(new Counter<L>({ name: p + name, help, labelNames, registers }));
   const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
     new Gauge<L>({ name: p + name, help, labelNames, registers });
   const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
-    new Histogram<L>({ name: p + name, help, labelNames, buckets, registers });
+    cachedCells(new Histogram<L>({ name: p + name, help, labelNames, buckets, registers }));
 
   const m: Metrics = {
     registry,
@@ -246,4 +246,140 @@ export function metricNames(metrics: Metrics): string[] {
     }
   }
   return [...names].sort();
+}
+
+/** prom-client 15's record of one label set in a counter's or histogram's `hashMap`. */
+interface SeriesRecord {
+  labels: Record<string, unknown>;
+  value: number;
+  sum: number;
+  count: number;
+  bucketValues: Record<string, number>;
+}
+interface MetricInternals {
+  hashMap: Record<string, SeriesRecord>;
+  labelNames: string[];
+  upperBounds?: number[];
+  inc?: (labels: unknown, value?: number) => unknown;
+  observe?: (labels: unknown, value?: number) => void;
+  reset(): void;
+  remove(...args: unknown[]): void;
+}
+type Cells = Map<string, Cells | SeriesRecord>;
+
+/** No label beyond the metric's (prom-client refuses one): counted without allocating. */
+function sameCount(labels: Record<string, unknown>, n: number): boolean {
+  let k = 0;
+  for (const _ in labels) k++;
+  return k === n;
+}
+
+/**
+ * The hot path's counters and histograms without prom-client's per-call work: its
+ * inc/observe rebuild the label set's hash string, re-check the label names and (histograms)
+ * allocate a closure on every call, a dozen times per request. Here each label set's record
+ * (prom-client's own entry in `hashMap`, so scrapes and `get()` read the same numbers) is kept
+ * in a tree of Maps keyed by the label values in `labelNames` order and updated in place,
+ * exactly as prom-client would. The first call for a label set, any call without every label
+ * as a string or with a value prom-client would refuse, goes through prom-client unchanged;
+ * `reset`/`remove` drop the tree. test/unit/metrics-cells.test.ts holds it to prom-client's
+ * own numbers.
+ */
+function cachedCells<M extends Counter<string> | Histogram<string>>(metric: M): M {
+  const m = metric as unknown as MetricInternals;
+  const names = m.labelNames;
+  if (names.length === 0) return metric;
+  let cells: Cells = new Map();
+  let map = m.hashMap;
+  const find = (labels: Record<string, unknown>): SeriesRecord | undefined => {
+    if (m.hashMap !== map) {
+      cells = new Map();
+      map = m.hashMap;
+    }
+    let node = cells;
+    for (let i = 0; i < names.length; i++) {
+      const v = labels[names[i]!];
+      if (typeof v !== "string") return undefined;
+      const next = node.get(v);
+      if (next === undefined) return undefined;
+      if (i === names.length - 1) return sameCount(labels, names.length) ? (next as SeriesRecord) : undefined;
+      node = next as Cells;
+    }
+    return undefined;
+  };
+  // After prom-client made (or found) the record: remember it under the label values.
+  const remember = (labels: Record<string, unknown>) => {
+    if (m.hashMap !== map) {
+      cells = new Map();
+      map = m.hashMap;
+    }
+    const n = Object.keys(labels).length;
+    if (n !== names.length || names.some((k) => typeof labels[k] !== "string")) return;
+    const rec = Object.values(m.hashMap).find((r) => Object.keys(r.labels).length === n && names.every((k) => r.labels[k] === labels[k]));
+    if (!rec) return;
+    let node = cells;
+    for (let i = 0; i < names.length - 1; i++) {
+      const v = labels[names[i]!] as string;
+      let next = node.get(v) as Cells | undefined;
+      if (next === undefined) node.set(v, (next = new Map()));
+      node = next;
+    }
+    node.set(labels[names[names.length - 1]!] as string, rec);
+  };
+  const drop = () => {
+    cells = new Map();
+    map = m.hashMap;
+  };
+  const reset = m.reset.bind(m);
+  const remove = m.remove.bind(m);
+  m.reset = () => {
+    reset();
+    drop();
+  };
+  m.remove = (...args: unknown[]) => {
+    remove(...args);
+    drop();
+  };
+  if (m.inc) {
+    const inc = m.inc.bind(m);
+    m.inc = (labels: unknown, value?: number) => {
+      if (typeof labels === "object" && labels !== null && (value === undefined || (value >= 0 && value < Infinity))) {
+        const rec = find(labels as Record<string, unknown>);
+        if (rec) {
+          rec.value += value ?? 1;
+          return;
+        }
+        const out = inc(labels, value);
+        remember(labels as Record<string, unknown>);
+        return out;
+      }
+      return inc(labels, value);
+    };
+  } else if (m.observe) {
+    const observe = m.observe.bind(m);
+    const bounds = m.upperBounds!;
+    // The bucket records' keys as prom-client made them: a fractional number is turned into its key string on every use.
+    const keys = bounds.map(String);
+    m.observe = (labels: unknown, value?: number) => {
+      if (typeof labels === "object" && labels !== null && typeof value === "number" && Number.isFinite(value)) {
+        const rec = find(labels as Record<string, unknown>);
+        if (rec) {
+          rec.sum += value;
+          rec.count += 1;
+          for (let i = 0; i < bounds.length; i++) {
+            if (value <= bounds[i]!) {
+              rec.bucketValues[keys[i]!]! += 1;
+              break;
+            }
+          }
+          return;
+        }
+        observe(labels, value);
+        remember(labels as Record<string, unknown>);
+        return;
+      }
+      observe(labels, value);
+    };
+  }
+  return metric;
 }
