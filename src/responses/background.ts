@@ -131,7 +131,7 @@ export class BackgroundJobs {
     const { responses } = this.rt.stores;
     // A job taken while the store fails over waits for it (bounded): failing here would leave
     // the response queued for good, as nothing else would ever run or close it.
-    const rec = await persist(() => this.store("responses", "get", () => responses.get(job.responseId)), START_ATTEMPTS);
+    const rec = await persist(() => this.store("responses", "get", () => responses.get(job.responseId)));
     // Deleted, or cancelled before it started: nothing to do.
     if (!rec || isFinished(rec.response.status) || signal.aborted) return;
     const active = this.rt.metrics.backgroundActive;
@@ -142,7 +142,7 @@ export class BackgroundJobs {
     try {
       const started: StoredResponse = { ...rec, response: { ...rec.response, status: "in_progress" } };
       // Deleted meanwhile (on any instance): it stays deleted and the job does not run.
-      if (!(await persist(() => this.store("responses", "save", () => responses.saveIfExists(started)), START_ATTEMPTS))) return;
+      if (!(await persist(() => this.store("responses", "save", () => responses.saveIfExists(started))))) return;
       this.rt.log.info({ responseId: job.responseId, attempt: job.attempt }, "background job started");
       await this.execute(started, job.payload as BackgroundPayload, signal, tally);
     } catch (err) {
@@ -271,11 +271,15 @@ function parseStartingAfter(value: string | undefined): number {
   return n;
 }
 
-/** Retries a final write a few times: a store blip must not leave a job unfinished. */
-/** Attempts at a job's first store calls: about 16 s of retries, longer than a Sentinel failover. */
+/**
+ * Attempts at a job's store calls: about 16 s of retries, longer than a Sentinel failover. Its
+ * first calls and its final writes alike: a final write given up leaves the response
+ * in_progress for good (the queue sees the job as done, so nothing would ever close it).
+ */
 const START_ATTEMPTS = 12;
 
-async function persist<T>(op: () => Promise<T>, attempts = 4): Promise<T> {
+/** Retries a job's store call through a store blip or failover (a deleted record's EventOrderError is final). */
+async function persist<T>(op: () => Promise<T>, attempts = START_ATTEMPTS): Promise<T> {
   for (let i = 1; ; i++) {
     try {
       return await op();

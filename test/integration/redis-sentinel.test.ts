@@ -23,7 +23,7 @@ function sentinelConfig(upstreamUrl: string, prefix: string) {
     storage: {
       redis: { sentinels: group.sentinels.map((s) => `${s.host}:${s.port}`), name: group.name, password: PASSWORD },
       durability: "replica",
-      durability_timeout: "500ms",
+      durability_timeout: "2s",
       prefix,
     },
     background: { concurrency: 2, cancel_wait: "3s", lease: { lock_duration: "3s", stalled_interval: "500ms", max_stalled_count: 1 } },

@@ -15,10 +15,11 @@ let prefixes = 0;
 const uniquePrefix = () => `rrdur:${process.pid}:${++prefixes}:`;
 const url = (port: number) => `redis://127.0.0.1:${port}`;
 
-const config = (redisUrl: string, prefix: string, ttl = 60_000): StorageConfig => ({
+// 2 s for a replica to confirm: with the whole suite on 2 cores a starved replica took over 300 ms.
+const config = (redisUrl: string, prefix: string, ttl = 60_000, durabilityMs = 2_000): StorageConfig => ({
   redis_url: redisUrl,
   durability: "replica",
-  durability_timeout: 300,
+  durability_timeout: durabilityMs,
   prefix,
   ttl,
   memory: { max_entries: 100, max_bytes: 1_000_000 },
@@ -55,7 +56,7 @@ describe("durability: replica", () => {
   });
 
   it("with no replica to confirm, writes fail as store unavailable (the router answers 503) instead of being acknowledged", async () => {
-    const stores = createStores(config(lone.url, uniquePrefix()));
+    const stores = createStores(config(lone.url, uniquePrefix(), 60_000, 300));
     try {
       const err = await stores.responses.save(makeRecord(newId())).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(StoreUnavailableError);
