@@ -42,7 +42,8 @@ export class BackgroundJobs {
       onRedelivered: (job) => this.onRedelivered(job),
       onAbandoned: async (responseId, reason) => {
         this.rt.log.warn({ responseId, reason }, "background job abandoned");
-        await this.closeOut(responseId, "failed", { code: "server_error", message: INSTANCE_LOST });
+        // Said once: a store blip or failover here must not leave the response open for good (closeOut is idempotent).
+        await persist(() => this.closeOut(responseId, "failed", { code: "server_error", message: INSTANCE_LOST }));
       },
     };
     this.rt.stores.jobs.start((job, signal) => this.run(job, signal), concurrency, hooks);
@@ -233,12 +234,12 @@ export class BackgroundJobs {
 
   /** A job its queue gives again (its instance died or handed it back): run it again only if it never streamed. */
   private async onRedelivered(job: JobContext): Promise<"run" | "skip"> {
-    const rec = await this.store("responses", "get", () => this.rt.stores.responses.get(job.responseId));
+    const rec = await persist(() => this.store("responses", "get", () => this.rt.stores.responses.get(job.responseId)));
     if (!rec || isFinished(rec.response.status)) return "skip";
-    const streamed = await this.store("events", "read", () => this.rt.stores.events.read(job.responseId, 0));
+    const streamed = await persist(() => this.store("events", "read", () => this.rt.stores.events.read(job.responseId, 0)));
     if (streamed.length === 0) return "run";
     this.rt.log.warn({ responseId: job.responseId, attempt: job.attempt }, "background job re-delivered after it had streamed; failing it");
-    await this.closeOut(job.responseId, "failed", { code: "server_error", message: INSTANCE_LOST });
+    await persist(() => this.closeOut(job.responseId, "failed", { code: "server_error", message: INSTANCE_LOST }));
     return "skip";
   }
 

@@ -116,12 +116,16 @@ describe("Redis Sentinel", () => {
     const job = await r.client.responses.create({ model: "local", input: "long job", background: true });
     await until(async () => (await r.client.responses.retrieve(job.id)).status === "in_progress", "the job to start");
     await failover();
+    let last = "";
     const done = await until(async () => {
-      const got = await r.client.responses.retrieve(job.id).catch(() => null);
+      const got = await r.client.responses.retrieve(job.id).catch((e: Error) => ((last = e.message), null));
+      if (got) last = got.status ?? "";
       return got && got.status !== "queued" && got.status !== "in_progress" ? got : null;
       // The job waits for the store (up to ~16 s) and the group for its old primary to rejoin as a
       // replica (one replica here): on a loaded machine (the whole suite on 2 cores) that took > 30 s.
-    }, "the job to end", 75_000);
+    }, "the job to end", 75_000).catch((err: Error) => {
+      throw new Error(`${err.message}; last seen: ${last}; upstream calls: ${up.requests.length}`);
+    });
     // It either finished or failed cleanly; the upstream was asked once (never run twice).
     expect(["completed", "failed"]).toContain(done.status);
     if (done.status === "failed") expect(done.error?.code).toBe("server_error");
