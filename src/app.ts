@@ -60,9 +60,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     const finish = () => {
       const key = c.get("owner") ?? NO_KEY;
       const tokens = stats.tokens ?? NO_TOKENS;
-      // Answered without a usage report: the estimate stands; failed before an answer: nothing is charged.
-      if (!stats.tokens && status < 400) stats.gate?.settleUnreported();
-      else stats.gate?.settle(tokens.input + tokens.output);
+      stats.gate?.settleOutcome(stats.tokens, status < 400);
       // Usage counts answered requests (a 404 for another key's model, a 429 are not charged).
       if (stats.metered && stats.model && status < 400) recordUsage(usageDeps(rt), key, stats.servedModel ?? stats.model, 1, tokens.input, tokens.output);
       if (span) endRequestSpan(span, c.req.method, stats, status, c.get("owner"));

@@ -1,6 +1,7 @@
 import { ApiError } from "../errors.js";
 import type { Admission, BucketState, KeyLimits, LimitName, RateLimiter } from "../store/limiter.js";
 import type { ApiKey } from "./policy.js";
+import type { TokenCount } from "./usage.js";
 
 /** The limits a key has, or null when it has none (then the limiter is never called). */
 export function keyLimits(key: ApiKey | null | undefined): KeyLimits | null {
@@ -100,6 +101,16 @@ export class KeyGate {
    */
   settleUnreported(): void {
     this.settle(this.reserved);
+  }
+
+  /**
+   * Settles a request by how it ended, the one rule for every transport: answered without a
+   * usage report, the estimate stands; failed before an answer, nothing is charged; else the
+   * upstream's count.
+   */
+  settleOutcome(tokens: TokenCount | undefined, answered: boolean): void {
+    if (!tokens && answered) this.settleUnreported();
+    else this.settle(tokens ? tokens.input + tokens.output : 0);
   }
 }
 

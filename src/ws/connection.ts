@@ -226,8 +226,7 @@ export class ResponsesSocket {
 
   /** What app.ts does when an HTTP request is over: settle the key's gate, record usage, count it. */
   private account(msg: CreateMessage, model: string, status: number, tokens: TokenCount | undefined, gate: KeyGate | null, started: number, upstreamMs: number | undefined): void {
-    if (!tokens && status < 400) gate?.settleUnreported();
-    else gate?.settle((tokens ?? NO_TOKENS).input + (tokens ?? NO_TOKENS).output);
+    gate?.settleOutcome(tokens, status < 400);
     const used = tokens ?? NO_TOKENS;
     if (model && status < 400) recordUsage(usageDeps(this.rt), this.key?.name ?? NO_KEY, model, 1, used.input, used.output);
     this.rt.metrics.responses.inc({ transport: "websocket", model, status: String(status) });
