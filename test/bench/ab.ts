@@ -8,6 +8,7 @@
  *   node --import tsx test/bench/ab.ts --dists .bench/dist-base,dist --paths translated-json,native-stream --rounds 5 [--floors]
  * --prof DIR profiles that child's last round only (test/bench/prof-child.mjs -> .bench/prof/steady.cpuprofile);
  * --c1 N first sends N sequential requests per server and path (the warm-up of the latency section).
+ * A dist may carry node flags after "@" (comma-free, space-separated): `--dists dist,dist@--max-semi-space-size=32`.
  */
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
@@ -47,10 +48,11 @@ const cfg = {
 };
 const servers: { name: string; child: Child; up: boolean }[] = [];
 for (const d of dists) {
+  const [dir, flags = ""] = d.split("@");
   const child = await spawnNode({
     name: d,
-    args: [f.prof === d ? "test/bench/prof-child.mjs" : "test/bench/router-child.mjs"],
-    env: { BENCH_ROUTER_CONFIG: JSON.stringify(cfg), BENCH_ROUTER_DIST: d, NODE_ENV: "production" },
+    args: [...flags.split(" ").filter(Boolean), f.prof === d ? "test/bench/prof-child.mjs" : "test/bench/router-child.mjs"],
+    env: { BENCH_ROUTER_CONFIG: JSON.stringify(cfg), BENCH_ROUTER_DIST: dir!, NODE_ENV: "production" },
     cpus: "1",
     ready: { ipc: true },
   });
