@@ -4,6 +4,7 @@ import type { Runtime } from "../runtime.js";
 import type { AppEnv } from "./context.js";
 import { ClientLink, labelModel, markServedModel, readJsonBody } from "./context.js";
 import { admitKey } from "./key-gate.js";
+import { jsonText } from "./json.js";
 import { sseResponse } from "./sse.js";
 
 /** POST /v1/chat/completions and /v1/embeddings: parse, pass through, serialise. */
@@ -30,5 +31,5 @@ async function handle(c: Context<AppEnv>, rt: Runtime, call: (body: unknown, ctx
   markServedModel(c, result.model);
   if (result.kind === "stream") return sseResponse(c, result.body);
   link.detach();
-  return new Response(result.body, { status: 200, headers: { "content-type": "application/json" } });
+  return jsonText(c, result.body, "content-type");
 }

@@ -4,6 +4,7 @@ import type { Runtime } from "../runtime.js";
 import type { AppEnv } from "./context.js";
 import { ClientLink, labelModel, markServedModel, readJsonBody } from "./context.js";
 import { admitKey } from "./key-gate.js";
+import { jsonText } from "./json.js";
 import { sseResponse } from "./sse.js";
 
 /** /v1/responses routes: parse, call the service, serialise. Nothing else. */
@@ -25,7 +26,7 @@ export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt
     markServedModel(c, result.model);
     if (result.kind === "json") {
       link.detach();
-      return c.json(result.response);
+      return jsonText(c, result.text, "Content-Type");
     }
     return sseResponse(c, result.body);
   });

@@ -9,7 +9,7 @@ import type { StoredResponse } from "../store/types.js";
 import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import { emitted } from "../emitted.js";
 import type { EmittedResponse, Item, JsonObject, ResponseObject } from "../types.js";
-import { clientView, omitEncryptedContent } from "../native/rewrite.js";
+import { clientJson, omitEncryptedContent } from "../native/rewrite.js";
 import { AutoCompactor } from "./auto-compact.js";
 import { BackgroundJobs } from "./background.js";
 import { cacheKey } from "./cache-key.js";
@@ -39,7 +39,7 @@ export interface RequestContext {
 
 /** `model`: the model that served the request (the one asked for or a fallback); unset for background. */
 export type CreateResult =
-  | { kind: "json"; response: ResponseObject; endpoint: string; model?: string }
+  | { kind: "json"; /** The response as the client sees it, serialised. */ text: string; endpoint: string; model?: string }
   | { kind: "stream"; body: StreamBody; endpoint: string; model?: string };
 
 /** A streamed create as its event producer: HTTP wraps `run` in an SSE body, a WebSocket sends each event as a message. */
@@ -137,7 +137,7 @@ export class ResponsesService {
       const out = await conn.pump(null);
       if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
       await this.finish(plan, out, key, ctx);
-      return { kind: "json", response: clientView(out.response, out.hideEncryptedReasoning), endpoint, model: conn.model };
+      return { kind: "json", text: clientJson(out.response, out.hideEncryptedReasoning), endpoint, model: conn.model };
     }
     const run = async (sink: EventSink) => {
       const shutdown = new StreamShutdown(this.rt, sink, ctx.abort);
@@ -179,7 +179,7 @@ export class ResponsesService {
   private async createBackground(plan: Plan, ctx: RequestContext): Promise<Started> {
     if (ctx.stats) ctx.stats.tokens = NO_TOKENS;
     const response = await this.background.submit(plan);
-    if (!plan.stream) return { kind: "json", response, endpoint: "background" };
+    if (!plan.stream) return { kind: "json", text: JSON.stringify(response), endpoint: "background" };
     return { kind: "stream", body: this.background.follow(plan.id, -1, false), endpoint: "background" };
   }
 
@@ -271,7 +271,7 @@ export class ResponsesService {
     await appendTurn(this.rt, plan, response, undefined);
     if (plan.store) await this.save(plan, response);
     ctx.remember?.({ response, input: [...plan.history, ...plan.input], owner: plan.owner });
-    if (!plan.stream) return { kind: "json", response, endpoint: "cache", model: plan.model };
+    if (!plan.stream) return { kind: "json", text: JSON.stringify(response), endpoint: "cache", model: plan.model };
     const events = responseToEvents(response);
     const run = async (sink: EventSink) => {
       for (const ev of events) sink.send(ev.type, JSON.stringify(ev));
