@@ -31,7 +31,7 @@ function post(path: string, body: unknown, headers: Record<string, string> = {})
       });
     });
     req.on("error", reject);
-    req.end(JSON.stringify(body));
+    req.end(typeof body === "string" ? body : JSON.stringify(body));
   });
 }
 
@@ -71,6 +71,21 @@ describe("JSON answers written to the socket", () => {
     await post("/v1/responses", { model: "gpt-4.1", input: "count me" });
     const text = await (await env.router.fetch("/metrics")).text();
     expect(text).toMatch(/responses_router_responses_total\{transport="http",model="gpt-4.1",status="200"\} [1-9]/);
+  });
+
+  it("errors too: status, OpenAI's body, the same headers, counted and logged with their status", async () => {
+    const missing = await post("/v1/responses", { model: "nope", input: "hi" }, { "x-request-id": "err-1" });
+    expect(missing.status).toBe(404);
+    expect(missing.names).toEqual(["x-request-id", "content-type", "Connection", "Keep-Alive", "Content-Length"]);
+    expect(missing.headers["content-type"]).toBe("application/json");
+    expect(Number(missing.headers["content-length"])).toBe(missing.body.length);
+    expect(JSON.parse(missing.body.toString("utf8"))).toEqual({ error: { message: "The model `nope` does not exist or you do not have access to it.", type: "invalid_request_error", param: "model", code: "model_not_found" } });
+    const malformed = await post("/v1/chat/completions", "{");
+    expect(malformed.status).toBe(400);
+    expect(JSON.parse(malformed.body.toString("utf8")).error.code).toBe("invalid_json");
+    const text = await (await env.router.fetch("/metrics")).text();
+    expect(text).toMatch(/responses_router_requests_total\{route="\/v1\/responses",model="",upstream="",status="404",key="[^"]*"\} [1-9]/);
+    expect(text).toMatch(/responses_router_requests_total\{route="\/v1\/chat\/completions",model="",upstream="",status="400",key="[^"]*"\} [1-9]/);
   });
 
   it("in process (app.request), the same answers as Responses", async () => {
