@@ -4,7 +4,7 @@ import { ApiError, isKnownError, notFound } from "./errors.js";
 import { authenticate } from "./http/auth.js";
 import { fastBodyLimit } from "./http/body-limit.js";
 import { nodeOutgoing, type AppEnv, type RequestStats } from "./http/context.js";
-import { errorResponse } from "./http/errors.js";
+import { sendError } from "./http/errors.js";
 import { chatRoutes } from "./http/chat-routes.js";
 import { conversationsRoutes } from "./http/conversations-routes.js";
 import { usageRoutes } from "./http/admin.js";
@@ -56,7 +56,9 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
     else await withLogContext({ requestId }, next);
     if (!outgoing) c.res.headers.set("x-request-id", requestId);
     stats.route = c.req.routePath && !c.req.routePath.includes("*") ? c.req.routePath : "unmatched";
-    const status = c.res.status;
+    // Answers written to the ServerResponse itself (streams, the hot JSON answers, errors) carry
+    // their status there; the others are still a Response node-server writes after this.
+    const status = outgoing?.headersSent ? outgoing.statusCode : c.res.status;
     const finish = () => {
       const key = c.get("owner") ?? NO_KEY;
       const tokens = stats.tokens ?? NO_TOKENS;
@@ -113,7 +115,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   opsRoutes(app, rt);
   usageRoutes(app, rt);
 
-  app.notFound((c) => errorResponse(notFound(`Invalid URL (${c.req.method} ${c.req.path})`, null, "unknown_url")));
+  app.notFound((c) => sendError(c, notFound(`Invalid URL (${c.req.method} ${c.req.path})`, null, "unknown_url")));
   app.onError((err, c) => {
     // An upstream failure names the endpoint last tried: count the answer under it.
     if (err instanceof UpstreamFailure) c.get("stats").endpoint ||= err.endpoint;
@@ -123,7 +125,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
       return new Response(null, { status: 499 });
     }
     if (!isKnownError(err)) rt.log.error({ err: { name: (err as Error).name, message: (err as Error).message, stack: (err as Error).stack } }, "unhandled error");
-    return errorResponse(err);
+    return sendError(c, err);
   });
   return { app, service };
 }

@@ -4,6 +4,7 @@ import type { Runtime } from "../runtime.js";
 import type { AppEnv } from "./context.js";
 import { ClientLink, labelModel, markServedModel, readJsonBody } from "./context.js";
 import { admitKey } from "./key-gate.js";
+import { jsonText } from "./json.js";
 import { sseResponse } from "./sse.js";
 
 /** POST /v1/chat/completions and /v1/embeddings: parse, pass through, serialise. */
@@ -17,7 +18,8 @@ async function handle(c: Context<AppEnv>, rt: Runtime, call: (body: unknown, ctx
   const body = await readJsonBody(c);
   const stats = c.get("stats");
   labelModel(stats, rt.config.models, body);
-  await admitKey(c, rt, body);
+  const admitting = admitKey(c, rt, body);
+  if (admitting) await admitting;
   const link = new ClientLink(c);
   let result: ProxyResult;
   try {
@@ -30,5 +32,5 @@ async function handle(c: Context<AppEnv>, rt: Runtime, call: (body: unknown, ctx
   markServedModel(c, result.model);
   if (result.kind === "stream") return sseResponse(c, result.body);
   link.detach();
-  return new Response(result.body, { status: 200, headers: { "content-type": "application/json" } });
+  return jsonText(c, result.body, "content-type");
 }

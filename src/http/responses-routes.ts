@@ -4,6 +4,7 @@ import type { Runtime } from "../runtime.js";
 import type { AppEnv } from "./context.js";
 import { ClientLink, labelModel, markServedModel, readJsonBody } from "./context.js";
 import { admitKey } from "./key-gate.js";
+import { jsonText } from "./json.js";
 import { sseResponse } from "./sse.js";
 
 /** /v1/responses routes: parse, call the service, serialise. Nothing else. */
@@ -12,7 +13,8 @@ export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt
     const body = await readJsonBody(c);
     const stats = c.get("stats");
     labelModel(stats, rt.config.models, body);
-    await admitKey(c, rt, body);
+    const admitting = admitKey(c, rt, body);
+    if (admitting) await admitting;
     const link = new ClientLink(c);
     let result;
     try {
@@ -25,7 +27,7 @@ export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt
     markServedModel(c, result.model);
     if (result.kind === "json") {
       link.detach();
-      return c.json(result.response);
+      return jsonText(c, result.text, "Content-Type");
     }
     return sseResponse(c, result.body);
   });

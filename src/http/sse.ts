@@ -11,14 +11,21 @@ export const SSE_HEADERS = {
 };
 
 /**
+ * How long a stream's headers wait for its first events to share their write. writeHead only
+ * stores them (`headersSent` is true from then on); they leave with the first write. Under
+ * load the first events (response.created; a native upstream's first read) come within this
+ * and one write carries everything; a slow first event (a chat pass-through's prefill) must
+ * not keep the client without headers.
+ */
+export const HEADERS_WAIT_MS = 50;
+
+/**
  * A 200 text/event-stream answer. Under @hono/node-server the body writes its text to the
  * ServerResponse itself: no web ReadableStream between the router and the socket (node-server
  * reads one chunk at a time from it through promises, each chunk encoded first), and the
- * headers go out with the first events when they are written in the same turn of the event
- * loop (response.created; a native upstream's first read when it came with its headers),
- * else on their own at the end of that turn. Returns node-server's marker for
- * "already sent" (the app middleware must not replace c.res after this: a copy of the marker
- * would be written again).
+ * headers go out with the first events, or on their own after HEADERS_WAIT_MS without one.
+ * Returns node-server's marker for "already sent" (the app middleware must not replace c.res
+ * after this: a copy of the marker would be written again).
  */
 export function sseResponse(c: Context, body: StreamBody): Response {
   const outgoing = nodeOutgoing(c);
@@ -29,25 +36,33 @@ export function sseResponse(c: Context, body: StreamBody): Response {
 
 function writeToNode(body: StreamBody, out: NodeOutgoing): void {
   out.writeHead(200, SSE_HEADERS);
+  let headersTimer: NodeJS.Timeout | undefined = setTimeout(flushHeaders, HEADERS_WAIT_MS, out);
+  const headersGone = () => {
+    if (headersTimer === undefined) return;
+    clearTimeout(headersTimer);
+    headersTimer = undefined;
+  };
   const sink: TextSink = {
-    write: (text) => (out.writableEnded || out.destroyed ? true : out.write(text)),
+    write: (text) => {
+      headersGone();
+      return out.writableEnded || out.destroyed ? true : out.write(text);
+    },
     ready: () => (out.destroyed || !out.writableNeedDrain ? Promise.resolve() : drained(out)),
     end: () => {
+      headersGone();
       if (!out.writableEnded) out.end();
     },
   };
   const cancel = body.start(sink);
   // The client went away before the body's end: the body stops (and aborts its upstream call).
   out.once("close", () => {
+    headersGone();
     if (!out.writableEnded) cancel();
   });
-  // Nothing written yet: the headers go on their own once this turn of the event loop is over
-  // (by then an upstream body that came with its headers has been written, and they share a write).
-  if (!out.headersSent) setImmediate(flushHeaders, out);
 }
 
 function flushHeaders(out: NodeOutgoing): void {
-  if (!out.headersSent && !out.writableEnded && !out.destroyed) out.flushHeaders();
+  if (!out.writableEnded && !out.destroyed) out.flushHeaders();
 }
 
 function drained(out: NodeOutgoing): Promise<void> {

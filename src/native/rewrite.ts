@@ -92,7 +92,7 @@ export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObj
 /** JSON.stringify replacer hiding encrypted reasoning the client did not ask for (the stored copy keeps it). */
 export const omitEncryptedContent = (key: string, value: unknown): unknown => (key === "encrypted_content" ? undefined : value);
 
-/** A copy of a response as the client should see it. */
-export function clientView(response: ResponseObject, hide: boolean): ResponseObject {
-  return hide ? (JSON.parse(JSON.stringify(response, omitEncryptedContent)) as ResponseObject) : response;
+/** A response serialised as the client should see it (the object itself, which the store keeps, is not touched). */
+export function clientJson(response: ResponseObject, hide: boolean): string {
+  return JSON.stringify(response, hide ? omitEncryptedContent : undefined);
 }

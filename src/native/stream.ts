@@ -4,12 +4,15 @@
  * push (one upstream frame), finish (the upstream ended), fail (it broke), cancel (the
  * router stopped it), each returning what the client must see.
  *
- * Lifecycle and output_item events are parsed to swap in the router's id and fields and
- * to know the items; every other event (the many deltas) passes as the upstream's own
- * text: the hot path does one substring check and keeps a reference to the frame while
- * an item is open, no JSON work. Only when the stream stops mid-item are those frames
- * parsed, to close the open items (as `incomplete`, with the text they got) with the
- * events a complete stream would have had, so partial output survives cancel and failure.
+ * Lifecycle and error events are parsed to swap in the router's id and fields. Every other
+ * event passes as the upstream's own text: the deltas with one substring check (and a
+ * reference to the frame while an item is open), output_item.added/done (which carry no
+ * router-owned field) with their output_index read from the text and the frame kept as the
+ * item, parsed only if the item is needed (the stream stops without a terminal event) -
+ * unless hidden encrypted reasoning or the scrub must change the text: then parsed. Only
+ * when the stream stops mid-item are the open items' frames parsed, to close them (as
+ * `incomplete`, with the text they got) with the events a complete stream would have had,
+ * so partial output survives cancel and failure.
  */
 import type { ResponseError, ResponseOutputItem } from "openai/resources/responses/responses";
 import { numbered, type EmittedFields } from "../emitted.js";
@@ -22,7 +25,7 @@ export interface NativeFrame {
   data: string;
   /** True for the upstream's terminal lifecycle event: the stream is over. */
   terminal: boolean;
-  /** Parsed payload, only for lifecycle and output_item events. */
+  /** Parsed payload, only for the events the router parses (lifecycle, error; an output_item it must change). */
   parsed?: JsonObject;
 }
 
@@ -37,8 +40,11 @@ export class NativeStreamMachine {
   private upstreamId: string | null = null;
   private lastSequence = -1;
   private ended = false;
-  /** Items by output_index: finished ones, and open ones as announced by output_item.added. */
-  private readonly items: Item[] = [];
+  /**
+   * Items by output_index: finished ones, and open ones as announced by output_item.added;
+   * a string is the raw output_item frame, parsed when the item is needed (`item`).
+   */
+  private readonly items: (Item | string)[] = [];
   private readonly open = new Set<number>();
   /** Raw frames received while an item is open (parsed only if the stream stops mid-item). */
   private openFrames: string[] = [];
@@ -65,7 +71,8 @@ export class NativeStreamMachine {
 
   push(eventName: string | undefined, data: string): NativeFrame {
     const type = eventName ?? sniffType(data);
-    if (type !== undefined && (LIFECYCLE_EVENTS.has(type) || type.startsWith("response.output_item.") || type === "error")) return this.parsedFrame(type, data);
+    if (type !== undefined && (LIFECYCLE_EVENTS.has(type) || type === "error")) return this.parsedFrame(type, data);
+    if (type !== undefined && type.startsWith("response.output_item.")) return this.itemFrame(type, data);
     this.trackRaw(data);
     if (this.open.size > 0) this.openFrames.push(data);
     if (this.upstreamId !== null && data.includes(this.upstreamId)) data = data.split(this.upstreamId).join(this.fields.id);
@@ -110,6 +117,23 @@ export class NativeStreamMachine {
   }
 
   // ---- upstream frames ------------------------------------------------------------
+
+  /** output_item.added/done as the upstream's text, when the router would change nothing in it. */
+  private itemFrame(type: string, text: string): NativeFrame {
+    // Hidden reasoning: a key may be spelt with escapes, so any escape takes the parsed way too.
+    if (this.fields.hideEncryptedReasoning && (text.includes("encrypted_content") || text.includes("\\u"))) return this.parsedFrame(type, text);
+    if (this.opts.scrub && this.opts.scrub(text) !== text) return this.parsedFrame(type, text);
+    const index = rawOutputIndex(text);
+    if (index === undefined) return this.parsedFrame(type, text);
+    this.trackRaw(text);
+    this.items[index] = text;
+    if (type === "response.output_item.added") this.open.add(index);
+    else if (type === "response.output_item.done") {
+      this.open.delete(index);
+      if (this.open.size === 0) this.openFrames = [];
+    }
+    return { type, data: text, terminal: false };
+  }
 
   private parsedFrame(type: string, text: string): NativeFrame {
     const parsed = JSON.parse(text) as JsonObject;
@@ -158,7 +182,21 @@ export class NativeStreamMachine {
   }
 
   private output(): Item[] {
-    return this.items.filter(Boolean);
+    const out: Item[] = [];
+    for (let i = 0; i < this.items.length; i++) {
+      const item = this.items[i] ? this.item(i) : undefined;
+      if (item) out.push(item);
+    }
+    return out;
+  }
+
+  /** The item at `index`, parsed from its raw frame the first time it is needed. */
+  private item(index: number): Item {
+    const item = this.items[index]!;
+    if (typeof item !== "string") return item;
+    const parsed = (JSON.parse(item) as JsonObject).item as Item;
+    this.items[index] = parsed;
+    return parsed;
   }
 
   // ---- closing open items -----------------------------------------------------------
@@ -167,10 +205,11 @@ export class NativeStreamMachine {
   private closeOpenItems(): StreamEvent[] {
     const out: StreamEvent[] = [];
     if (this.open.size === 0) return out;
-    const parts = rebuild(this.items, this.open, this.openFrames);
+    for (const index of this.open) this.item(index);
+    const parts = rebuild(this.items as Item[], this.open, this.openFrames);
     const emit: Emit = (fields) => out.push(numbered(fields, ++this.lastSequence));
     for (const index of [...this.open].sort((a, b) => a - b)) {
-      const item = this.items[index]!;
+      const item = this.items[index] as Item;
       const at = { item_id: String(item.id ?? ""), output_index: index };
       for (const p of parts.filter((p) => p.index === index && !p.done)) closePart(p, at, emit);
       // OpenAI's arguments-done event also names the function (not in the package's type yet).
@@ -280,6 +319,18 @@ function closePart(p: OpenPart, at: { item_id: string; output_index: number }, e
   else if (part.type === "refusal") emit({ type: "response.refusal.done", ...c, refusal: String(part.refusal ?? "") });
   else if (part.type === "reasoning_text") emit({ type: "response.reasoning_text.done", ...c, text });
   emit({ type: "response.content_part.done", ...c, part: part as unknown as Done<"response.content_part.done">["part"] });
+}
+
+/**
+ * The top-level output_index of an output_item frame, read from its text: only when the key
+ * occurs once (a key inside the item would make it ambiguous: undefined, and the frame is parsed).
+ */
+function rawOutputIndex(data: string): number | undefined {
+  const key = '"output_index":';
+  const at = data.indexOf(key);
+  if (at <= 0 || data.charCodeAt(at - 1) === 92 /* \\ */ || data.indexOf(key, at + key.length) !== -1) return undefined;
+  const n = Number.parseInt(data.slice(at + key.length, at + key.length + 12), 10);
+  return Number.isInteger(n) && n >= 0 ? n : undefined;
 }
 
 function sniffType(data: string): string | undefined {

@@ -9,8 +9,8 @@ import type { StoredResponse } from "../store/types.js";
 import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import { emitted } from "../emitted.js";
 import type { EmittedResponse, Item, JsonObject, ResponseObject } from "../types.js";
-import { clientView, omitEncryptedContent } from "../native/rewrite.js";
-import { AutoCompactor } from "./auto-compact.js";
+import { clientJson, omitEncryptedContent } from "../native/rewrite.js";
+import { AutoCompactor, compactThreshold } from "./auto-compact.js";
 import { BackgroundJobs } from "./background.js";
 import { cacheKey } from "./cache-key.js";
 import { appendTurn } from "./conversation-turn.js";
@@ -39,7 +39,7 @@ export interface RequestContext {
 
 /** `model`: the model that served the request (the one asked for or a fallback); unset for background. */
 export type CreateResult =
-  | { kind: "json"; response: ResponseObject; endpoint: string; model?: string }
+  | { kind: "json"; /** The response as the client sees it, serialised. */ text: string; endpoint: string; model?: string }
   | { kind: "stream"; body: StreamBody; endpoint: string; model?: string };
 
 /** A streamed create as its event producer: HTTP wraps `run` in an SSE body, a WebSocket sends each event as a message. */
@@ -120,7 +120,8 @@ export class ResponsesService {
     if (plan.store) await requireConnected(this.rt.stores.status);
     // No upstream tokens for this request itself: a background job counts its own, a cache hit costs none.
     if (plan.background) return this.createBackground(plan, ctx);
-    plan = await this.compactor.apply(plan, ctx.signal, ctx.stats); // context_management over its threshold
+    // context_management over its threshold (no await at all without one: a microtask per request)
+    if (compactThreshold(plan.req) !== null) plan = await this.compactor.apply(plan, ctx.signal, ctx.stats);
 
     const key = plan.useCache ? cacheKey(plan.req, plan.model, [...plan.history, ...plan.input]) : null;
     if (key) {
@@ -137,7 +138,7 @@ export class ResponsesService {
       const out = await conn.pump(null);
       if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
       await this.finish(plan, out, key, ctx);
-      return { kind: "json", response: clientView(out.response, out.hideEncryptedReasoning), endpoint, model: conn.model };
+      return { kind: "json", text: clientJson(out.response, out.hideEncryptedReasoning), endpoint, model: conn.model };
     }
     const run = async (sink: EventSink) => {
       const shutdown = new StreamShutdown(this.rt, sink, ctx.abort);
@@ -179,7 +180,7 @@ export class ResponsesService {
   private async createBackground(plan: Plan, ctx: RequestContext): Promise<Started> {
     if (ctx.stats) ctx.stats.tokens = NO_TOKENS;
     const response = await this.background.submit(plan);
-    if (!plan.stream) return { kind: "json", response, endpoint: "background" };
+    if (!plan.stream) return { kind: "json", text: JSON.stringify(response), endpoint: "background" };
     return { kind: "stream", body: this.background.follow(plan.id, -1, false), endpoint: "background" };
   }
 
@@ -193,7 +194,7 @@ export class ResponsesService {
     const tokens = recordTokenUsage(this.rt, out, plan.owner);
     // unset: the upstream reported no usage; already set: a compaction before the answer spent some
     if (ctx.stats && tokens !== NO_TOKENS) ctx.stats.tokens = ctx.stats.tokens ? { input: ctx.stats.tokens.input + tokens.input, output: ctx.stats.tokens.output + tokens.output } : tokens;
-    await appendTurn(this.rt, plan, out.response, out.endpoint, out.terminal !== null);
+    if (plan.conversationId) await appendTurn(this.rt, plan, out.response, out.endpoint, out.terminal !== null);
     if (plan.store) await this.save(plan, out.response, out.endpoint);
     ctx.remember?.({ response: out.response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint: out.endpoint });
     if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response);
@@ -271,7 +272,7 @@ export class ResponsesService {
     await appendTurn(this.rt, plan, response, undefined);
     if (plan.store) await this.save(plan, response);
     ctx.remember?.({ response, input: [...plan.history, ...plan.input], owner: plan.owner });
-    if (!plan.stream) return { kind: "json", response, endpoint: "cache", model: plan.model };
+    if (!plan.stream) return { kind: "json", text: JSON.stringify(response), endpoint: "cache", model: plan.model };
     const events = responseToEvents(response);
     const run = async (sink: EventSink) => {
       for (const ev of events) sink.send(ev.type, JSON.stringify(ev));

@@ -125,6 +125,50 @@ describe("NativeStreamMachine", () => {
     expect(m.response).toMatchObject({ id: "resp_router", status: "cancelled", output: [], text: { verbosity: "medium" } });
   });
 
+  it("forwards output_item events as the upstream's own text; the item is parsed only when the stream stops mid-way", () => {
+    const m = machine();
+    // Text the router would not write itself (spaces, an escaped character): it must come out as it went in.
+    const added = '{"type":"response.output_item.added", "output_index":0,"item":{"id":"msg_1","type":"message","status":"in_progress","role":"assistant","content":[],"note":"caf\\u00e9"},"sequence_number":3}';
+    const out = m.push("response.output_item.added", added);
+    expect(out).toEqual({ type: "response.output_item.added", data: added, terminal: false });
+    expect(m.sequence).toBe(4);
+    const delta = '{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hi","sequence_number":4}';
+    m.push("response.content_part.added", '{"type":"response.content_part.added","item_id":"msg_1","output_index":0,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]},"sequence_number":4}');
+    m.push("response.output_text.delta", delta.replace('"sequence_number":4', '"sequence_number":5'));
+    const closing = m.cancel();
+    expect(closing.map((e) => e.type)).toEqual(["response.output_text.done", "response.content_part.done", "response.output_item.done"]);
+    expect(m.response.output).toEqual([{ id: "msg_1", type: "message", status: "incomplete", role: "assistant", content: [{ type: "output_text", text: "Hi", annotations: [] }], note: "café" }]);
+  });
+
+  it("a finished item passed as text is parsed for a response that ends without a terminal event", () => {
+    const m = machine();
+    const done = { type: "response.output_item.done", output_index: 1, item: { id: "fc_1", type: "function_call", status: "completed", call_id: "c1", name: "f", arguments: "{}" }, sequence_number: 7 };
+    expect(m.push("response.output_item.done", JSON.stringify(done)).data).toBe(JSON.stringify(done));
+    const [failed] = m.finish();
+    expect((failed!.response as ResponseObject).output).toEqual([done.item]);
+    expect(failed!.sequence_number).toBe(8);
+  });
+
+  it("parses an output_item the router must change: hidden encrypted reasoning, a scrubbed key, an ambiguous output_index", () => {
+    const reasoning = { type: "response.output_item.done", output_index: 0, item: { id: "rs_1", type: "reasoning", summary: [], encrypted_content: "gAAAA" }, sequence_number: 2 };
+    const hiding = new NativeStreamMachine({ ...fields, hideEncryptedReasoning: true });
+    const hidden = hiding.push("response.output_item.done", JSON.stringify(reasoning));
+    expect(JSON.parse(hidden.data)).toEqual({ ...reasoning, item: { id: "rs_1", type: "reasoning", summary: [] } });
+    expect(hiding.cancel()).toEqual([]);
+    expect(hiding.response.output).toEqual([reasoning.item]); // the stored copy keeps it
+
+    const scrubbing = machine((s) => s.split("sk-secret").join("[redacted]"));
+    const call = { type: "response.output_item.done", output_index: 0, item: { id: "fc_1", type: "function_call", status: "completed", call_id: "c1", name: "f", arguments: '{"k":"sk-secret"}' }, sequence_number: 2 };
+    expect(scrubbing.push("response.output_item.done", JSON.stringify(call)).data).toBe(JSON.stringify(call).replace("sk-secret", "[redacted]"));
+
+    // A key named output_index inside the item: the index is taken from the parsed event, not guessed from the text.
+    const odd = machine();
+    const item = { id: "x_1", type: "custom_thing", data: { output_index: 0 } };
+    odd.push("response.output_item.done", JSON.stringify({ type: "response.output_item.done", item, output_index: 2, sequence_number: 9 }));
+    odd.cancel();
+    expect(odd.response.output).toEqual([item]);
+  });
+
   it("scrubs parsed events (an echoed key) and keeps the final response in step", () => {
     const m = machine((s) => s.split("sk-secret").join("[redacted]"));
     const upstream = nativeEvents(nativeResponse("x", "gpt-4.1", "resp_up")).map((f) => f.data as StreamEvent);

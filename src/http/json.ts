@@ -1,0 +1,22 @@
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
+import type { Context } from "hono";
+import { nodeOutgoing } from "./context.js";
+
+/**
+ * A 200 JSON answer of the hot routes, its body already serialised. Under @hono/node-server it
+ * is written to the ServerResponse itself (status, one header, `end`: Node sets Content-Length
+ * from the body), not built as a Response that node-server takes apart again; the headers the
+ * middleware and the route set on the ServerResponse (x-request-id, x-router-model) go with it.
+ * `contentTypeHeader` is the header's name as it appears on the wire today ("Content-Type"
+ * from `c.json`, "content-type" from the chat pass-through's Response), so the bytes stay the
+ * same. Tests that call `app.request` get the same answer as a Response. Returns node-server's
+ * marker for "already sent".
+ */
+export function jsonText(c: Context, text: string, contentTypeHeader: "Content-Type" | "content-type"): Response {
+  const outgoing = nodeOutgoing(c);
+  if (!outgoing) return c.body(text, 200, { [contentTypeHeader]: "application/json" });
+  outgoing.statusCode = 200;
+  outgoing.setHeader(contentTypeHeader, "application/json");
+  outgoing.end(text);
+  return RESPONSE_ALREADY_SENT;
+}
