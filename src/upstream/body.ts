@@ -53,6 +53,8 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
   /** The upstream read is paused (push returned false). */
   private stalled = false;
   private delivering = false;
+  /** The upstream call is over (complete or failed), whatever the consumer did. */
+  private upstreamEnded = false;
 
   constructor(private readonly source: BodySource) {}
 
@@ -72,12 +74,14 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
   }
 
   complete(): void {
+    this.upstreamEnded = true;
     if (this.state !== OPEN) return;
     this.state = COMPLETE;
     this.deliver();
   }
 
   fail(err: unknown): void {
+    this.upstreamEnded = true;
     if (this.state !== OPEN) return;
     this.state = FAILED;
     this.error = err;
@@ -105,15 +109,18 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
   }
 
   /**
-   * The consumer stops reading early (the protocol's end: [DONE], a terminal event). A body
-   * whose end is already here is simply dropped; one still coming aborts the call (the
-   * connection cannot be reused before its end). The consumer is not called again.
+   * The consumer stops reading early (the protocol's end: [DONE], a terminal event). The
+   * consumer is not called again. A body whose end is already here is simply dropped; one
+   * still coming aborts the call (the connection cannot be reused before its end), but only
+   * after the upstream read in progress: a consumer called in the read's own turn stops at
+   * [DONE] before undici has seen the end that came in the same read (it is dropped then,
+   * not aborted: an abort costs an error with a stack trace and the connection).
    */
   release(): void {
     if (this.state === DONE) return;
     const open = this.state === OPEN;
     this.finish();
-    if (open) this.source.abort(new DOMException("the upstream body was not read to its end", "AbortError"));
+    if (open) queueMicrotask(() => this.abortUnended());
   }
 
   /** Drops the body unread (nobody will read it); like `release`. */
@@ -244,6 +251,10 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
       this.stalled = false;
       this.source.resume();
     }
+  }
+
+  private abortUnended(): void {
+    if (!this.upstreamEnded) this.source.abort(new DOMException("the upstream body was not read to its end", "AbortError"));
   }
 
   private finish(): void {

@@ -114,7 +114,7 @@ describe("UpstreamBody", () => {
     await expect(body.text()).rejects.toBe(reason);
   });
 
-  it("release: a body whose end is here is dropped without aborting; one still open aborts the call; the consumer hears nothing more", () => {
+  it("release: a body whose end is here is dropped without aborting; one still open aborts the call; the consumer hears nothing more", async () => {
     const done = fakeBody();
     const r1 = recorder();
     done.body.push(Buffer.from("a"));
@@ -129,10 +129,21 @@ describe("UpstreamBody", () => {
     open.body.attach(r2.consumer);
     open.body.push(Buffer.from("a"));
     open.body.release();
+    await Promise.resolve(); // after the upstream read in progress
     open.body.fail(new Error("aborted"));
     expect(r2.seen).toEqual(["a"]);
     expect(open.calls.aborted).toHaveLength(1);
     expect(open.calls.finished).toBe(1);
+  });
+
+  it("release in a read whose end undici reports right after (same read): dropped, not aborted", async () => {
+    const { body, calls } = fakeBody();
+    body.attach({ onChunk: () => body.release(), onEnd: () => {}, onError: () => {} });
+    body.push(Buffer.from("data: [DONE]\n\n"));
+    body.complete();
+    await Promise.resolve();
+    expect(calls.aborted).toEqual([]);
+    expect(calls.finished).toBe(1);
   });
 
   it("text() joins the reads as UTF-8, also a character split across reads", async () => {
