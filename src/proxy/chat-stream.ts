@@ -1,6 +1,7 @@
 import { scrubSecret } from "../upstream/errors.js";
 import { midStreamError } from "../upstream/mid-stream.js";
-import type { SseFrame } from "../upstream/sse.js";
+import type { UpstreamBody } from "../upstream/body.js";
+import { pipeSseFrames, type SseFrame } from "../upstream/sse.js";
 import type { ChatChunkAccumulator } from "./chat-cache.js";
 import { textBody, type StreamBody } from "../sse-writer.js";
 
@@ -35,10 +36,9 @@ export interface ProxyStreamHooks {
  * OpenAI-style error chunk (`data: {"error":{...}}`) and the stream closes; if the
  * client goes away the upstream call is aborted.
  */
-export function proxiedSseBody(frames: AsyncIterable<SseFrame>, hooks: ProxyStreamHooks): StreamBody {
+export function proxiedSseBody(body: UpstreamBody, hooks: ProxyStreamHooks): StreamBody {
   return {
     start(out) {
-      const it = frames[Symbol.asyncIterator]();
       let ended = false;
       let first = true;
       let usable = hooks.accumulator !== null;
@@ -51,7 +51,7 @@ export function proxiedSseBody(frames: AsyncIterable<SseFrame>, hooks: ProxyStre
       };
       const stop = () => {
         hooks.abort();
-        void it.return?.(undefined)?.catch(() => {});
+        body.release();
       };
       // At the shutdown deadline: one error chunk (the openai SDK raises it), then the end.
       const onDeadline = () => {
@@ -81,51 +81,51 @@ export function proxiedSseBody(frames: AsyncIterable<SseFrame>, hooks: ProxyStre
         if (data.includes("\n")) data = data.replaceAll("\n", "\ndata: ");
         return frame.event ? `event: ${frame.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
       };
-      const pump = async () => {
-        // `more`: the next frame came in the same upstream read; they leave in one write.
-        let batch = "";
-        for (;;) {
-          let step: IteratorResult<SseFrame>;
-          try {
-            step = await it.next();
-          } catch (error) {
+      // `more`: the next frame came in the same upstream read; they leave in one write.
+      let batch = "";
+      const pump = () =>
+        pipeSseFrames(body, {
+          onFrame(frame) {
+            if (ended) return true;
+            batch += forward(frame);
+            if (frame.data === "[DONE]") {
+              // The protocol's end: the client's response ends with it, not a read later with
+              // the upstream's (which costs a socket write of its own). What the upstream may
+              // still send is released (UpstreamBody.release: dropped when already there).
+              out.write(batch);
+              out.end();
+              end({ ok: true, everyChunkRead: usable });
+              return true;
+            }
+            if (frame.more) return false;
+            const room = out.write(batch);
+            batch = "";
+            if (!room) {
+              // The client's buffer is full: the upstream read waits until it drains.
+              body.pause();
+              void out.ready().then(() => {
+                if (!ended) body.resume();
+              });
+            }
+            return false;
+          },
+          onEnd() {
+            if (ended) return;
+            if (batch.length > 0) out.write(batch);
+            out.end();
+            end({ ok: true, everyChunkRead: usable });
+          },
+          onError(error) {
             if (ended) return; // cancelled: the abort broke the read
             out.write(batch + errorFrame(error));
             out.end();
             end({ ok: false, cancelled: false, error });
-            return;
-          }
-          if (ended) return;
-          if (step.done) {
-            if (batch.length > 0) out.write(batch);
-            out.end();
-            end({ ok: true, everyChunkRead: usable });
-            return;
-          }
-          batch += forward(step.value);
-          if (step.value.data === "[DONE]") {
-            // The protocol's end: the client's response ends with it, not a read later with
-            // the upstream's (which costs a socket write of its own). What the upstream may
-            // still send is released (readSseFrames: drained when already there).
-            out.write(batch);
-            out.end();
-            end({ ok: true, everyChunkRead: usable });
-            void it.return?.(undefined)?.catch(() => {});
-            return;
-          }
-          if (step.value.more) continue;
-          const room = out.write(batch);
-          batch = "";
-          if (!room) {
-            await out.ready();
-            if (ended) return;
-          }
-        }
-      };
+          },
+        });
       if (hooks.deadline?.aborted) onDeadline();
       else {
         hooks.deadline?.addEventListener("abort", onDeadline, { once: true });
-        void pump();
+        pump();
       }
       return () => {
         if (end({ ok: false, cancelled: true, error: new DOMException("client disconnected", "AbortError") })) stop();

@@ -8,7 +8,6 @@ import { NO_KEY, type ApiKey } from "../keys/policy.js";
 import { addTokens, NO_TOKENS, type TokenCount } from "../keys/usage.js";
 import { targetsFor } from "../models.js";
 import type { Runtime } from "../runtime.js";
-import { readSseFrames } from "../upstream/sse.js";
 import type { StreamBody } from "../sse-writer.js";
 import { cacheable, ChatChunkAccumulator, chatCache, chatCacheKey, completionToChunks, type ChatCompletion } from "./chat-cache.js";
 import { chunksSseBody, proxiedSseBody } from "./chat-stream.js";
@@ -87,7 +86,7 @@ export class ProxyService {
   private stream(req: CheckedRequest, fwd: Forwarded, ctx: ProxyContext, store: ((c: ChatCompletion) => Promise<void>) | null): ProxyResult {
     const endpoint = fwd.endpoint.name;
     const accumulator = store ? new ChatChunkAccumulator() : null;
-    const body = proxiedSseBody(readSseFrames(fwd.reply.body), {
+    const body = proxiedSseBody(fwd.reply.body, {
       rename: modelRenamer(fwd.lease.target.upstreamModel, req.model),
       secret: fwd.endpoint.config.api_key,
       accumulator,

@@ -1,13 +1,14 @@
 import { Pool, errors as undiciErrors, type Dispatcher } from "undici";
 import type { RouterConfig } from "../config/load.js";
+import { UpstreamBody, type BodySource } from "./body.js";
 import { UpstreamFailure, isJsonErrorBody, parseRetryAfter, parseUpstreamErrorBody, scrubSecret } from "./errors.js";
 
 type EndpointConfig = RouterConfig["endpoints"][number];
 
+/** A 2xx answer. No caller reads its headers, so they are not decoded. */
 export interface UpstreamReply {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData["body"];
+  body: UpstreamBody;
 }
 
 /**
@@ -64,7 +65,7 @@ export class UpstreamClient {
     return this.send("GET", path, undefined, signal);
   }
 
-  private async send(
+  private send(
     method: "GET" | "POST",
     path: string,
     body: string | undefined,
@@ -72,36 +73,18 @@ export class UpstreamClient {
     extraHeaders?: Record<string, string>,
     atRoot = false,
   ): Promise<UpstreamReply> {
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await this.pool.request({
-        method,
-        path: (atRoot ? this.basePath.replace(/\/v1$/, "") : this.basePath) + path,
-        headers: extraHeaders ? { ...this.headers, ...extraHeaders } : this.headers,
-        body,
-        signal,
-      });
-    } catch (err) {
-      // Our own abort (the client went away, whatever reason it carries) says nothing about the upstream.
-      if (signal?.aborted) throw err;
-      throw this.classify(err);
-    }
-    if (res.statusCode >= 200 && res.statusCode < 300) return { status: res.statusCode, headers: res.headers, body: res.body };
-    let text = "";
-    try {
-      text = await res.body.text();
-    } catch {
-      // body lost: the status is enough
-    }
-    throw new UpstreamFailure(
-      this.name,
-      "status",
-      `HTTP ${res.statusCode}`,
-      res.statusCode,
-      parseUpstreamErrorBody(text, res.statusCode, this.config.api_key),
-      parseRetryAfter(res.headers["retry-after"]),
-      { route: `${method} ${path}`, jsonBody: isJsonErrorBody(text.trimStart()) },
-    );
+    return new Promise((resolve, reject) => {
+      const call = new UpstreamCall(this, `${method} ${path}`, signal, resolve, reject);
+      this.pool.dispatch(
+        {
+          method,
+          path: (atRoot ? this.basePath.replace(/\/v1$/, "") : this.basePath) + path,
+          headers: extraHeaders ? { ...this.headers, ...extraHeaders } : this.headers,
+          body,
+        },
+        call,
+      );
+    });
   }
 
   /** Maps a transport error to an UpstreamFailure (aborts pass through untouched). */
@@ -131,4 +114,123 @@ export class UpstreamClient {
   destroy(): Promise<void> {
     return this.pool.destroy();
   }
+}
+
+/**
+ * One call's undici dispatch handler (the legacy callbacks: undici 7 calls them as they are,
+ * while a controller-style handler is wrapped and has its headers parsed on every response).
+ * It resolves on 2xx headers with an UpstreamBody the handler then feeds; a non-2xx answer is
+ * read whole into an UpstreamFailure; a transport error is classified; the caller's abort
+ * passes through as its reason, before the headers as a rejection, after them as the body's error.
+ */
+class UpstreamCall implements Dispatcher.DispatchHandler, BodySource {
+  private abortCall: ((err: Error) => void) | null = null;
+  private resumeRead: (() => void) | null = null;
+  /** Set once the caller aborted before the call had started. */
+  private reason: Error | null = null;
+  private body: UpstreamBody | null = null;
+  /** A non-2xx answer: its status, raw headers and body so far. */
+  private failed: { status: number; rawHeaders: Buffer[]; chunks: Buffer[] } | null = null;
+  private readonly onAbort: (() => void) | null = null;
+
+  constructor(
+    private readonly client: UpstreamClient,
+    private readonly route: string,
+    private readonly signal: AbortSignal | undefined,
+    private readonly resolve: (reply: UpstreamReply) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    if (!signal) return;
+    if (signal.aborted) {
+      this.reason = abortError(signal.reason);
+      return;
+    }
+    this.onAbort = () => {
+      if (this.body) this.body.abort(signal.reason);
+      else if (this.abortCall) this.abortCall(abortError(signal.reason));
+      else this.reason = abortError(signal.reason);
+    };
+    signal.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  onConnect(abort: (err?: Error) => void): void {
+    if (this.reason) abort(this.reason);
+    else this.abortCall = abort;
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    if (status < 200) return true; // 1xx: the answer follows
+    if (status < 300) {
+      this.resumeRead = resume;
+      this.body = new UpstreamBody(this);
+      this.resolve({ status, body: this.body });
+    } else {
+      this.failed = { status, rawHeaders, chunks: [] };
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.body) return this.body.push(chunk);
+    this.failed?.chunks.push(chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.body) this.body.complete();
+    else if (this.failed) this.rejectStatus(Buffer.concat(this.failed.chunks).toString("utf8"));
+  }
+
+  onError(err: Error): void {
+    if (this.body) this.body.fail(err);
+    // A non-2xx answer whose body was lost: the status is enough.
+    else if (this.failed) this.rejectStatus("");
+    else {
+      this.unlisten();
+      // Our own abort (the client went away, whatever reason it carries) says nothing about the upstream.
+      this.reject(this.signal?.aborted ? err : this.client.classify(err));
+    }
+  }
+
+  // BodySource: what the body asks of the call.
+  resume(): void {
+    this.resumeRead!();
+  }
+
+  abort(err: Error): void {
+    this.abortCall!(err);
+  }
+
+  finished(): void {
+    this.unlisten();
+  }
+
+  private rejectStatus(text: string): void {
+    this.unlisten();
+    const { status, rawHeaders } = this.failed!;
+    const cfg = this.client.config;
+    this.reject(
+      new UpstreamFailure(cfg.name, "status", `HTTP ${status}`, status, parseUpstreamErrorBody(text, status, cfg.api_key), parseRetryAfter(rawHeader(rawHeaders, "retry-after")), {
+        route: this.route,
+        jsonBody: isJsonErrorBody(text.trimStart()),
+      }),
+    );
+  }
+
+  private unlisten(): void {
+    if (this.onAbort) this.signal!.removeEventListener("abort", this.onAbort);
+  }
+}
+
+/** undici aborts with an Error; a reason that is not one (a string) is carried by an AbortError. */
+function abortError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new DOMException(String(reason ?? "This operation was aborted"), "AbortError");
+}
+
+/** A header of a raw undici list (name, value, name, value...), lower-case name, the first one if repeated. */
+function rawHeader(raw: Buffer[], name: string): string | undefined {
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length === name.length && raw[i]!.toString("latin1").toLowerCase() === name) return raw[i + 1]!.toString("latin1");
+  }
+  return undefined;
 }

@@ -1,3 +1,5 @@
+import type { UpstreamBody } from "./body.js";
+
 /** One server-sent event frame. `raw` is the frame text without its trailing blank line. */
 export interface SseFrame {
   event: string | undefined;
@@ -10,89 +12,131 @@ export interface SseFrame {
   more?: boolean;
 }
 
+/** Called once per frame; true stops the parser (the protocol's end: [DONE], a terminal event). */
+export type FrameHandler = (frame: SseFrame) => boolean | void;
+
 /**
- * Splits a byte stream into SSE frames. Line ends may be LF, CRLF or a lone CR
- * (sse-starlette and other Python servers send CRLF), comments (": keep-alive"),
- * multi-line data and frames split across reads at any byte.
+ * Splits a byte stream into SSE frames, fed one upstream read at a time and calling back
+ * once per complete frame in the same turn (no promise per frame). Line ends may be LF,
+ * CRLF or a lone CR (sse-starlette and other Python servers send CRLF), comments
+ * (": keep-alive"), multi-line data and frames split across reads at any byte.
  *
  * Each read is normalised to LF on its own (a read without "\r" is not touched). A
  * read that ends in "\r" has ended its line already; if the next read starts with
  * "\n", that "\n" belongs to the same CRLF and is dropped (`skipLf`), so a split
  * between "\r" and "\n" never adds a blank line (which would end a frame early).
  */
-export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseFrame> {
-  const decoder = new TextDecoder();
-  let buf = "";
-  let skipLf = false;
-  // A Node stream is iterated without destroy-on-return, so a reader that stops early
-  // (at [DONE] or a terminal event) lets release() decide: see there.
-  const readable = typeof (body as Partial<NodeReadable>).iterator === "function" ? (body as NodeReadable) : null;
-  const source = readable ? readable.iterator({ destroyOnReturn: false }) : body;
-  let complete = false;
-  try {
-    for await (const chunk of source) {
-      let text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-      if (text.length === 0) continue; // e.g. only part of a multi-byte character so far
-      if (skipLf) {
-        skipLf = false;
-        if (text.charCodeAt(0) === LF) text = text.slice(1);
-      }
-      if (text.includes("\r")) {
-        skipLf = text.charCodeAt(text.length - 1) === CR;
-        text = text.replace(CR_LINE_ENDS, "\n");
-      }
-      buf = buf.length === 0 ? text : buf + text;
-      let start = 0;
-      let end: number;
-      let held: SseFrame | null = null; // each frame is yielded once the next one is known
-      while ((end = buf.indexOf("\n\n", start)) !== -1) {
-        const frame = parseFrame(buf.slice(start, end));
-        start = end + 2;
-        if (!frame) continue;
-        if (held) {
-          held.more = true;
-          yield held;
-        }
-        held = frame;
-      }
-      if (start > 0) buf = start === buf.length ? "" : buf.slice(start);
-      if (held) yield held;
+export class SseParser {
+  private readonly decoder = new TextDecoder();
+  private buf = "";
+  private skipLf = false;
+
+  /** One upstream read. Returns true when `onFrame` asked to stop (no further frame of the read is parsed). */
+  push(chunk: Uint8Array | string, onFrame: FrameHandler): boolean {
+    let text = typeof chunk === "string" ? chunk : this.decoder.decode(chunk, { stream: true });
+    if (text.length === 0) return false; // e.g. only part of a multi-byte character so far
+    if (this.skipLf) {
+      this.skipLf = false;
+      if (text.charCodeAt(0) === LF) text = text.slice(1);
     }
-    complete = true;
-  } finally {
-    if (!complete && readable) release(readable);
+    if (text.includes("\r")) {
+      this.skipLf = text.charCodeAt(text.length - 1) === CR;
+      text = text.replace(CR_LINE_ENDS, "\n");
+    }
+    let buf = this.buf.length === 0 ? text : this.buf + text;
+    let start = 0;
+    let end: number;
+    let held: SseFrame | null = null; // each frame is handed on once the next one is known
+    while ((end = buf.indexOf("\n\n", start)) !== -1) {
+      const frame = parseFrame(buf.slice(start, end));
+      start = end + 2;
+      if (!frame) continue;
+      if (held) {
+        held.more = true;
+        if (onFrame(held) === true) return this.stop();
+      }
+      held = frame;
+    }
+    if (start > 0) buf = start === buf.length ? "" : buf.slice(start);
+    this.buf = buf;
+    return held !== null && onFrame(held) === true ? this.stop() : false;
   }
-  const tail = decoder.decode();
-  buf += skipLf && tail.charCodeAt(0) === LF ? tail.slice(1) : tail;
-  const last = parseFrame(buf.replace(CR_LINE_ENDS, "\n").trim());
-  if (last) yield last;
+
+  /** The end of the body: a last frame without its blank line still counts. */
+  end(onFrame: FrameHandler): boolean {
+    const tail = this.decoder.decode();
+    const buf = this.buf + (this.skipLf && tail.charCodeAt(0) === LF ? tail.slice(1) : tail);
+    this.buf = "";
+    const last = parseFrame(buf.replace(CR_LINE_ENDS, "\n").trim());
+    return last !== null && onFrame(last) === true;
+  }
+
+  private stop(): true {
+    this.buf = "";
+    return true;
+  }
+}
+
+/** What reads an upstream body's frames as they arrive (`pipeSseFrames`). */
+export interface FrameConsumer {
+  /** One frame, in the turn its upstream read arrived; true stops reading (the rest of the body is released). */
+  onFrame: FrameHandler;
+  /** The body ended by itself (after its last frame). Not called after a stop. */
+  onEnd(): void;
+  /** The body broke or the caller aborted it. Not called after a stop. */
+  onError(err: unknown): void;
+}
+
+/**
+ * Reads an upstream body's SSE frames by push: every frame of a read is handed on in the
+ * read's own turn. A consumer that stops early (at [DONE] or a terminal event) releases the
+ * body: drained when its end is already here (no abort error per stream), else the call is
+ * aborted. The consumer pauses the body itself (`body.pause()`) when its client is full.
+ */
+export function pipeSseFrames(body: UpstreamBody, consumer: FrameConsumer): void {
+  const parser = new SseParser();
+  let stopped = false;
+  body.attach({
+    onChunk(chunk) {
+      if (stopped || !parser.push(chunk, consumer.onFrame)) return;
+      stopped = true;
+      body.release();
+    },
+    onEnd() {
+      if (stopped) return;
+      stopped = true;
+      if (!parser.end(consumer.onFrame)) consumer.onEnd();
+    },
+    onError(err) {
+      if (stopped) return;
+      stopped = true;
+      consumer.onError(err);
+    },
+  });
+}
+
+/**
+ * The same frames as an async iterator, for callers that await (tests, benchmarks). An
+ * UpstreamBody it stops reading early is released by the body's own iterator.
+ */
+export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseFrame> {
+  const parser = new SseParser();
+  const frames: SseFrame[] = [];
+  const collect = (frame: SseFrame) => {
+    frames.push(frame);
+  };
+  for await (const chunk of body) {
+    parser.push(chunk, collect);
+    for (let i = 0; i < frames.length; i++) yield frames[i]!;
+    frames.length = 0;
+  }
+  parser.end(collect);
+  yield* frames;
 }
 
 const LF = 10;
 const CR = 13;
 const CR_LINE_ENDS = /\r\n?/g;
-
-type NodeReadable = AsyncIterable<Uint8Array | string> & {
-  iterator(opts: { destroyOnReturn: boolean }): AsyncIterable<Uint8Array | string>;
-  resume(): unknown;
-  destroy(): unknown;
-  destroyed: boolean;
-  readableEnded: boolean;
-  _readableState?: { ended?: boolean };
-};
-
-/**
- * A body its reader stopped early. When its end is already buffered (the usual case at
- * [DONE]: the upstream ended the response in the same read), it is drained: same outcome,
- * without destroying it, which costs an abort error with a stack trace per stream
- * (~2% of the CPU of a streamed request in the benchmarks). Otherwise it is destroyed
- * at once, as before.
- */
-function release(stream: NodeReadable): void {
-  if (stream.destroyed || stream.readableEnded) return;
-  if (stream._readableState?.ended) stream.resume();
-  else stream.destroy();
-}
 
 function parseFrame(text: string): SseFrame | null {
   if (text.length === 0) return null;

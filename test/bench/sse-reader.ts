@@ -5,18 +5,24 @@
  *   npm run build && cp -r dist .bench/dist-base   (then change, build, and:)
  *   node --expose-gc --import tsx test/bench/sse-reader.ts --dists .bench/dist-base,dist [--rounds 7]
  * Workloads: LF frames one per read (the usual chat stream), LF with several frames per read,
- * CRLF frames split at odd offsets (sse-starlette behind a proxy).
+ * CRLF frames split at odd offsets (sse-starlette behind a proxy). A dist whose sse.js has the
+ * push parser (`SseParser`) is measured both ways: iterated (`readSseFrames`) and pushed (`:push`).
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 
 type Reader = (body: AsyncIterable<Uint8Array | string>) => AsyncGenerator<{ data: string }>;
+type Parser = new () => { push(chunk: Uint8Array, onFrame: (f: { data: string }) => void): boolean; end(onFrame: (f: { data: string }) => void): boolean };
 const { values: f } = parseArgs({ options: { dists: { type: "string" }, rounds: { type: "string" }, frames: { type: "string" } } });
 const dists = (f.dists ?? ".bench/dist-base,dist").split(",");
 const rounds = Number(f.rounds ?? 7);
 const framesPerRun = Number(f.frames ?? 200_000);
-const readers: { name: string; read: Reader }[] = [];
-for (const d of dists) readers.push({ name: d, read: ((await import(resolve(d, "upstream/sse.js"))) as { readSseFrames: Reader }).readSseFrames });
+const readers: { name: string; run: (chunks: Uint8Array[]) => Promise<number> }[] = [];
+for (const d of dists) {
+  const mod = (await import(resolve(d, "upstream/sse.js"))) as { readSseFrames: Reader; SseParser?: Parser };
+  readers.push({ name: d, run: (chunks) => run(mod.readSseFrames, chunks) });
+  if (mod.SseParser) readers.push({ name: `${d}:push`, run: (chunks) => Promise.resolve(runPushed(mod.SseParser!, chunks)) });
+}
 
 const enc = new TextEncoder();
 const chunk = (i: number) =>
@@ -45,15 +51,29 @@ async function run(read: Reader, chunks: Uint8Array[]): Promise<number> {
   return n;
 }
 
+function runPushed(Parser: Parser, chunks: Uint8Array[]): number {
+  let n = 0;
+  const onFrame = (fr: { data: string }) => {
+    n += fr.data.length > 0 ? 1 : 0;
+  };
+  const loops = Math.ceil(framesPerRun / frames.length);
+  for (let l = 0; l < loops; l++) {
+    const parser = new Parser();
+    for (const c of chunks) parser.push(c, onFrame);
+    parser.end(onFrame);
+  }
+  return n;
+}
+
 const gc = (globalThis as { gc?: () => void }).gc;
 const res: Record<string, Record<string, { ns: number[]; bytes: number[] }>> = {};
 for (let r = 0; r < rounds + 1; r++) {
   for (const [w, chunks] of Object.entries(reads)) {
-    for (const { name, read } of readers) {
+    for (const { name, run } of readers) {
       gc?.();
       const heap0 = process.memoryUsage().heapUsed;
       const t0 = process.hrtime.bigint();
-      const n = await run(read, chunks);
+      const n = await run(chunks);
       const ns = Number(process.hrtime.bigint() - t0) / n;
       const bytes = (process.memoryUsage().heapUsed - heap0) / n; // growth without a GC in between: a floor when a GC ran
       if (r === 0) continue; // warm-up round

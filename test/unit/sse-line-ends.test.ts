@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { readSseFrames, type SseFrame } from "../../src/upstream/sse.js";
+import { UpstreamBody } from "../../src/upstream/body.js";
+import { pipeSseFrames, readSseFrames, SseParser, type SseFrame } from "../../src/upstream/sse.js";
 import { recordedChatStream, withLineEnds, type LineEnd } from "../helpers/sse-recording.js";
 
 const encoder = new TextEncoder();
@@ -10,6 +11,26 @@ async function collect(chunks: (Uint8Array | string)[]): Promise<{ event: string
     for (const c of chunks) yield c;
   }
   for await (const f of readSseFrames(source()) as AsyncGenerator<SseFrame>) out.push({ event: f.event, data: f.data });
+  return out;
+}
+
+/** The same reads through the push API: the parser fed by an UpstreamBody, each frame called back in its read's turn. */
+function collectPushed(chunks: (Uint8Array | string)[]): { event: string | undefined; data: string }[] {
+  const out: { event: string | undefined; data: string }[] = [];
+  const body = new UpstreamBody({ resume() {}, abort() {}, finished() {} });
+  let ended = false;
+  pipeSseFrames(body, {
+    onFrame: (f) => {
+      out.push({ event: f.event, data: f.data });
+    },
+    onEnd: () => (ended = true),
+    onError: (err) => {
+      throw err;
+    },
+  });
+  for (const c of chunks) body.push(Buffer.from(typeof c === "string" ? encoder.encode(c) : c));
+  body.complete();
+  if (!ended) throw new Error("no end");
   return out;
 }
 
@@ -35,6 +56,15 @@ describe("readSseFrames line ends (CRLF, CR, LF) at every split point", () => {
       const chunks: Uint8Array[] = [];
       for (let i = 0; i < bytes.length; i++) chunks.push(bytes.subarray(i, i + 1));
       expect(await collect(chunks)).toEqual(expected);
+      expect(collectPushed(chunks)).toEqual(expected);
+    });
+
+    it(`${label}: pushed, whole and split in two at every byte offset`, () => {
+      expect(collectPushed([bytes])).toEqual(expected);
+      for (let i = 1; i < bytes.length; i++) {
+        const frames = collectPushed([bytes.subarray(0, i), bytes.subarray(i)]);
+        if (JSON.stringify(frames) !== JSON.stringify(expected)) expect({ splitAt: i, frames }).toEqual({ splitAt: i, frames: expected });
+      }
     });
   }
 
@@ -46,6 +76,23 @@ describe("readSseFrames line ends (CRLF, CR, LF) at every split point", () => {
     expect(await collect([encoder.encode("data: a\r"), euro.subarray(0, 0), encoder.encode("\ndata: b"), euro, encoder.encode("\r\n\r\n")])).toEqual([
       { event: undefined, data: "a\nb€" },
     ]);
+  });
+
+  it("pushed: a read that ends between \\r and \\n does not end a multi-line data field early", () => {
+    expect(collectPushed(["data: a\r", "\ndata: b\r\n\r\n"])).toEqual([{ event: undefined, data: "a\nb" }]);
+    const euro = encoder.encode("€");
+    // ... also when the \r comes after a multi-byte character split across reads, and an empty read sits between \r and \n.
+    expect(collectPushed([encoder.encode("data: a"), euro.subarray(0, 1), Buffer.concat([euro.subarray(1), encoder.encode("\r")]), euro.subarray(0, 0), encoder.encode("\ndata: b\r\n\r\n")])).toEqual([
+      { event: undefined, data: "a€\nb" },
+    ]);
+  });
+
+  it("pushed: a lone CR at the end of a read ends the frame in that read's turn", () => {
+    const seen: string[] = [];
+    new SseParser().push("data: x\r\r", (f) => {
+      seen.push(f.data);
+    });
+    expect(seen).toEqual(["x"]);
   });
 
   it("a lone CR at the end of a read ends the line at once (no wait for the next read)", async () => {

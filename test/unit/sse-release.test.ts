@@ -1,58 +1,111 @@
-import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { readSseFrames } from "../../src/upstream/sse.js";
+import { UpstreamBody } from "../../src/upstream/body.js";
+import { pipeSseFrames, readSseFrames, type SseFrame } from "../../src/upstream/sse.js";
 
-async function readUntilDone(body: Readable): Promise<string[]> {
-  const seen: string[] = [];
-  for await (const frame of readSseFrames(body)) {
-    if (frame.data === "[DONE]") break;
-    seen.push(frame.data);
-  }
-  return seen;
+function fakeBody() {
+  const calls = { aborted: 0, finished: 0 };
+  const body = new UpstreamBody({ resume() {}, abort: () => calls.aborted++, finished: () => calls.finished++ });
+  return { body, calls };
 }
 
-describe("readSseFrames stopped early", () => {
-  it("drains a body whose end is already buffered instead of destroying it", async () => {
-    const body = new Readable({ read() {} });
-    body.push("data: a\n\ndata: [DONE]\n\n");
-    body.push(null);
-    expect(await readUntilDone(body)).toEqual(["a"]);
-    await new Promise<void>((r) => body.once("end", () => r()));
-    expect(body.readableEnded).toBe(true);
-    expect(body.errored).toBeNull();
+/** Reads frames by push until [DONE]; what the consumer saw. */
+function readUntilDone(body: UpstreamBody): { frames: string[]; ends: string[] } {
+  const out = { frames: [] as string[], ends: [] as string[] };
+  pipeSseFrames(body, {
+    onFrame: (f) => {
+      if (f.data === "[DONE]") return true;
+      out.frames.push(f.data);
+      return false;
+    },
+    onEnd: () => out.ends.push("end"),
+    onError: () => out.ends.push("error"),
+  });
+  return out;
+}
+
+describe("pipeSseFrames stopped early", () => {
+  it("drops a body whose end is already here instead of aborting the call (no abort error per stream)", () => {
+    const { body, calls } = fakeBody();
+    body.push(Buffer.from("data: a\n\ndata: [DONE]\n\ndata: after\n\n"));
+    body.complete();
+    expect(readUntilDone(body)).toEqual({ frames: ["a"], ends: [] });
+    expect(calls).toEqual({ aborted: 0, finished: 1 });
   });
 
-  it("destroys a body that is still open", async () => {
-    const body = new Readable({ read() {} });
-    body.push("data: a\n\ndata: [DONE]\n\n");
-    expect(await readUntilDone(body)).toEqual(["a"]);
-    expect(body.destroyed).toBe(true);
+  it("drops a body whose end undici reports right after the read that carried [DONE]", async () => {
+    const { body, calls } = fakeBody();
+    const seen = readUntilDone(body);
+    body.push(Buffer.from("data: a\n\ndata: [DONE]\n\n"));
+    body.complete();
+    await Promise.resolve();
+    expect(seen).toEqual({ frames: ["a"], ends: [] });
+    expect(calls).toEqual({ aborted: 0, finished: 1 });
   });
 
-  it("reads a plain async iterable to the end as before", async () => {
-    async function* chunks() {
-      yield "data: a\n\n";
-      yield "data: b";
+  it("aborts the call of a body that is still open after that read, and the consumer hears nothing more", async () => {
+    const { body, calls } = fakeBody();
+    const seen = readUntilDone(body);
+    body.push(Buffer.from("data: a\n\ndata: [DONE]\n\n"));
+    await Promise.resolve();
+    body.fail(new Error("aborted"));
+    expect(seen).toEqual({ frames: ["a"], ends: [] });
+    expect(calls).toEqual({ aborted: 1, finished: 1 });
+  });
+
+  it("reads a body to its end, its last frame without a blank line too", () => {
+    const { body } = fakeBody();
+    const seen = readUntilDone(body);
+    body.push(Buffer.from("data: a\n\n"));
+    body.push(Buffer.from("data: b"));
+    body.complete();
+    expect(seen).toEqual({ frames: ["a", "b"], ends: ["end"] });
+  });
+
+  it("hands on a broken body's error once, after its frames", () => {
+    const { body } = fakeBody();
+    const seen = readUntilDone(body);
+    body.push(Buffer.from("data: a\n\n"));
+    body.fail(new Error("body timeout"));
+    expect(seen).toEqual({ frames: ["a"], ends: ["error"] });
+  });
+
+  it("readSseFrames over an UpstreamBody releases it when the reader stops early", async () => {
+    const { body, calls } = fakeBody();
+    body.push(Buffer.from("data: a\n\ndata: [DONE]\n\n"));
+    const seen: string[] = [];
+    for await (const f of readSseFrames(body)) {
+      if (f.data === "[DONE]") break;
+      seen.push(f.data);
     }
-    const frames: string[] = [];
-    for await (const f of readSseFrames(chunks())) frames.push(f.data);
-    expect(frames).toEqual(["a", "b"]);
+    expect(seen).toEqual(["a"]);
+    expect(calls).toEqual({ aborted: 1, finished: 1 });
   });
 });
 
-describe("readSseFrames marks frames that have a successor in the same read", () => {
-  it("sets `more` on every frame but the last complete one of each upstream chunk, skipping comments", async () => {
+describe("SSE frames that have a successor in the same read", () => {
+  const reads = ["data: a\n\n: keep-alive\n\ndata: b\n\n", "data: c\n\ndata: d"];
+  const expected = [
+    ["a", true],
+    ["b", false],
+    ["c", false],
+    ["d", false],
+  ];
+
+  it("pushed: `more` on every frame but the last complete one of each upstream read, skipping comments", () => {
+    const { body } = fakeBody();
+    const frames: [string, boolean][] = [];
+    pipeSseFrames(body, { onFrame: (f: SseFrame) => void frames.push([f.data, f.more === true]), onEnd() {}, onError() {} });
+    for (const r of reads) body.push(Buffer.from(r));
+    body.complete();
+    expect(frames).toEqual(expected);
+  });
+
+  it("iterated: the same", async () => {
     async function* chunks() {
-      yield "data: a\n\n: keep-alive\n\ndata: b\n\n";
-      yield "data: c\n\ndata: d";
+      yield* reads;
     }
     const frames: [string, boolean][] = [];
     for await (const f of readSseFrames(chunks())) frames.push([f.data, f.more === true]);
-    expect(frames).toEqual([
-      ["a", true],
-      ["b", false],
-      ["c", false],
-      ["d", false],
-    ]);
+    expect(frames).toEqual(expected);
   });
 });
