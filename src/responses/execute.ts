@@ -7,7 +7,7 @@ import type { EventSink } from "../sse-writer.js";
 import type { ResponseObject } from "../types.js";
 import { UpstreamAttempt } from "../upstream/attempt.js";
 import { midStreamError } from "../upstream/mid-stream.js";
-import { pipeSseFrames } from "../upstream/sse.js";
+import { readSseFrames } from "../upstream/sse.js";
 import { END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
 import { ChatRequest } from "./adapter-chat.js";
 import { NativeRequest } from "./adapter-native.js";
@@ -122,69 +122,32 @@ export function recordTokenUsage(rt: Runtime, out: Pick<RunOutcome, "response" |
 type Pumped = Pick<RunOutcome, "response" | "terminal">;
 
 /**
- * Reads an upstream stream through its kind's translation into the sink, frame by frame in the
- * turn each upstream read arrives. The terminal event is returned, not sent; an upstream that
- * breaks ends in `response.failed` (and counts against its endpoint); a caller that goes away
- * rejects, or with `keepPartialOnAbort` keeps what came.
+ * Reads an upstream stream through its kind's translation into the sink. The terminal event is
+ * returned, not sent; an upstream that breaks ends in `response.failed` (and counts against its
+ * endpoint); a caller that goes away rejects, or with `keepPartialOnAbort` keeps what came.
  */
-function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, AdaptedRequest>, sink: EventSink, signal: AbortSignal, opts: PumpOptions): Promise<Pumped> {
-  return new Promise((resolve, reject) => {
-    const serialise = (ev: Parameters<StreamTranslation["serialise"]>[0]) => tr.serialise(ev);
-    /** The last events sent, the terminal one held back for the caller. */
-    const finish = (tail: ReturnType<StreamTranslation["finish"]>) => {
-      const terminal = tail.pop()!;
-      sendEvents(sink, tail, serialise);
-      resolve({ response: tr.response, terminal: { type: terminal.type, data: tr.serialise(terminal) } });
-    };
-    const fail = (err: unknown) => {
-      try {
-        if (signal.aborted) {
-          if (!opts.keepPartialOnAbort) return reject(err);
-          sendEvents(sink, tr.cancel(), serialise);
-          return resolve({ response: tr.response, terminal: null });
-        }
-        // An in-band error chunk is the server's own answer (maybe about this request): not an endpoint fault.
-        attempt.streamBroke(err);
-        finish(tr.fail(midStreamError(err, "responses")));
-      } catch (e) {
-        reject(e);
-      }
-    };
-    const end = () => {
-      let tail;
-      try {
-        tail = tr.finish();
-      } catch (err) {
-        return fail(err);
-      }
-      try {
-        finish(tail);
-      } catch (err) {
-        reject(err);
-      }
-    };
-    tr.start(sink);
-    pipeSseFrames(attempt.reply.body, {
-      onFrame(frame) {
-        let held;
-        try {
-          held = tr.push(frame, sink);
-        } catch (err) {
-          fail(err);
-          return true;
-        }
-        if (held === END) {
-          end();
-          return true;
-        }
-        if (held) {
-          resolve({ response: tr.response, terminal: held });
-          return true;
-        }
-        return false;
-      },
-      onEnd: end,
-      onError: fail,
-    });
-  });
+async function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, AdaptedRequest>, sink: EventSink, signal: AbortSignal, opts: PumpOptions): Promise<Pumped> {
+  const serialise = (ev: Parameters<StreamTranslation["serialise"]>[0]) => tr.serialise(ev);
+  tr.start(sink);
+  let tail;
+  try {
+    for await (const frame of readSseFrames(attempt.reply.body)) {
+      const held = tr.push(frame, sink);
+      if (held === END) break;
+      if (held) return { response: tr.response, terminal: held };
+    }
+    tail = tr.finish();
+  } catch (err) {
+    if (signal.aborted) {
+      if (!opts.keepPartialOnAbort) throw err;
+      sendEvents(sink, tr.cancel(), serialise);
+      return { response: tr.response, terminal: null };
+    }
+    // An in-band error chunk is the server's own answer (maybe about this request): not an endpoint fault.
+    attempt.streamBroke(err);
+    tail = tr.fail(midStreamError(err, "responses"));
+  }
+  const terminal = tail.pop()!;
+  sendEvents(sink, tail, serialise);
+  return { response: tr.response, terminal: { type: terminal.type, data: tr.serialise(terminal) } };
 }
