@@ -147,28 +147,17 @@ export class Runtime {
    * body for JSON). If the shutdown deadline passes first, `abort` stops the upstream call and
    * the client gets 503 server_shutting_down (which clients retry) rather than a cut connection.
    */
-  beforeDeadline<T>(abort: () => void, work: () => Promise<T>): Promise<T> {
-    // One `then` on the work's promise rather than an async frame around it (a promise and
-    // the microtasks of an `await` per request).
+  async beforeDeadline<T>(abort: () => void, work: () => Promise<T>): Promise<T> {
     this.waiting.add(abort);
-    let pending: Promise<T>;
     try {
-      pending = work();
+      return await work();
     } catch (err) {
-      pending = Promise.reject(err);
+      const deadline = this.streamsEnd.signal;
+      if (!deadline.aborted) throw err;
+      throw new ApiError(503, (deadline.reason as Error).message, { type: "server_error", code: "server_shutting_down", headers: { "retry-after": "1" } });
+    } finally {
+      this.waiting.delete(abort);
     }
-    return pending.then(
-      (value) => {
-        this.waiting.delete(abort);
-        return value;
-      },
-      (err: unknown) => {
-        this.waiting.delete(abort);
-        const deadline = this.streamsEnd.signal;
-        if (!deadline.aborted) throw err;
-        throw new ApiError(503, (deadline.reason as Error).message, { type: "server_error", code: "server_shutting_down", headers: { "retry-after": "1" } });
-      },
-    );
   }
 
   /** Shutdown reached its deadline: tell every open stream to end now. */

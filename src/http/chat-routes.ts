@@ -18,8 +18,7 @@ async function handle(c: Context<AppEnv>, rt: Runtime, call: (body: unknown, ctx
   const body = await readJsonBody(c);
   const stats = c.get("stats");
   labelModel(stats, rt.config.models, body);
-  const admitting = admitKey(c, rt, body);
-  if (admitting) await admitting;
+  await admitKey(c, rt, body);
   const link = new ClientLink(c);
   let result: ProxyResult;
   try {

@@ -94,7 +94,7 @@ export class ClientLink {
   private readonly controller = new AbortController();
   private readonly outgoing: NodeOutgoing | undefined;
   private readonly client: AbortSignal | undefined;
-  private readonly onGone: (() => void) | undefined;
+  private readonly onGone = () => this.controller.abort(this.client!.reason);
   private readonly onClose = () => {
     // What @hono/node-server does on this event to abort `c.req.raw.signal`, same reasons.
     const incoming = this.outgoing!.req;
@@ -108,9 +108,8 @@ export class ClientLink {
     this.outgoing = nodeOutgoing(c);
     if (this.outgoing) this.outgoing.once("close", this.onClose);
     else {
-      const client = (this.client = c.req.raw.signal);
-      this.onGone = () => this.controller.abort(client.reason);
-      client.addEventListener("abort", this.onGone, { once: true });
+      this.client = c.req.raw.signal;
+      this.client.addEventListener("abort", this.onGone, { once: true });
     }
   }
 
@@ -124,7 +123,7 @@ export class ClientLink {
   /** The answer is complete (JSON or error): the request's end must abort nothing. */
   detach(): void {
     if (this.outgoing) this.outgoing.removeListener("close", this.onClose);
-    else this.client!.removeEventListener("abort", this.onGone!);
+    else this.client!.removeEventListener("abort", this.onGone);
   }
 }
 

@@ -1,25 +1,18 @@
 import type { Context } from "hono";
 import { admit, estimateTokens, keyLimits } from "../keys/limits.js";
-import type { ApiKey } from "../keys/policy.js";
-import type { KeyLimits } from "../store/limiter.js";
 import { limiterDeps, type Runtime } from "../runtime.js";
 import { nodeOutgoing, type AppEnv } from "./context.js";
 
 /**
  * Admits an inference request against its key's limits (429 when one refuses it) and sets
  * the x-ratelimit-* headers on the answer. The gate is settled when the request is over
- * (app.ts), with the tokens the upstream reported. Keys without limits cost nothing here:
- * undefined, nothing to wait for (callers skip the `await`, a microtask per request).
+ * (app.ts), with the tokens the upstream reported. Keys without limits cost nothing here.
  */
-export function admitKey(c: Context<AppEnv>, rt: Runtime, body: unknown): Promise<void> | undefined {
+export async function admitKey(c: Context<AppEnv>, rt: Runtime, body: unknown): Promise<void> {
   c.get("stats").metered = true;
   const key = c.get("apiKey");
   const limits = keyLimits(key);
-  if (!key || !limits) return undefined;
-  return admitLimited(c, rt, body, key, limits);
-}
-
-async function admitLimited(c: Context<AppEnv>, rt: Runtime, body: unknown, key: ApiKey, limits: KeyLimits): Promise<void> {
+  if (!key || !limits) return;
   const reserve = estimateTokens(Number(c.req.header("content-length")) || 0, body);
   const { gate, headers } = await admit(limiterDeps(rt), key, limits, rt.ids("req"), reserve);
   c.get("stats").gate = gate;

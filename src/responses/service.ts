@@ -10,7 +10,7 @@ import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import { emitted } from "../emitted.js";
 import type { EmittedResponse, Item, JsonObject, ResponseObject } from "../types.js";
 import { clientJson, omitEncryptedContent } from "../native/rewrite.js";
-import { AutoCompactor, compactThreshold } from "./auto-compact.js";
+import { AutoCompactor } from "./auto-compact.js";
 import { BackgroundJobs } from "./background.js";
 import { cacheKey } from "./cache-key.js";
 import { appendTurn } from "./conversation-turn.js";
@@ -120,8 +120,7 @@ export class ResponsesService {
     if (plan.store) await requireConnected(this.rt.stores.status);
     // No upstream tokens for this request itself: a background job counts its own, a cache hit costs none.
     if (plan.background) return this.createBackground(plan, ctx);
-    // context_management over its threshold (no await at all without one: a microtask per request)
-    if (compactThreshold(plan.req) !== null) plan = await this.compactor.apply(plan, ctx.signal, ctx.stats);
+    plan = await this.compactor.apply(plan, ctx.signal, ctx.stats); // context_management over its threshold
 
     const key = plan.useCache ? cacheKey(plan.req, plan.model, [...plan.history, ...plan.input]) : null;
     if (key) {
@@ -194,7 +193,7 @@ export class ResponsesService {
     const tokens = recordTokenUsage(this.rt, out, plan.owner);
     // unset: the upstream reported no usage; already set: a compaction before the answer spent some
     if (ctx.stats && tokens !== NO_TOKENS) ctx.stats.tokens = ctx.stats.tokens ? { input: ctx.stats.tokens.input + tokens.input, output: ctx.stats.tokens.output + tokens.output } : tokens;
-    if (plan.conversationId) await appendTurn(this.rt, plan, out.response, out.endpoint, out.terminal !== null);
+    await appendTurn(this.rt, plan, out.response, out.endpoint, out.terminal !== null);
     if (plan.store) await this.save(plan, out.response, out.endpoint);
     ctx.remember?.({ response: out.response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint: out.endpoint });
     if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response);
