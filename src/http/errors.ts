@@ -1,7 +1,7 @@
-import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Context } from "hono";
 import { ApiError, toApiError } from "../errors.js";
 import { nodeOutgoing } from "./context.js";
+import { writeJson } from "./json.js";
 
 /** The one place an error becomes an HTTP answer: status, headers, OpenAI error body. */
 export function errorResponse(err: unknown): Response {
@@ -18,11 +18,7 @@ export function sendError(c: Context, err: unknown): Response {
   const outgoing = nodeOutgoing(c);
   if (!outgoing || outgoing.headersSent) return errorResponse(err);
   const { status, body, headers } = errorAnswer(err);
-  outgoing.statusCode = status;
-  outgoing.setHeader("content-type", "application/json");
-  for (const name in headers) outgoing.setHeader(name, headers[name]!);
-  outgoing.end(body);
-  return RESPONSE_ALREADY_SENT;
+  return writeJson(outgoing, status, body, "content-type", headers);
 }
 
 function errorAnswer(err: unknown): { status: number; body: string; headers: Record<string, string> } {

@@ -1,6 +1,6 @@
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Context } from "hono";
-import { nodeOutgoing } from "./context.js";
+import { nodeOutgoing, type NodeOutgoing } from "./context.js";
 
 /**
  * A 200 JSON answer of the hot routes, its body already serialised. Under @hono/node-server it
@@ -15,8 +15,17 @@ import { nodeOutgoing } from "./context.js";
 export function jsonText(c: Context, text: string, contentTypeHeader: "Content-Type" | "content-type"): Response {
   const outgoing = nodeOutgoing(c);
   if (!outgoing) return c.body(text, 200, { [contentTypeHeader]: "application/json" });
-  outgoing.statusCode = 200;
-  outgoing.setHeader(contentTypeHeader, "application/json");
-  outgoing.end(text);
+  return writeJson(outgoing, 200, text, contentTypeHeader);
+}
+
+/**
+ * Writes a JSON answer to the ServerResponse: status, content-type, then `headers` (after the
+ * ones already set there, x-request-id, x-router-model), and `end` (Node sets Content-Length).
+ */
+export function writeJson(out: NodeOutgoing, status: number, text: string, contentTypeHeader: string, headers?: Record<string, string>): Response {
+  out.statusCode = status;
+  out.setHeader(contentTypeHeader, "application/json");
+  if (headers) for (const name in headers) out.setHeader(name, headers[name]!);
+  out.end(text);
   return RESPONSE_ALREADY_SENT;
 }

@@ -140,7 +140,7 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
     this.held.length = 0;
     this.heldBytes = 0;
     this.paused = false;
-    if (open) this.source.abort(reason instanceof Error ? reason : new DOMException(String(reason), "AbortError"));
+    if (open) this.source.abort(abortError(reason));
     this.deliver();
   }
 
@@ -263,4 +263,9 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
     this.heldBytes = 0;
     this.source.finished();
   }
+}
+
+/** undici aborts with an Error; a reason that is not one (a string) is carried by an AbortError. */
+export function abortError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new DOMException(String(reason ?? "This operation was aborted"), "AbortError");
 }

@@ -1,6 +1,6 @@
 import { Pool, errors as undiciErrors, type Dispatcher } from "undici";
 import type { RouterConfig } from "../config/load.js";
-import { UpstreamBody, type BodySource } from "./body.js";
+import { UpstreamBody, abortError, type BodySource } from "./body.js";
 import { UpstreamFailure, isJsonErrorBody, parseRetryAfter, parseUpstreamErrorBody, scrubSecret } from "./errors.js";
 
 type EndpointConfig = RouterConfig["endpoints"][number];
@@ -220,11 +220,6 @@ class UpstreamCall implements Dispatcher.DispatchHandler, BodySource {
   private unlisten(): void {
     if (this.onAbort) this.signal!.removeEventListener("abort", this.onAbort);
   }
-}
-
-/** undici aborts with an Error; a reason that is not one (a string) is carried by an AbortError. */
-function abortError(reason: unknown): Error {
-  return reason instanceof Error ? reason : new DOMException(String(reason ?? "This operation was aborted"), "AbortError");
 }
 
 /** A header of a raw undici list (name, value, name, value...), lower-case name, the first one if repeated. */

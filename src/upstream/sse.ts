@@ -116,8 +116,9 @@ export function pipeSseFrames(body: UpstreamBody, consumer: FrameConsumer): void
 }
 
 /**
- * The same frames as an async iterator, for callers that await (tests, benchmarks). An
- * UpstreamBody it stops reading early is released by the body's own iterator.
+ * The same frames as an async iterator (the Responses stream pump, tests, benchmarks): the
+ * frames of each read are parsed at once and handed on one by one. An UpstreamBody it stops
+ * reading early is released by the body's own iterator.
  */
 export async function* readSseFrames(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseFrame> {
   const parser = new SseParser();
