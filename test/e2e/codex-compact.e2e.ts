@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { chatChunk, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, startMockUpstream, usageChunk, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
-import { startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { chatChunk, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, usageChunk, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
+import { useTwoKindRouter } from "../helpers/router.js";
 import { SUMMARY_PREFIX } from "../../src/translate/compaction.js";
 import { assertCodexInstalled, codexExec, type CodexRun } from "./codex-cli.js";
 
@@ -13,10 +13,6 @@ import { assertCodexInstalled, codexExec, type CodexRun } from "./codex-cli.js";
  * with the backend and seals it; on the openai kind the upstream does. Codex's next request
  * must carry the compaction item and the turn must finish. Run with `npm run test:codex`.
  */
-let chat: MockUpstream;
-let oai: MockUpstream;
-let router: TestRouter;
-
 const ECHO = "echo hi from codex";
 const SMALL_WINDOW = "model_context_window = 16000\nmodel_auto_compact_token_limit = 4000\n";
 const BIG = 9000; // tokens the first answer reports: over the limit
@@ -58,22 +54,11 @@ function responsesModel(req: RecordedRequest): Reply {
   return { kind: "sse", frames: nativeEvents(resp as ReturnType<typeof nativeResponse>) };
 }
 
-beforeAll(async () => {
+const env = useTwoKindRouter({ compaction: { key: "codex-e2e-compaction-key-0123" } });
+beforeAll(() => {
   assertCodexInstalled();
-  chat = await startMockUpstream();
-  oai = await startMockUpstream();
-  chat.setDefault("/chat/completions", chatModel);
-  oai.setDefault("/responses", responsesModel);
-  router = await startTestRouter(twoKindConfig(chat.url, oai.url, { compaction: { key: "codex-e2e-compaction-key-0123" } }));
-});
-afterAll(async () => {
-  await router?.close(1000);
-  await chat?.close();
-  await oai?.close();
-});
-beforeEach(() => {
-  chat.requests.length = 0;
-  oai.requests.length = 0;
+  env.chat.setDefault("/chat/completions", chatModel);
+  env.oai.setDefault("/responses", responsesModel);
 });
 
 function expectCompactedTurn(run: CodexRun): void {
@@ -87,24 +72,24 @@ function expectCompactedTurn(run: CodexRun): void {
 
 describe("Codex CLI compacting a session through the router", () => {
   it("on a chat backend: the router summarises with the backend, seals the item, and the next request carries the summary", async () => {
-    const run = await codexExec(router.url, "local", "Run `echo hi from codex` and tell me what it printed.", "test-key", { extra: SMALL_WINDOW, providerName: "OpenAI" });
+    const run = await codexExec(env.router.url, "local", "Run `echo hi from codex` and tell me what it printed.", "test-key", { extra: SMALL_WINDOW, providerName: "OpenAI" });
     expectCompactedTurn(run);
-    const bodies = chat.requests.map((r) => r.body);
-    const summaryCalls = chat.requests.filter(isSummaryCall);
+    const bodies = env.chat.requests.map((r) => r.body);
+    const summaryCalls = env.chat.requests.filter(isSummaryCall);
     expect(summaryCalls).toHaveLength(1);
     // The summarisation call saw the conversation so far, Codex's tool call included.
     expect(JSON.stringify(summaryCalls[0]!.body.messages)).toContain("exec_command");
     const after = bodies.at(-1)!;
     expect(after.tools.length).toBeGreaterThan(0);
     expect(JSON.stringify(after.messages)).toContain("SUMMARY-E2E");
-    const metrics = await (await router.fetch("/metrics")).text();
+    const metrics = await (await env.router.fetch("/metrics")).text();
     expect(metrics).toMatch(/responses_router_compactions_total\{model="local",kind="chat",trigger="trigger"\} 1/);
   });
 
   it("on an openai backend: the upstream compacts and its item goes back untouched on the next request", async () => {
-    const run = await codexExec(router.url, "gpt-4.1", "Run `echo hi from codex` and tell me what it printed.", "test-key", { extra: SMALL_WINDOW, providerName: "OpenAI" });
+    const run = await codexExec(env.router.url, "gpt-4.1", "Run `echo hi from codex` and tell me what it printed.", "test-key", { extra: SMALL_WINDOW, providerName: "OpenAI" });
     expectCompactedTurn(run);
-    const sent = oai.requests.filter((r) => r.path === "/responses").map((r) => r.body);
+    const sent = env.oai.requests.filter((r) => r.path === "/responses").map((r) => r.body);
     expect(sent.some((b) => b.input.at(-1)?.type === "compaction_trigger")).toBe(true);
     const last = sent.at(-1)!;
     expect(last.input).toContainEqual(expect.objectContaining({ type: "compaction", encrypted_content: UPSTREAM_ITEM.encrypted_content }));

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { chatChunk, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
-import { startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { chatChunk, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
+import { useTwoKindRouter } from "../helpers/router.js";
 import { metricSample } from "../helpers/metrics-text.js";
 import { assertCodexInstalled, codexExec, type CodexRun } from "./codex-cli.js";
 
@@ -11,10 +11,6 @@ import { assertCodexInstalled, codexExec, type CodexRun } from "./codex-cli.js";
  * tool to run `echo`, Codex runs it and sends the output back, and the model answers.
  * Run with `npm run test:codex`.
  */
-let chat: MockUpstream;
-let oai: MockUpstream;
-let router: TestRouter;
-
 const ECHO = "echo hi from codex";
 const toolOutput = (text: unknown) => (typeof text === "string" && text.includes("hi from codex") ? "hi from codex" : `unexpected tool output: ${JSON.stringify(text)}`);
 
@@ -38,22 +34,11 @@ function responsesModel(req: RecordedRequest): Reply {
   return { kind: "sse", frames: nativeEvents(resp as ReturnType<typeof nativeResponse>) };
 }
 
-beforeAll(async () => {
+const env = useTwoKindRouter();
+beforeAll(() => {
   assertCodexInstalled();
-  chat = await startMockUpstream();
-  oai = await startMockUpstream();
-  chat.setDefault("/chat/completions", chatModel);
-  oai.setDefault("/responses", responsesModel);
-  router = await startTestRouter(twoKindConfig(chat.url, oai.url));
-});
-afterAll(async () => {
-  await router?.close(1000);
-  await chat?.close();
-  await oai?.close();
-});
-beforeEach(() => {
-  chat.requests.length = 0;
-  oai.requests.length = 0;
+  env.chat.setDefault("/chat/completions", chatModel);
+  env.oai.setDefault("/responses", responsesModel);
 });
 
 function expectToolTurn(run: CodexRun): void {
@@ -72,11 +57,11 @@ function expectToolTurn(run: CodexRun): void {
 
 describe("Codex CLI through the router", () => {
   it("completes a turn with a shell tool call on a chat backend (namespace tools flattened, hosted tools dropped)", async () => {
-    const run = await codexExec(router.url, "local", "Run `echo hi from codex` and tell me what it printed.");
+    const run = await codexExec(env.router.url, "local", "Run `echo hi from codex` and tell me what it printed.");
     expectToolTurn(run);
 
-    expect(chat.requests).toHaveLength(2);
-    const [first, second] = chat.requests.map((r) => r.body);
+    expect(env.chat.requests).toHaveLength(2);
+    const [first, second] = env.chat.requests.map((r) => r.body);
     expect(first.model).toBe("llama3.1:8b");
     expect(first.stream).toBe(true);
     expect(first.stream_options).toEqual({ include_usage: true });
@@ -84,7 +69,7 @@ describe("Codex CLI through the router", () => {
     expect(names).toContain("exec_command");
     expect(names.some((n) => /^[A-Za-z0-9_]+__[A-Za-z0-9_]+$/.test(n))).toBe(true); // a namespace's members, flattened
     expect((first.tools as { type: string }[]).every((t) => t.type === "function")).toBe(true);
-    const metrics = await (await router.fetch("/metrics")).text();
+    const metrics = await (await env.router.fetch("/metrics")).text();
     expect(metrics).toMatch(/responses_router_dropped_tools_total\{model="local",tool_type="web_search"\} [1-9]/);
     expect(first.messages[0].role).toBe("system");
 
@@ -97,11 +82,11 @@ describe("Codex CLI through the router", () => {
   });
 
   it("completes the same turn on an OpenAI backend, where Codex's request passes through untouched", async () => {
-    const run = await codexExec(router.url, "gpt-4.1", "Run `echo hi from codex` and tell me what it printed.");
+    const run = await codexExec(env.router.url, "gpt-4.1", "Run `echo hi from codex` and tell me what it printed.");
     expectToolTurn(run);
 
-    expect(oai.requests).toHaveLength(2);
-    const [first, second] = oai.requests.map((r) => r.body);
+    expect(env.oai.requests).toHaveLength(2);
+    const [first, second] = env.oai.requests.map((r) => r.body);
     expect(first.store).toBe(false);
     expect(first.stream).toBe(true);
     expect(first.include).toContain("reasoning.encrypted_content");
@@ -121,19 +106,19 @@ describe("Codex CLI through the router", () => {
 
 describe("Codex CLI through the router over a WebSocket (supports_websockets = true)", () => {
   const websocketResponses = async () => {
-    const text = await (await router.fetch("/metrics")).text();
+    const text = await (await env.router.fetch("/metrics")).text();
     let sum = 0;
     for (const model of ["local", "gpt-4.1"]) sum += metricSample(text, "responses_router_responses_total", { transport: "websocket", model, status: "200" }) ?? 0;
     return { sum, http: metricSample(text, "responses_router_responses_total", { transport: "http", model: "local", status: "200" }) ?? 0, httpOai: metricSample(text, "responses_router_responses_total", { transport: "http", model: "gpt-4.1", status: "200" }) ?? 0 };
   };
 
   for (const { kind, model, upstream } of [
-    { kind: "chat", model: "local", upstream: () => chat },
-    { kind: "openai", model: "gpt-4.1", upstream: () => oai },
+    { kind: "chat", model: "local", upstream: () => env.chat },
+    { kind: "openai", model: "gpt-4.1", upstream: () => env.oai },
   ]) {
     it(`runs its tool turn over the router's WebSocket, not the HTTP fallback (${kind} backend)`, async () => {
       const before = await websocketResponses();
-      const run = await codexExec(router.url, model, "Run `echo hi from codex` and tell me what it printed.", "test-key", { websockets: true });
+      const run = await codexExec(env.router.url, model, "Run `echo hi from codex` and tell me what it printed.", "test-key", { websockets: true });
       expectToolTurn(run);
       expect(upstream().requests).toHaveLength(2);
       expect(JSON.stringify(upstream().requests[1]!.body)).toContain("hi from codex");
