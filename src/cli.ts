@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfigFile, type RouterConfig } from "./config/load.js";
 import { watchConfig } from "./config/watch.js";
-import { createLogger, LOG_FORMATS, type LogFormat, type Logger } from "./log.js";
+import { createLogger, LOG_FORMATS, type LogFormat, type Logger } from "./ops/log.js";
 import { startRouter } from "./server.js";
 import { probeEndpoints } from "./upstream/config-probe.js";
 

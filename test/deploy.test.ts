@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { parseConfigText } from "../src/config/load.js";
-import { createMetrics, metricNames } from "../src/metrics.js";
+import { createMetrics, metricNames } from "../src/ops/metrics.js";
 import { promtool, skipPromtool } from "./helpers/promtool.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");

@@ -241,7 +241,7 @@ export const routerConfigSchema = z
           .optional(),
         /** Earlier keys, for rotation: items sealed with them still open; new items are sealed with `key`. */
         previous_keys: z.array(z.string().min(16, "must be at least 16 characters")).default([]),
-        /** The instruction the chat backend gets to write the summary (default: translate/compaction.ts). */
+        /** The instruction the chat backend gets to write the summary (default: translate/chat/compaction.ts). */
         prompt: z.string().min(1).optional(),
         /** Newest user messages a compaction keeps, in tokens (4 characters a token), as the Codex CLI does. */
         user_message_max_tokens: positiveInt.default(20_000),

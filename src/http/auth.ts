@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { RouterConfig } from "../config/load.js";
-import { ApiError } from "../errors.js";
+import { ApiError } from "../ops/errors.js";
 import type { ApiKey } from "../keys/policy.js";
 
 /**

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { ApiError, invalidRequest } from "../errors.js";
+import { ApiError, invalidRequest } from "../ops/errors.js";
 import type { KeyGate } from "../keys/limits.js";
 import type { ApiKey } from "../keys/policy.js";
 import type { TokenCount } from "../keys/usage.js";

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { ApiError, toApiError } from "../errors.js";
+import { ApiError, toApiError } from "../ops/errors.js";
 import { nodeOutgoing } from "./context.js";
 import { writeJson } from "./json.js";
 

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { admit, estimateTokens, keyLimits } from "../keys/limits.js";
-import { limiterDeps, type Runtime } from "../runtime.js";
+import { limiterDeps, type Runtime } from "../runtime/runtime.js";
 import { nodeOutgoing, type AppEnv } from "./context.js";
 
 /**

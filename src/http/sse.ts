@@ -1,6 +1,6 @@
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Context } from "hono";
-import { webStream, type StreamBody, type TextSink } from "../sse-writer.js";
+import { webStream, type StreamBody, type TextSink } from "../wire/sse-writer.js";
 import { nodeOutgoing, type NodeOutgoing } from "./context.js";
 
 export const SSE_HEADERS = {

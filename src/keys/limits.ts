@@ -1,4 +1,4 @@
-import { ApiError } from "../errors.js";
+import { ApiError } from "../ops/errors.js";
 import type { Admission, BucketState, KeyLimits, LimitName, RateLimiter } from "../store/limiter.js";
 import type { ApiKey } from "./policy.js";
 import type { TokenCount } from "./usage.js";

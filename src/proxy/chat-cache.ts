@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { canonicalJson, keyedFields } from "../canonical-json.js";
+import { canonicalJson, keyedFields } from "../wire/canonical-json.js";
 import type { CachedResponse, ResponseCache } from "../store/types.js";
 
 /** A chat completion object as a backend returns it (only what the cache reads is typed). */
@@ -28,7 +28,7 @@ interface ToolCall {
 }
 
 /**
- * The same rule as the response cache (responses/cache-key.ts): every request field is
+ * The same rule as the response cache (responses/create/cache-key.ts): every request field is
  * keyed except these, which cannot change the answer and are not echoed in a completion:
  * delivery (`stream`, `stream_options`), bookkeeping (`store`, `metadata`), `user` (abuse
  * monitoring only), and `model`, keyed as the router's model name instead. `service_tier`

@@ -3,7 +3,7 @@ import { midStreamError } from "../upstream/mid-stream.js";
 import type { UpstreamBody } from "../upstream/body.js";
 import { pipeSseFrames, type SseFrame } from "../upstream/sse.js";
 import type { ChatChunkAccumulator } from "./chat-cache.js";
-import { textBody, type StreamBody } from "../sse-writer.js";
+import { textBody, type StreamBody } from "../wire/sse-writer.js";
 
 const USAGE = /"usage"\s*:\s*\{/;
 

@@ -1,7 +1,7 @@
 import type { ModelTarget } from "../config/load.js";
 import { NO_TOKENS, type TokenCount } from "../keys/usage.js";
-import type { Runtime } from "../runtime.js";
-import { fallbackSteps, type ModelConfig, type ModelStep } from "../models.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { fallbackSteps, type ModelConfig, type ModelStep } from "../runtime/models.js";
 import { UpstreamAttempt } from "../upstream/attempt.js";
 
 /** One proxied call: a body in the OpenAI wire shape, sent as is but for `model`. */

@@ -2,13 +2,13 @@
  * The /v1/chat/completions and /v1/embeddings proxy: the body goes to the model's pool
  * untouched but for `model` (either endpoint kind speaks these routes), the answer comes back
  * with the model name mapped, with the same auth, slots, failover and metrics as
- * /v1/responses. Not the native Responses pass-through: that is native/.
+ * /v1/responses. Not the native Responses pass-through: that is translate/openai/ and responses/adapters/openai.ts.
  */
 import { NO_KEY, type ApiKey } from "../keys/policy.js";
 import { addTokens, NO_TOKENS, type TokenCount } from "../keys/usage.js";
-import { targetsFor } from "../models.js";
-import type { Runtime } from "../runtime.js";
-import type { StreamBody } from "../sse-writer.js";
+import { targetsFor } from "../runtime/models.js";
+import type { Runtime } from "../runtime/runtime.js";
+import type { StreamBody } from "../wire/sse-writer.js";
 import { cacheable, ChatChunkAccumulator, chatCache, chatCacheKey, completionToChunks, type ChatCompletion } from "./chat-cache.js";
 import { chunksSseBody, proxiedSseBody } from "./chat-stream.js";
 import { countTokens, forward, modelRenamer, type Forwarded } from "./forward.js";

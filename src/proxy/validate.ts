@@ -1,4 +1,4 @@
-import { invalidRequest } from "../errors.js";
+import { invalidRequest } from "../ops/errors.js";
 import type { ProxyRequest } from "./forward.js";
 
 /** A proxied body checked just enough to route it; the backend validates the rest. */

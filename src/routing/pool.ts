@@ -1,4 +1,4 @@
-import { ApiError } from "../errors.js";
+import { ApiError } from "../ops/errors.js";
 import type { ModelTarget, RouterConfig } from "../config/load.js";
 import { EndpointHealth, type HealthState } from "./health.js";
 

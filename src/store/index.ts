@@ -1,17 +1,17 @@
 import type { Logger } from "pino";
-import { MemoryEventLog } from "./memory-events.js";
-import { MemoryJobQueue } from "./memory-jobs.js";
-import { MemoryConversationStore } from "./memory-conversations.js";
-import { MemoryRateLimiter } from "./memory-limiter.js";
-import { MemoryUsageStore } from "./memory-usage.js";
-import { MemoryResponseCache, MemoryResponseStore } from "./memory.js";
-import { closeClient, createRedisClient, replicaConfirm, type RedisTarget } from "./redis-client.js";
-import { RedisConversationStore } from "./redis-conversations.js";
-import { RedisEventLog } from "./redis-events.js";
-import { RedisJobQueue } from "./redis-jobs.js";
-import { RedisRateLimiter } from "./redis-limiter.js";
-import { RedisUsageStore } from "./redis-usage.js";
-import { RedisResponseCache, RedisResponseStore, type CacheErrorHook } from "./redis.js";
+import { MemoryEventLog } from "./memory/events.js";
+import { MemoryJobQueue } from "./memory/jobs.js";
+import { MemoryConversationStore } from "./memory/conversations.js";
+import { MemoryRateLimiter } from "./memory/limiter.js";
+import { MemoryUsageStore } from "./memory/usage.js";
+import { MemoryResponseCache, MemoryResponseStore } from "./memory/responses.js";
+import { closeClient, createRedisClient, replicaConfirm, type RedisTarget } from "./redis/client.js";
+import { RedisConversationStore } from "./redis/conversations.js";
+import { RedisEventLog } from "./redis/events.js";
+import { RedisJobQueue } from "./redis/jobs.js";
+import { RedisRateLimiter } from "./redis/limiter.js";
+import { RedisUsageStore } from "./redis/usage.js";
+import { RedisResponseCache, RedisResponseStore, type CacheErrorHook } from "./redis/responses.js";
 import type { StoreStatus, Stores } from "./types.js";
 
 export type * from "./types.js";
@@ -123,12 +123,12 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
   };
 }
 
-export { MemoryResponseStore, MemoryResponseCache } from "./memory.js";
-export { MemoryEventLog } from "./memory-events.js";
-export { MemoryJobQueue } from "./memory-jobs.js";
-export { RedisResponseStore, RedisResponseCache } from "./redis.js";
-export { RedisEventLog } from "./redis-events.js";
-export { MemoryConversationStore } from "./memory-conversations.js";
-export { RedisConversationStore } from "./redis-conversations.js";
-export { RedisJobQueue } from "./redis-jobs.js";
-export { createRedisClient, describeTarget, RedisStatus, type RedisTarget } from "./redis-client.js";
+export { MemoryResponseStore, MemoryResponseCache } from "./memory/responses.js";
+export { MemoryEventLog } from "./memory/events.js";
+export { MemoryJobQueue } from "./memory/jobs.js";
+export { RedisResponseStore, RedisResponseCache } from "./redis/responses.js";
+export { RedisEventLog } from "./redis/events.js";
+export { MemoryConversationStore } from "./memory/conversations.js";
+export { RedisConversationStore } from "./redis/conversations.js";
+export { RedisJobQueue } from "./redis/jobs.js";
+export { createRedisClient, describeTarget, RedisStatus, type RedisTarget } from "./redis/client.js";

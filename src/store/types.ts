@@ -1,5 +1,5 @@
-import { isFinished, TERMINAL_EVENTS } from "../protocol.js";
-import type { Item, ResponseObject, StreamEvent } from "../types.js";
+import { isFinished, TERMINAL_EVENTS } from "../wire/protocol.js";
+import type { Item, ResponseObject, StreamEvent } from "../wire/types.js";
 import type { RateLimiter } from "./limiter.js";
 import type { UsageStore } from "./usage.js";
 

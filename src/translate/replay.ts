@@ -16,8 +16,8 @@ import type {
   ResponseOutputText,
   ResponseReasoningItem,
 } from "openai/resources/responses/responses";
-import { numbered, type EmittedFields } from "../emitted.js";
-import type { EmittedResponse, Item, ResponseObject, StreamEvent } from "../types.js";
+import { numbered, type EmittedFields } from "../wire/emitted.js";
+import type { EmittedResponse, Item, ResponseObject, StreamEvent } from "../wire/types.js";
 
 type Emit = (fields: EmittedFields) => void;
 type Part = ResponseOutputMessage["content"][number];

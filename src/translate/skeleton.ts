@@ -5,7 +5,7 @@
  * it, so all snapshots of one response carry the same fields as OpenAI's own.
  */
 import type { ResponseUsage } from "openai/resources/responses/responses";
-import type { CreateResponseRequest, EmittedResponse, Item, JsonObject, ResponseObject, ResponseStatus, Usage } from "../types.js";
+import type { CreateResponseRequest, EmittedResponse, Item, JsonObject, ResponseObject, ResponseStatus, Usage } from "../wire/types.js";
 
 export interface SkeletonMeta {
   id: string;

@@ -1,5 +1,5 @@
 import type { ModelTarget, RouterConfig } from "../config/load.js";
-import type { Metrics } from "../metrics.js";
+import type { Metrics } from "../ops/metrics.js";
 import type { Endpoint, Lease } from "../routing/pool.js";
 import type { UpstreamClient, UpstreamReply } from "./client.js";
 import { UpstreamFailure } from "./errors.js";

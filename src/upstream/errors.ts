@@ -1,4 +1,4 @@
-import { ApiError, type OpenAIErrorBody } from "../errors.js";
+import { ApiError, type OpenAIErrorBody } from "../ops/errors.js";
 
 export type FailureKind = "connect" | "timeout" | "status" | "protocol";
 

@@ -1,4 +1,4 @@
-import { ApiError } from "../errors.js";
+import { ApiError } from "../ops/errors.js";
 import { UpstreamFailure } from "./errors.js";
 
 /**

@@ -1,5 +1,5 @@
 import type { ResponseSteerFailedEvent, ResponseSteerInput, ResponsesServerEvent } from "openai/resources/responses/responses";
-import { ApiError, invalidRequest } from "../errors.js";
+import { ApiError, invalidRequest } from "../ops/errors.js";
 
 /**
  * The messages the socket itself writes (everything else is a stream event the service

@@ -1,4 +1,4 @@
-import type { HistorySource } from "../responses/plan.js";
+import type { HistorySource } from "../responses/create/plan.js";
 import type { StoredResponse } from "../store/types.js";
 
 /**

@@ -1,11 +1,11 @@
 import { STATUS_CODES, type IncomingMessage, type Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
-import { ApiError, notFound, toApiError } from "../errors.js";
+import { ApiError, notFound, toApiError } from "../ops/errors.js";
 import { authenticate } from "../http/auth.js";
 import type { ApiKey } from "../keys/policy.js";
 import type { ResponsesService } from "../responses/service.js";
-import type { Runtime } from "../runtime.js";
+import type { Runtime } from "../runtime/runtime.js";
 import { ResponsesSocket } from "./connection.js";
 import { shuttingDown } from "./events.js";
 

@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { buildConfig } from "../../src/config/load.js";
-import { createLogger } from "../../src/log.js";
+import { createLogger } from "../../src/ops/log.js";
 import { startRouter } from "../../src/server.js";
 import type { LlamaChatServer } from "../e2e/llama/llama-chat-server.js";
 import { startPrefixMock, type PrefixMock } from "./prefix-cache-mock.js";

@@ -6,11 +6,11 @@
  * admit, p50/p99) and the client-side CPU per request.
  * Run alone: `node --import tsx test/bench/limiter.ts [redis://127.0.0.1:6379]`.
  */
-import { createRedisClient } from "../../src/store/redis-client.js";
-import { MemoryRateLimiter } from "../../src/store/memory-limiter.js";
-import { MemoryUsageStore } from "../../src/store/memory-usage.js";
-import { RedisRateLimiter } from "../../src/store/redis-limiter.js";
-import { RedisUsageStore } from "../../src/store/redis-usage.js";
+import { createRedisClient } from "../../src/store/redis/client.js";
+import { MemoryRateLimiter } from "../../src/store/memory/limiter.js";
+import { MemoryUsageStore } from "../../src/store/memory/usage.js";
+import { RedisRateLimiter } from "../../src/store/redis/limiter.js";
+import { RedisUsageStore } from "../../src/store/redis/usage.js";
 import type { KeyLimits, RateLimiter } from "../../src/store/limiter.js";
 import type { UsageStore } from "../../src/store/usage.js";
 

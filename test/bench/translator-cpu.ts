@@ -7,7 +7,7 @@
  *                 (what the router does per chunk, minus the sockets).
  * Run alone: `node --import tsx test/bench/translator-cpu.ts`.
  */
-import { randomId } from "../../src/ids.js";
+import { randomId } from "../../src/wire/ids.js";
 import { ChatStreamTranslator, responseSkeleton } from "../../src/translate/index.js";
 import type { ChatChunkLike } from "../../src/translate/index.js";
 import { readSseFrames } from "../../src/upstream/sse.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import OpenAI from "openai";
 import { buildConfig } from "../../src/config/load.js";
-import { createLogger } from "../../src/log.js";
+import { createLogger } from "../../src/ops/log.js";
 import { startRouter, type RunningRouter } from "../../src/server.js";
 import { chatTextChunks, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { freePort, startRedis, type RedisServerHandle } from "../helpers/redis-server.js";

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import OpenAI from "openai";
 import { buildConfig } from "../../src/config/load.js";
-import { createLogger } from "../../src/log.js";
+import { createLogger } from "../../src/ops/log.js";
 import { startRouter, type RunningRouter } from "../../src/server.js";
 import { chatCompletion, chatTextChunks, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { startSentinelGroup, type SentinelGroup } from "../helpers/redis-sentinel.js";

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { chatChunk, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, usageChunk, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
 import { useTwoKindRouter } from "../helpers/router.js";
-import { SUMMARY_PREFIX } from "../../src/translate/compaction.js";
+import { SUMMARY_PREFIX } from "../../src/translate/chat/compaction.js";
 import { assertCodexInstalled, codexExec, type CodexRun } from "./codex-cli.js";
 
 /**

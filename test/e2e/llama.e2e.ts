@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { StreamEvent } from "../../src/types.js";
+import type { StreamEvent } from "../../src/wire/types.js";
 import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.js";
 import { parseSse, startTestRouter, type TestRouter } from "../helpers/router.js";
 import { startLlamaChatServer, type LlamaChatServer } from "./llama/llama-chat-server.js";
 import { writeTinyLlamaGguf } from "./llama/tiny-gguf.js";
-import { SUMMARY_PREFIX } from "../../src/translate/compaction.js";
+import { SUMMARY_PREFIX } from "../../src/translate/chat/compaction.js";
 
 /**
  * Real inference behind the router: llama.cpp runs a tiny random-weight LLaMA

@@ -5,7 +5,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { StreamEvent } from "../../src/types.js";
+import type { StreamEvent } from "../../src/wire/types.js";
 import { chatTextChunks, type Reply } from "./mock-upstream.js";
 import { twoKindConfig } from "./router.js";
 

@@ -5,7 +5,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import OpenAI from "openai";
-import type { Item, StreamEvent } from "../../src/types.js";
+import type { Item, StreamEvent } from "../../src/wire/types.js";
 
 const LIFECYCLE = new Set(["response.created", "response.queued", "response.in_progress"]);
 const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);

@@ -1,5 +1,5 @@
 import { Writable } from "node:stream";
-import { createLogger, type Logger } from "../../src/log.js";
+import { createLogger, type Logger } from "../../src/ops/log.js";
 
 export interface CapturedLog {
   logger: Logger;

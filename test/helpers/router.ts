@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import { buildConfig, type RouterConfig } from "../../src/config/load.js";
-import { createLogger } from "../../src/log.js";
+import { createLogger } from "../../src/ops/log.js";
 import { startRouter, type RunningRouter, type StartOptions } from "../../src/server.js";
 import { startMockUpstream, type MockUpstream } from "./mock-upstream.js";
 

@@ -3,7 +3,7 @@ import type { ResponseInputItem } from "openai/resources/responses/responses";
 import { chatCompletion, chatTextChunks } from "../helpers/mock-upstream.js";
 import { parseSse, useTwoKindRouter } from "../helpers/router.js";
 import { assertResponsesGrammar } from "../helpers/grammar.js";
-import { SUMMARY_PREFIX } from "../../src/translate/compaction.js";
+import { SUMMARY_PREFIX } from "../../src/translate/chat/compaction.js";
 
 const env = useTwoKindRouter({ compaction: { key: "threshold-test-key-0123456789" } });
 

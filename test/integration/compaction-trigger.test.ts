@@ -4,7 +4,7 @@ import { chatCompletion, chatTextChunks, nativeResponse } from "../helpers/mock-
 import { parseSse, useTwoKindRouter } from "../helpers/router.js";
 import { assertResponsesGrammar } from "../helpers/grammar.js";
 import { waitUntil } from "../helpers/wait.js";
-import { SUMMARY_PREFIX } from "../../src/translate/compaction.js";
+import { SUMMARY_PREFIX } from "../../src/translate/chat/compaction.js";
 
 const env = useTwoKindRouter({ compaction: { key: "trigger-test-key-0123456789" } });
 async function rawStream(router: (typeof env)["router"], body: unknown): Promise<any[]> {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ResponseInputItem } from "openai/resources/responses/responses";
 import { chatCompletion } from "../helpers/mock-upstream.js";
 import { useTwoKindRouter } from "../helpers/router.js";
-import { SUMMARY_PREFIX } from "../../src/translate/compaction.js";
+import { SUMMARY_PREFIX } from "../../src/translate/chat/compaction.js";
 import { writeConfigFile } from "../helpers/background.js";
 import { startChildRouter } from "../helpers/child-router.js";
 import { waitUntil } from "../helpers/wait.js";

@@ -12,7 +12,7 @@ import type {
   ResponseUsage,
 } from "openai/resources/responses/responses";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { EmittedResponse, StreamEvent } from "../../src/types.js";
+import type { EmittedResponse, StreamEvent } from "../../src/wire/types.js";
 import { allEvents, callRouter, until } from "../helpers/background.js";
 import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.js";
 import type { Script } from "../helpers/mock-upstream.js";

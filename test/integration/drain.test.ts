@@ -4,7 +4,7 @@ import { metricSample } from "../helpers/metrics-text.js";
 import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
-import type { StreamEvent } from "../../src/types.js";
+import type { StreamEvent } from "../../src/wire/types.js";
 
 /**
  * background.drain_timeout: on shutdown, background jobs outlive the HTTP deadline. The

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildConfig } from "../../src/config/load.js";
-import { createLogger } from "../../src/log.js";
-import { prettyLine } from "../../src/log-pretty.js";
+import { createLogger } from "../../src/ops/log.js";
+import { prettyLine } from "../../src/ops/log-pretty.js";
 import { captureLog } from "../helpers/log-capture.js";
 import { metricSample } from "../helpers/metrics-text.js";
 import { chatChunk, chatTextChunks, type MockUpstream } from "../helpers/mock-upstream.js";

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createStores, jobAbortKind, StoreUnavailableError, type JobContext, type StorageConfig, type Stores } from "../../src/store/index.js";
-import type { RedisJobQueue } from "../../src/store/redis-jobs.js";
+import type { RedisJobQueue } from "../../src/store/redis/jobs.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
 import { aborted, collect, describeStoreContract, ev, makeRecord, newId, sleep, waitFor } from "./contract.js";
 

@@ -1,5 +1,5 @@
 import type { StoredResponse } from "../../src/store/index.js";
-import type { ResponseObject, StreamEvent } from "../../src/types.js";
+import type { ResponseObject, StreamEvent } from "../../src/wire/types.js";
 
 /** Small builders and waiting helpers shared by the store tests. */
 let counter = 0;

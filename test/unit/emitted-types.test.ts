@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { emitted, numbered } from "../../src/emitted.js";
+import { emitted, numbered } from "../../src/wire/emitted.js";
 import { responseSkeleton } from "../../src/translate/skeleton.js";
-import type { EmittedResponse } from "../../src/types.js";
+import type { EmittedResponse } from "../../src/wire/types.js";
 
 /**
  * Events and objects the router builds are checked by tsc against the openai package's

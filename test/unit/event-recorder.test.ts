@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { EventRecorder } from "../../src/responses/background-events.js";
-import { MemoryEventLog } from "../../src/store/memory-events.js";
+import { EventRecorder } from "../../src/responses/background/events.js";
+import { MemoryEventLog } from "../../src/store/memory/events.js";
 import { StoreUnavailableError } from "../../src/store/types.js";
-import type { StreamEvent } from "../../src/types.js";
+import type { StreamEvent } from "../../src/wire/types.js";
 
 /** A memory event log whose appends fail while `down` is true. */
 class FlakyLog extends MemoryEventLog {

@@ -65,6 +65,18 @@ describe("import layers", () => {
     expect(declared.filter((u) => !units.includes(u))).toEqual([]);
   });
 
+  it("the top of src/ holds only the entry files", () => {
+    const top = files.filter((f) => dirname(f) === src).map((f) => relative(src, f)).sort();
+    expect(top).toEqual(["app.ts", "cli.ts", "main.ts", "server.ts"]);
+  });
+
+  it("no folder under src/ holds more than 15 source files (a room that grows is split by capability)", () => {
+    const perFolder = new Map<string, number>();
+    for (const f of files) perFolder.set(dirname(f), (perFolder.get(dirname(f)) ?? 0) + 1);
+    const crowded = [...perFolder].filter(([dir, n]) => dir !== src && n > 15).map(([dir, n]) => `${relative(src, dir)}/: ${n} files`);
+    expect(crowded).toEqual([]);
+  });
+
   it("the README's Layout and the architecture doc's folder table name every unit", () => {
     const readme = readFileSync(join(root, "README.md"), "utf8");
     const layout = /## Layout\n+```\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
@@ -73,6 +85,9 @@ describe("import layers", () => {
     const units = [...new Set(files.map(unitOf))].map((u) => (u.endsWith(".ts") ? u : `${u}/`));
     expect(units.filter((u) => !layout.includes(u))).toEqual([]);
     expect(units.filter((u) => !table.includes(`\`${u}\``))).toEqual([]);
+    // Every folder, sub-folders too, has its line in the folder table.
+    const folders = [...new Set(files.map((f) => relative(src, dirname(f))).filter(Boolean))].map((d) => `${d}/`);
+    expect(folders.filter((d) => !table.includes(`\`${d}\``))).toEqual([]);
   });
 
   it("every import resolves and points down (or stays in its folder)", () => {

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
-import { createLogger, infoLine, withLogContext } from "../../src/log.js";
+import { createLogger, infoLine, withLogContext } from "../../src/ops/log.js";
 
 function sink(): { stream: Writable; lines: string[] } {
   const lines: string[] = [];

@@ -1,6 +1,6 @@
 import { Counter, Histogram, Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { createMetrics } from "../../src/metrics.js";
+import { createMetrics } from "../../src/ops/metrics.js";
 
 // The router's counters and histograms update a label set's record in place after its first
 // call; prom-client's own path, fed the same calls, must read the same numbers.

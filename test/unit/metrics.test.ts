@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createMetrics, forgetEndpoint, metricNames, setEndpointState } from "../../src/metrics.js";
+import { createMetrics, forgetEndpoint, metricNames, setEndpointState } from "../../src/ops/metrics.js";
 
 describe("createMetrics", () => {
   it("exposes incremented values in the registry text", async () => {

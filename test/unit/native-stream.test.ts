@@ -1,9 +1,9 @@
 import type { Response as OpenAIResponse, ResponseFunctionToolCall, ResponseOutputMessage, ResponseReasoningItem } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
-import { NativeStreamMachine } from "../../src/native/stream.js";
+import { NativeStreamMachine } from "../../src/translate/openai/stream.js";
 import { responseSkeleton } from "../../src/translate/skeleton.js";
 import { responseToEvents } from "../../src/translate/replay.js";
-import type { Item, ResponseObject, StreamEvent } from "../../src/types.js";
+import type { Item, ResponseObject, StreamEvent } from "../../src/wire/types.js";
 import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.js";
 import { nativeEvents, nativeResponse } from "../helpers/mock-upstream.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isRouterSealed, openSummary, Sealer, sealSummary, SEAL_PREFIX } from "../../src/seal.js";
-import { keptUserMessages, supersededByCompaction } from "../../src/translate/compaction.js";
+import { isRouterSealed, openSummary, Sealer, sealSummary, SEAL_PREFIX } from "../../src/wire/seal.js";
+import { keptUserMessages, supersededByCompaction } from "../../src/translate/chat/compaction.js";
 
 describe("seal", () => {
   const a = new Sealer("a-shared-secret-0123456789");

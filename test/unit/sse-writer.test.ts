@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sseBody, textBody, webStream, type StreamBody, type TextSink } from "../../src/sse-writer.js";
+import { sseBody, textBody, webStream, type StreamBody, type TextSink } from "../../src/wire/sse-writer.js";
 
 const decoder = new TextDecoder();
 const readAll = async (stream: ReadableStream<Uint8Array>) => {

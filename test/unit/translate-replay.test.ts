@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { sequentialIds } from "../../src/ids.js";
+import { sequentialIds } from "../../src/wire/ids.js";
 import { responseToEvents } from "../../src/translate/replay.js";
-import { chatCompletionToResponse } from "../../src/translate/response.js";
+import { chatCompletionToResponse } from "../../src/translate/chat/response.js";
 import { outputText, responseSkeleton } from "../../src/translate/skeleton.js";
-import { ChatStreamTranslator } from "../../src/translate/stream.js";
-import type { Item, ResponseObject, StreamEvent } from "../../src/types.js";
+import { ChatStreamTranslator } from "../../src/translate/chat/stream.js";
+import type { Item, ResponseObject, StreamEvent } from "../../src/wire/types.js";
 import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.js";
 
 const skeleton = () => responseSkeleton({ model: "m" }, { id: "resp_1", createdAt: 1, model: "m", status: "in_progress" });

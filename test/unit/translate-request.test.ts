@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ApiError, toApiError } from "../../src/errors.js";
+import { ApiError, toApiError } from "../../src/ops/errors.js";
 import { TranslationError } from "../../src/translate/errors.js";
-import { normalizeInput, responsesToChatRequest } from "../../src/translate/request.js";
-import type { ChatRequestOptions } from "../../src/translate/request.js";
-import type { CreateResponseRequest, Item } from "../../src/types.js";
+import { normalizeInput, responsesToChatRequest } from "../../src/translate/chat/request.js";
+import type { ChatRequestOptions } from "../../src/translate/chat/request.js";
+import type { CreateResponseRequest, Item } from "../../src/wire/types.js";
 
 const OPTS: ChatRequestOptions = { upstreamModel: "llama3:8b", stream: false, developerRole: "system", hostedTools: "drop" };
 const translate = (req: Partial<CreateResponseRequest>, opts: Partial<ChatRequestOptions> = {}) => {

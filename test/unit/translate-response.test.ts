@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { sequentialIds } from "../../src/ids.js";
-import { responsesToChatRequest } from "../../src/translate/request.js";
-import { chatCompletionToResponse, chatMessageToOutputItems, chatUsageToResponses } from "../../src/translate/response.js";
+import { sequentialIds } from "../../src/wire/ids.js";
+import { responsesToChatRequest } from "../../src/translate/chat/request.js";
+import { chatCompletionToResponse, chatMessageToOutputItems, chatUsageToResponses } from "../../src/translate/chat/response.js";
 import { emptyUsage, outputText, responseSkeleton } from "../../src/translate/skeleton.js";
-import type { CreateResponseRequest } from "../../src/types.js";
+import type { CreateResponseRequest } from "../../src/wire/types.js";
 
 const meta = { id: "resp_1", createdAt: 1700000000, model: "my-model", status: "in_progress" as const };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ApiError, isKnownError, toApiError } from "../../src/errors.js";
+import { ApiError, isKnownError, toApiError } from "../../src/ops/errors.js";
 import { errorResponse } from "../../src/http/errors.js";
 import { TranslationError } from "../../src/translate/errors.js";
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildConfig } from "../../src/config/load.js";
-import { createLogger } from "../../src/log.js";
-import { createMetrics } from "../../src/metrics.js";
-import { fallbackSteps } from "../../src/models.js";
-import { Runtime } from "../../src/runtime.js";
+import { createLogger } from "../../src/ops/log.js";
+import { createMetrics } from "../../src/ops/metrics.js";
+import { fallbackSteps } from "../../src/runtime/models.js";
+import { Runtime } from "../../src/runtime/runtime.js";
 import { createStores } from "../../src/store/index.js";
 import { UpstreamAttempt } from "../../src/upstream/attempt.js";
 import { UpstreamFailure } from "../../src/upstream/errors.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { notFound } from "../../src/errors.js";
+import { notFound } from "../../src/ops/errors.js";
 import { connectionLimitReached, errorEvent, withStreamId } from "../../src/ws/events.js";
 import { RecentResponses } from "../../src/ws/recent.js";
 import type { StoredResponse } from "../../src/store/types.js";

@@ -1,0 +1,49 @@
+import type { Hono } from "hono";
+import type { ResponsesService } from "../../responses/service.js";
+import type { Runtime } from "../../runtime/runtime.js";
+import type { AppEnv } from "../context.js";
+import { ClientLink, labelModel, markServedModel, readJsonBody } from "../context.js";
+import { admitKey } from "../key-gate.js";
+import { jsonText } from "../json.js";
+import { sseResponse } from "../sse.js";
+
+/** /v1/responses routes: parse, call the service, serialise. Nothing else. */
+export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt: Runtime): void {
+  app.post("/v1/responses", async (c) => {
+    const body = await readJsonBody(c);
+    const stats = c.get("stats");
+    labelModel(stats, rt.config.models, body);
+    await admitKey(c, rt, body);
+    const link = new ClientLink(c);
+    let result;
+    try {
+      result = await rt.beforeDeadline(link.abort, () => service.create(body, { owner: c.get("owner"), key: c.get("apiKey"), signal: link.signal, abort: link.abort, stats }));
+    } catch (err) {
+      link.detach();
+      throw err;
+    }
+    stats.endpoint = result.endpoint;
+    markServedModel(c, result.model);
+    if (result.kind === "json") {
+      link.detach();
+      return jsonText(c, result.text, "Content-Type");
+    }
+    return sseResponse(c, result.body);
+  });
+
+  app.get("/v1/responses/:id", async (c) => {
+    if (c.req.query("stream") === "true") {
+      const body = await service.streamAgain(c.req.param("id"), c.get("owner"), c.req.query("starting_after"));
+      return sseResponse(c, body);
+    }
+    return c.json(await service.retrieve(c.req.param("id"), c.get("owner")));
+  });
+
+  app.post("/v1/responses/:id/cancel", async (c) => c.json(await service.cancel(c.req.param("id"), c.get("owner"))));
+
+  app.delete("/v1/responses/:id", async (c) => c.json(await service.remove(c.req.param("id"), c.get("owner"))));
+
+  app.get("/v1/responses/:id/input_items", async (c) =>
+    c.json(await service.inputItems(c.req.param("id"), c.get("owner"), { after: c.req.query("after"), limit: c.req.query("limit"), order: c.req.query("order") })),
+  );
+}

@@ -1,0 +1,85 @@
+/**
+ * The shape every endpoint kind's adapter has on the /v1/responses path (adapter-chat.ts:
+ * `kind: chat`, translated; adapter-native.ts: `kind: openai`, passed through): the request
+ * it builds, reading a whole JSON answer, and a stream translation with one
+ * start/push/finish/fail/cancel shape, so execute.ts runs one loop over either.
+ */
+import type { Runtime } from "../../runtime/runtime.js";
+import type { EventSink } from "../../wire/sse-writer.js";
+import type { ResponseObject, StreamEvent } from "../../wire/types.js";
+import type { PreparedRequest, UpstreamAttempt } from "../../upstream/attempt.js";
+import type { SseFrame } from "../../upstream/sse.js";
+
+/** What reading an answer needs besides the request itself. */
+export interface ReadContext {
+  rt: Runtime;
+  attempt: UpstreamAttempt;
+  /** The status a translated response starts in (a background job's starts `queued`). */
+  initialStatus: "in_progress" | "queued";
+}
+
+/** One request built for one endpoint: what is sent, and how its answer is read. */
+export interface AdaptedRequest extends PreparedRequest {
+  /** Request tool types the endpoint's kind cannot take, dropped from what is sent (counted by the caller). */
+  readonly droppedTools: readonly string[];
+  /** Encrypted reasoning the router asked for on the client's behalf, hidden from it. */
+  readonly hidesEncryptedReasoning: boolean;
+  fromJson(json: unknown, rd: ReadContext): ResponseObject;
+  stream(rd: ReadContext): StreamTranslation;
+}
+
+/** An upstream terminal event held back, so the caller stores the response before the client sees it. */
+export interface HeldTerminal {
+  type: string;
+  data: string;
+}
+
+/** `push` saw the upstream's end marker (`data: [DONE]`). */
+export const END = Symbol("end");
+
+/** Upstream SSE frames in, Responses events out to a sink. */
+export interface StreamTranslation {
+  /** The response as the events so far describe it. */
+  readonly response: ResponseObject;
+  /** Writes the opening events, if the kind has its own. */
+  start(sink: EventSink): void;
+  /** One upstream frame: writes what it yields; the upstream's own terminal event is returned, held back. */
+  push(frame: SseFrame, sink: EventSink): HeldTerminal | typeof END | null;
+  /** The upstream ended: the closing events, terminal last. */
+  finish(): StreamEvent[];
+  /** The upstream broke: open items closed, `response.failed` last. */
+  fail(error: { code: string; message: string }): StreamEvent[];
+  /** The caller went away: open items closed as incomplete, no terminal event. */
+  cancel(): StreamEvent[];
+  serialise(ev: StreamEvent): string;
+}
+
+/** Sends events; flushes unless the caller knows more frames from the same upstream read follow. */
+export function sendEvents(sink: EventSink, events: StreamEvent[], serialise: (ev: StreamEvent) => string, flush = true): void {
+  for (const ev of events) sink.send(ev.type, serialise(ev));
+  if (flush) sink.flush?.();
+}
+
+/**
+ * The stream-chunk metric, counted once per upstream read rather than once per chunk
+ * (a prom-client label lookup each): `add` per chunk, `flush` at a read's last chunk and
+ * wherever the stream stops.
+ */
+export class ChunkCount {
+  private n = 0;
+  constructor(
+    private readonly rt: Runtime,
+    private readonly kind: "native" | "translated",
+  ) {}
+
+  add(more: boolean | undefined): void {
+    this.n++;
+    if (!more) this.flush();
+  }
+
+  flush(): void {
+    if (this.n === 0) return;
+    this.rt.metrics.streamChunks.inc({ kind: this.kind }, this.n);
+    this.n = 0;
+  }
+}

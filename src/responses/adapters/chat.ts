@@ -1,0 +1,119 @@
+/** `kind: chat` endpoints: the request translated to /v1/chat/completions, the answer translated back (translate/). */
+import type { Lease } from "../../routing/pool.js";
+import type { EventSink } from "../../wire/sse-writer.js";
+import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, responseSkeleton } from "../../translate/index.js";
+import type { StreamTranslatorOptions, ToolNameMap } from "../../translate/index.js";
+import type { ResponseObject, StreamEvent } from "../../wire/types.js";
+import { UpstreamFailure, scrubSecret } from "../../upstream/errors.js";
+import type { SseFrame } from "../../upstream/sse.js";
+import { ChunkCount, END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
+import type { Plan } from "../create/plan.js";
+import { compactionOptions } from "../compaction/compaction-key.js";
+
+type ChatChunk = Parameters<ChatStreamTranslator["push"]>[0];
+
+export class ChatRequest implements AdaptedRequest {
+  readonly path = "/chat/completions";
+  readonly body: string;
+  readonly droppedTools: readonly string[];
+  readonly hidesEncryptedReasoning = false;
+  /** Tool names shortened for the backend, mapped back in its answer. */
+  private readonly toolNames: ToolNameMap | undefined;
+
+  constructor(
+    private readonly plan: Plan,
+    lease: Lease,
+    stream: boolean,
+  ) {
+    const items = plan.compacted ? [...plan.history, ...plan.input, plan.compacted] : [...plan.history, ...plan.input];
+    const t = responsesToChatRequest(plan.req, items, {
+      upstreamModel: lease.target.upstreamModel,
+      stream,
+      developerRole: lease.endpoint.config.developer_role,
+      hostedTools: plan.modelCfg.hosted_tools,
+      historyItems: plan.history.length,
+      compaction: compactionOptions(plan.cfg),
+    });
+    this.body = JSON.stringify(t.body);
+    this.toolNames = t.toolNames;
+    this.droppedTools = t.droppedTools;
+  }
+
+  fromJson(json: unknown, rd: ReadContext): ResponseObject {
+    const response = chatCompletionToResponse(json as Parameters<typeof chatCompletionToResponse>[0], this.skeleton(rd), rd.rt.ids, this.toolNames);
+    if (this.plan.compacted) response.output.unshift(this.plan.compacted);
+    return response;
+  }
+
+  stream(rd: ReadContext): StreamTranslation {
+    const compaction = this.plan.compacted as StreamTranslatorOptions["compaction"];
+    return new ChatStream(new ChatStreamTranslator(this.skeleton(rd), rd.rt.ids, this.toolNames, { compaction }), rd);
+  }
+
+  private skeleton(rd: ReadContext): ResponseObject {
+    const p = this.plan;
+    return responseSkeleton(p.req, { id: p.id, createdAt: p.createdAt, model: p.model, status: rd.initialStatus, previousResponseId: p.previousResponseId });
+  }
+}
+
+class ChatStream implements StreamTranslation {
+  private readonly chunks: ChunkCount;
+  constructor(
+    private readonly tr: ChatStreamTranslator,
+    private readonly rd: ReadContext,
+  ) {
+    this.chunks = new ChunkCount(rd.rt, "translated");
+  }
+
+  get response(): ResponseObject {
+    return this.tr.response;
+  }
+
+  start(sink: EventSink): void {
+    sendEvents(sink, this.tr.start(), serialise);
+  }
+
+  push(frame: SseFrame, sink: EventSink): typeof END | null {
+    const { attempt } = this.rd;
+    attempt.firstToken();
+    if (frame.data === "[DONE]") {
+      this.chunks.flush();
+      return END;
+    }
+    const chunk = JSON.parse(frame.data) as Record<string, unknown>;
+    if (chunk.error) {
+      const ep = attempt.endpoint;
+      throw new UpstreamFailure(ep.name, "status", scrubSecret(errorMessage(chunk.error), ep.config.api_key), 500, undefined, undefined, { jsonBody: true });
+    }
+    sendEvents(sink, this.tr.push(chunk as ChatChunk), serialise, !frame.more);
+    this.chunks.add(frame.more);
+    return null;
+  }
+
+  finish(): StreamEvent[] {
+    this.chunks.flush();
+    return this.tr.finish();
+  }
+
+  fail(error: { code: string; message: string }): StreamEvent[] {
+    this.chunks.flush();
+    return this.tr.fail(error);
+  }
+
+  cancel(): StreamEvent[] {
+    this.chunks.flush();
+    return this.tr.cancel();
+  }
+
+  serialise(ev: StreamEvent): string {
+    return serialise(ev);
+  }
+}
+
+const serialise = (ev: StreamEvent): string => JSON.stringify(ev);
+
+function errorMessage(e: unknown): string {
+  if (typeof e === "string") return e;
+  if (e && typeof e === "object" && typeof (e as { message?: unknown }).message === "string") return (e as { message: string }).message;
+  return "upstream error";
+}

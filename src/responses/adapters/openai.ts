@@ -1,0 +1,120 @@
+/** `kind: openai` endpoints: the Responses request passed through (translate/openai/), the answer's ids and router fields rewritten. */
+import { applyRouterFields, nativeRequestBody, type RouterFields } from "../../translate/openai/rewrite.js";
+import { NativeStreamMachine } from "../../translate/openai/stream.js";
+import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
+import type { Lease } from "../../routing/pool.js";
+import type { EventSink } from "../../wire/sse-writer.js";
+import { responseSkeleton } from "../../translate/index.js";
+import type { ResponseObject, StreamEvent } from "../../wire/types.js";
+import { scrubSecret } from "../../upstream/errors.js";
+import type { SseFrame } from "../../upstream/sse.js";
+import { ChunkCount, END, type AdaptedRequest, type HeldTerminal, type ReadContext, type StreamTranslation } from "./adapter.js";
+import type { Plan } from "../create/plan.js";
+import { routerCompactionsAsText } from "../compaction/compact.js";
+
+const REASONING_MODEL = /^(o\d|gpt-5|codex|computer-use)/i;
+
+export class NativeRequest implements AdaptedRequest {
+  readonly path = "/responses";
+  readonly body: string;
+  readonly droppedTools: readonly string[] = [];
+  readonly hidesEncryptedReasoning: boolean;
+
+  constructor(
+    private readonly plan: Plan,
+    private readonly lease: Lease,
+    stream: boolean,
+  ) {
+    const body = nativeRequestBody(plan.req, { upstreamModel: lease.target.upstreamModel, history: plan.history, stream, wantEncryptedReasoning: wantsEncryptedReasoning(plan) });
+    body.input = routerCompactionsAsText(body.input, plan.cfg) as typeof body.input;
+    this.body = JSON.stringify(body);
+    this.hidesEncryptedReasoning = shouldHideEncryptedReasoning(plan);
+  }
+
+  fromJson(json: unknown): ResponseObject {
+    return applyRouterFields(json as Record<string, unknown>, this.fields());
+  }
+
+  stream(rd: ReadContext): StreamTranslation {
+    const secret = this.lease.endpoint.config.api_key;
+    return new NativeStream(new NativeStreamMachine(this.fields(), { scrub: (text) => scrubSecret(text, secret) }), rd);
+  }
+
+  /** What the router sets on the upstream's objects: its ids, its store/background, the client's model name. */
+  private fields(): RouterFields & { defaults: ResponseObject } {
+    const plan = this.plan;
+    return {
+      id: plan.id,
+      previousResponseId: plan.previousResponseId,
+      conversation: plan.conversationId ? { id: plan.conversationId } : undefined,
+      store: plan.store,
+      background: plan.background,
+      model: this.lease.target.upstreamModel === plan.model ? undefined : plan.model,
+      hideEncryptedReasoning: this.hidesEncryptedReasoning,
+      defaults: responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "in_progress", previousResponseId: plan.previousResponseId }),
+    };
+  }
+}
+
+class NativeStream implements StreamTranslation {
+  private readonly chunks: ChunkCount;
+  constructor(
+    private readonly m: NativeStreamMachine,
+    private readonly rd: ReadContext,
+  ) {
+    this.chunks = new ChunkCount(rd.rt, "native");
+  }
+
+  get response(): ResponseObject {
+    return this.m.response;
+  }
+
+  start(): void {}
+
+  push(frame: SseFrame, sink: EventSink): HeldTerminal | typeof END | null {
+    if (frame.data === "[DONE]") {
+      this.chunks.flush();
+      return END;
+    }
+    const out = this.m.push(frame.event, frame.data);
+    if (out.type.endsWith(".delta")) this.rd.attempt.firstToken();
+    this.chunks.add(frame.more);
+    if (out.terminal) {
+      this.chunks.flush();
+      sink.flush?.(); // what came before the terminal event must not wait for the store
+      return { type: out.type, data: out.data };
+    }
+    sink.send(out.type, out.data);
+    if (!frame.more) sink.flush?.();
+    return null;
+  }
+
+  finish(): StreamEvent[] {
+    this.chunks.flush();
+    return this.m.finish();
+  }
+
+  fail(error: { code: string; message: string }): StreamEvent[] {
+    this.chunks.flush();
+    return this.m.fail(error);
+  }
+
+  cancel(): StreamEvent[] {
+    this.chunks.flush();
+    return this.m.cancel();
+  }
+
+  serialise(ev: StreamEvent): string {
+    return this.m.serialise(ev);
+  }
+}
+
+/** Hide encrypted reasoning the router asked for but the client did not include. */
+export function shouldHideEncryptedReasoning(plan: Plan): boolean {
+  return wantsEncryptedReasoning(plan) && !(plan.req.include ?? []).includes(ENCRYPTED_REASONING);
+}
+
+function wantsEncryptedReasoning(plan: Plan): boolean {
+  if (plan.modelCfg.encrypted_reasoning !== undefined) return plan.modelCfg.encrypted_reasoning;
+  return (plan.req.reasoning != null && typeof plan.req.reasoning === "object") || REASONING_MODEL.test(plan.req.model);
+}

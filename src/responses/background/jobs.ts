@@ -1,0 +1,294 @@
+/**
+ * Background mode (`background: true`): the request is stored as `queued`, its
+ * `response.created` event is recorded, and a job runs it on whichever instance
+ * takes it. The job always streams from the upstream and records every event, so
+ * any instance can re-stream it (`GET ?stream=true&starting_after=N`) and a
+ * cancel keeps the partial output. The job's outcome is stored BEFORE its terminal
+ * event is recorded: a client that sees the end can chain from the response at once.
+ */
+import { invalidRequest, notFound, responseNotFound, toApiError } from "../../ops/errors.js";
+import { isFinished } from "../../wire/protocol.js";
+import { logContext, withLogContext, type LogContext } from "../../ops/log.js";
+import type { Runtime } from "../../runtime/runtime.js";
+import { EventOrderError, jobAbortKind, type JobContext, type JobHooks, type StoredResponse } from "../../store/types.js";
+import { responseSkeleton } from "../../translate/index.js";
+import { emitted } from "../../wire/emitted.js";
+import type { EmittedResponse, ResponseObject } from "../../wire/types.js";
+import type { StreamBody } from "../../wire/sse-writer.js";
+import { appendTurn } from "../conversations/turn.js";
+import { EventRecorder, finishedItems, followBody, terminalEvent } from "./events.js";
+import { jobGate } from "../../keys/limits.js";
+import { NO_KEY } from "../../keys/policy.js";
+import { NO_TOKENS, recordUsage, type TokenCount } from "../../keys/usage.js";
+import { limiterDeps, usageDeps } from "../../runtime/runtime.js";
+import { connect, recordTokenUsage, type RunOutcome } from "../create/execute.js";
+import { loadOwned, planFromRecord, type BackgroundPayload, type Plan } from "../create/plan.js";
+import { callStore } from "../create/store-access.js";
+import { failed, logIds } from "../../tracing/index.js";
+import { tracePlan } from "../create/trace.js";
+
+type StoreName = "responses" | "events" | "jobs";
+type Failure = { code: string; message: string };
+
+const INSTANCE_LOST = "The router instance running this background response stopped before it finished.";
+const SHUT_DOWN = "The router shut down before this background response finished.";
+
+export class BackgroundJobs {
+  constructor(private readonly rt: Runtime) {}
+
+  /** Starts this instance's worker. Call once per instance. */
+  startWorker(concurrency: number): void {
+    const hooks: JobHooks = {
+      onRedelivered: (job) => this.onRedelivered(job),
+      onAbandoned: async (responseId, reason) => {
+        this.rt.log.warn({ responseId, reason }, "background job abandoned");
+        // Said once: a store blip or failover here must not leave the response open for good (closeOut is idempotent).
+        await persist(() => this.closeOut(responseId, "failed", { code: "server_error", message: INSTANCE_LOST }));
+      },
+    };
+    this.rt.stores.jobs.start((job, signal) => this.run(job, signal), concurrency, hooks);
+  }
+
+  /** Stores the queued response, records its `response.created` (event 0) and queues the job. */
+  async submit(plan: Plan): Promise<ResponseObject> {
+    const { responses, events, jobs } = this.rt.stores;
+    const response = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "queued", previousResponseId: plan.previousResponseId });
+    const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner };
+    await this.store("events", "append", () => events.append(plan.id, emitted({ type: "response.created", response: response as unknown as EmittedResponse, sequence_number: 0 })));
+    await this.store("responses", "save", () => responses.save(record));
+    // The request's trace context rides in the job record: the job's span, wherever it runs, links to it.
+    const payload: BackgroundPayload = { req: plan.req, historyItems: plan.history.length, preferEndpoint: plan.preferEndpoint, requestId: logContext()?.requestId, trace: this.rt.tracing.carrier() };
+    try {
+      await this.store("jobs", "enqueue", () => jobs.enqueue({ responseId: plan.id, payload }));
+    } catch (err) {
+      await this.closeOut(plan.id, "failed", { code: "server_error", message: "The background job could not be queued." }).catch(() => {});
+      throw err;
+    }
+    return response;
+  }
+
+  /** Cancels a background response wherever its job runs. Finished responses come back unchanged. */
+  async cancel(id: string, owner: string | null): Promise<ResponseObject> {
+    const rec = await loadOwned(this.rt.stores.responses, id, owner);
+    if (rec.response.background !== true) {
+      throw invalidRequest("Only responses created with background: true can be cancelled.", null, "not_background");
+    }
+    if (isFinished(rec.response.status)) return rec.response;
+    await this.store("jobs", "cancel", () => this.rt.stores.jobs.cancel(id));
+    // The instance running the job records the cancellation with the partial output; a queued
+    // job never runs, and a job whose instance is gone never answers: then record it here.
+    const deadline = Date.now() + this.rt.config.background.cancel_wait;
+    for (;;) {
+      const now = await callStore(() => this.rt.stores.responses.get(id));
+      if (!now) throw responseNotFound(id);
+      if (isFinished(now.response.status)) return now.response;
+      if (now.response.status === "queued" || Date.now() >= deadline) break;
+      await sleep(50);
+    }
+    const cancelled = await this.closeOut(id, "cancelled", null);
+    if (!cancelled) throw responseNotFound(id);
+    return cancelled;
+  }
+
+  /** GET /v1/responses/{id}?stream=true: the recorded events after `startingAfter`, then live ones. */
+  async stream(id: string, owner: string | null, startingAfter: string | undefined): Promise<StreamBody> {
+    const rec = await loadOwned(this.rt.stores.responses, id, owner);
+    // As OpenAI: a response that was not created in background mode has no stream to resume.
+    if (rec.response.background !== true) {
+      throw notFound(`Response with id '${id}' has no stream to resume: only responses created with background: true can be streamed again.`, "stream", "not_background");
+    }
+    return this.follow(id, parseStartingAfter(startingAfter), isFinished(rec.response.status));
+  }
+
+  follow(id: string, afterSeq: number, finished: boolean): StreamBody {
+    const snapshot = async () => (await this.rt.stores.responses.get(id))?.response ?? null;
+    return followBody(this.rt.stores.events, id, afterSeq, finished, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "follow" }), { signal: this.rt.streamsDeadline, snapshot });
+  }
+
+  // ---- the worker ---------------------------------------------------------------
+
+  private run(job: JobContext, signal: AbortSignal): Promise<void> {
+    const payload = job.payload as BackgroundPayload;
+    const requestId = payload.requestId;
+    const fields: LogContext = requestId ? { requestId, responseId: job.responseId } : { responseId: job.responseId };
+    if (!this.rt.tracing.on) return withLogContext(fields, () => this.runJob(job, signal));
+    // Traced: the job's CONSUMER span (its own trace, linked to the request that queued it) parents its upstream and store spans.
+    const span = this.rt.tracing.startJob(`background ${payload.req.model}`, payload.trace, {
+      "messaging.operation.type": "process",
+      "gen_ai.response.id": job.responseId,
+      "router.job_attempt": job.attempt,
+      ...(requestId ? { "router.request_id": requestId } : {}),
+    })!;
+    return this.rt.tracing
+      .within(span, () => withLogContext({ ...fields, ...logIds(span) }, () => this.runJob(job, signal)))
+      .catch((err: unknown) => {
+        failed(span, err);
+        throw err;
+      })
+      .finally(() => span.end());
+  }
+
+  private async runJob(job: JobContext, signal: AbortSignal): Promise<void> {
+    const { responses } = this.rt.stores;
+    // A job taken while the store fails over waits for it (bounded): failing here would leave
+    // the response queued for good, as nothing else would ever run or close it.
+    const rec = await persist(() => this.store("responses", "get", () => responses.get(job.responseId)));
+    // Deleted, or cancelled before it started: nothing to do.
+    if (!rec || isFinished(rec.response.status) || signal.aborted) return;
+    const active = this.rt.metrics.backgroundActive;
+    active.inc({ status: "in_progress" });
+    // A running job holds one of its key's max_concurrent slots, and its tokens count against the key's limits.
+    const gate = await jobGate(limiterDeps(this.rt), this.rt.config.server.api_keys, rec.owner, job.responseId);
+    const tally: { tokens?: TokenCount; model?: string } = {};
+    try {
+      const started: StoredResponse = { ...rec, response: { ...rec.response, status: "in_progress" } };
+      // Deleted meanwhile (on any instance): it stays deleted and the job does not run.
+      if (!(await persist(() => this.store("responses", "save", () => responses.saveIfExists(started))))) return;
+      this.rt.log.info({ responseId: job.responseId, attempt: job.attempt }, "background job started");
+      await this.execute(started, job.payload as BackgroundPayload, signal, tally);
+    } catch (err) {
+      this.rt.log.error({ responseId: job.responseId, err: (err as Error).message }, "background job could not record its outcome");
+    } finally {
+      active.dec({ status: "in_progress" });
+      const tokens = tally.tokens ?? NO_TOKENS;
+      gate?.settle(tokens.input + tokens.output);
+      const span = tally.tokens && this.rt.tracing.current();
+      if (span) span.setAttributes({ "gen_ai.usage.input_tokens": tokens.input, "gen_ai.usage.output_tokens": tokens.output, "gen_ai.response.model": tally.model ?? "" });
+      // The create request counted the request; the job adds the tokens it used.
+      if (tally.model) recordUsage(usageDeps(this.rt), rec.owner ?? NO_KEY, tally.model, 0, tokens.input, tokens.output);
+    }
+  }
+
+  private async execute(rec: StoredResponse, payload: BackgroundPayload, signal: AbortSignal, tally: { tokens?: TokenCount; model?: string }): Promise<void> {
+    const id = rec.response.id;
+    const recorder = new EventRecorder(this.rt.stores.events, id, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "append" }));
+    let outcome: RunOutcome | null = null;
+    let failure: Failure | null = null;
+    let plan: Plan | null = null;
+    try {
+      plan = planFromRecord(this.rt.config, rec, payload);
+      const span = this.rt.tracing.current();
+      if (span) tracePlan(span, plan, this.rt.tracing.captureContent);
+      const conn = await connect(this.rt, plan, signal, true, "queued");
+      outcome = await conn.pump(recorder, { keepPartialOnAbort: true });
+      tally.tokens = recordTokenUsage(this.rt, outcome, plan.owner);
+      tally.model = outcome.model;
+    } catch (err) {
+      if (!signal.aborted) failure = failureOf(err);
+    }
+    await recorder.drained();
+
+    if (outcome?.terminal) {
+      const served: StoredResponse = { ...rec, endpoint: outcome.endpoint };
+      const failed = { ...outcome.response, status: "failed" as const, error: STORE_FAILED };
+      if (recorder.broken) return this.finish(served, failed, recorder.nextSequence);
+      // The turn joins its conversation before the terminal event: a client that sees the end sees the items.
+      const appended = await persist(() => appendTurn(this.rt, plan!, outcome!.response, outcome!.endpoint, true)).then(() => true, () => false);
+      if (!appended) return this.finish(served, failed, recorder.nextSequence);
+      return this.finish(served, outcome.response, recorder.nextSequence, JSON.parse(outcome.terminal.data));
+    }
+    const partial = outcome?.response ?? rec.response;
+    if (failure) return this.finish(rec, { ...partial, status: "failed", error: failure }, recorder.nextSequence);
+    const kind = jobAbortKind(signal);
+    // Redis mode shutdown: the job goes back to the queue and another instance resolves it.
+    if (kind === "handed_back") return;
+    if (kind === "shutdown") return this.finish(rec, { ...partial, status: "failed", error: { code: "server_error", message: SHUT_DOWN } }, recorder.nextSequence);
+    return this.finish(rec, { ...partial, status: "cancelled", error: null }, recorder.nextSequence);
+  }
+
+  /**
+   * Stores the final response, then records its terminal event (so a follower that sees the
+   * end can chain from it at once). A response deleted meanwhile stays deleted.
+   */
+  private async finish(rec: StoredResponse, response: ResponseObject, seq: number, event = terminalEvent(response, seq)): Promise<void> {
+    const { responses, events } = this.rt.stores;
+    const id = rec.response.id;
+    // One atomic step each (save-if-exists): a DELETE on another instance between them is final.
+    if (!(await persist(() => this.store("responses", "save", () => responses.saveIfExists({ ...rec, response }))))) return;
+    try {
+      await persist(() => events.appendIfExists(id, event));
+    } catch (err) {
+      // Another writer (a concurrent cancel) already ended the stream: that is fine.
+      if (!(err instanceof EventOrderError)) this.rt.metrics.storeErrors.inc({ store: "events", op: "append" });
+    }
+    this.rt.metrics.backgroundJobs.inc({ status: response.status });
+    this.rt.tracing.current()?.setAttribute("router.response_status", response.status);
+    this.rt.log.info({ responseId: id, status: response.status }, "background job finished");
+  }
+
+  /**
+   * Ends a response no worker will finish (a cancelled queued job, a job whose instance is
+   * gone): keeps the output its recorded events finished and records the terminal event.
+   */
+  private async closeOut(id: string, status: "cancelled" | "failed", error: Failure | null): Promise<ResponseObject | null> {
+    const rec = await this.store("responses", "get", () => this.rt.stores.responses.get(id));
+    if (!rec) return null;
+    if (isFinished(rec.response.status)) return rec.response;
+    const recorded = await this.store("events", "read", () => this.rt.stores.events.read(id, -1));
+    const seq = (recorded.at(-1)?.sequence_number ?? -1) + 1;
+    const output = finishedItems(recorded);
+    const response: ResponseObject = { ...rec.response, status, error, output: output.length > 0 ? output : rec.response.output };
+    await this.finish(rec, response, seq);
+    return response;
+  }
+
+  /** A job its queue gives again (its instance died or handed it back): run it again only if it never streamed. */
+  private async onRedelivered(job: JobContext): Promise<"run" | "skip"> {
+    const rec = await persist(() => this.store("responses", "get", () => this.rt.stores.responses.get(job.responseId)));
+    if (!rec || isFinished(rec.response.status)) return "skip";
+    const streamed = await persist(() => this.store("events", "read", () => this.rt.stores.events.read(job.responseId, 0)));
+    if (streamed.length === 0) return "run";
+    this.rt.log.warn({ responseId: job.responseId, attempt: job.attempt }, "background job re-delivered after it had streamed; failing it");
+    await persist(() => this.closeOut(job.responseId, "failed", { code: "server_error", message: INSTANCE_LOST }));
+    return "skip";
+  }
+
+  /** A store call that answers 503 when the store is unreachable, counted in store_errors_total. */
+  private async store<T>(store: StoreName, op: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await callStore(this.rt.tracing.on ? () => this.rt.tracing.store(`${store}.${op}`, fn) : fn);
+    } catch (err) {
+      this.rt.metrics.storeErrors.inc({ store, op });
+      throw err;
+    }
+  }
+}
+
+const STORE_FAILED: Failure = { code: "server_error", message: "The router's store failed while recording this background response." };
+
+/** An error before the upstream answered, as a Response's `error`. */
+function failureOf(err: unknown): Failure {
+  const e = toApiError(err);
+  if (e.status === 429) return { code: "rate_limit_exceeded", message: e.message };
+  return { code: e.status < 500 && e.code ? e.code : "server_error", message: e.message };
+}
+
+function parseStartingAfter(value: string | undefined): number {
+  if (value === undefined || value === "") return -1;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) {
+    throw invalidRequest(`Invalid 'starting_after': expected a non-negative integer sequence number, but got '${value}'.`, "starting_after", "invalid_value");
+  }
+  return n;
+}
+
+/**
+ * Attempts at a job's store calls: about 16 s of retries, longer than a Sentinel failover. Its
+ * first calls and its final writes alike: a final write given up leaves the response
+ * in_progress for good (the queue sees the job as done, so nothing would ever close it).
+ */
+const START_ATTEMPTS = 12;
+
+/** Retries a job's store call through a store blip or failover (a deleted record's EventOrderError is final). */
+async function persist<T>(op: () => Promise<T>, attempts = START_ATTEMPTS): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await op();
+    } catch (err) {
+      if (i >= attempts || err instanceof EventOrderError) throw err;
+      await sleep(250 * i);
+    }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

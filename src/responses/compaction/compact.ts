@@ -1,0 +1,92 @@
+/**
+ * Compaction: the long history of a session replaced by the user messages it kept plus one
+ * `compaction` item that carries a summary. On `kind: openai` endpoints the upstream does it
+ * (`POST /responses/compact`, its item returned untouched). On `kind: chat` endpoints the
+ * router does it: it asks the model's chat backend for a summary of the history (the
+ * configurable `compaction.prompt` as the last user message), keeps the newest user messages
+ * (`compaction.user_message_max_tokens`) and seals the summary into the item's
+ * `encrypted_content` (wire/seal.ts, key of compaction-key.ts). Used by POST /v1/responses/compact
+ * (compact-service.ts), the `compaction_trigger` input item (adapter-compact.ts) and
+ * `context_management` (auto-compact.ts).
+ */
+import type { CompactionTrigger } from "../../ops/metrics.js";
+import type { Lease } from "../../routing/pool.js";
+import type { Runtime } from "../../runtime/runtime.js";
+import { isRouterSealed, sealSummary } from "../../wire/seal.js";
+import { chatUsageToResponses, DEFAULT_SUMMARY_PROMPT, keptUserMessages, messageText, responsesToChatRequest, summaryMessageText, supersededByCompaction } from "../../translate/index.js";
+import type { ChatUsage, CreateResponseRequest, Item, Usage } from "../../wire/types.js";
+import { UpstreamFailure } from "../../upstream/errors.js";
+import { compactionOptions, openCompaction, sealerFor } from "./compaction-key.js";
+import type { Plan } from "../create/plan.js";
+
+const CHARS_PER_TOKEN = 4;
+
+/** The chat body of a summarisation call: the history as the model would see it, then the summary prompt. No tools. */
+export function summaryRequestBody(plan: Plan, items: Item[], lease: Lease, stream: boolean): string {
+  const cfg = plan.cfg.compaction;
+  const req: CreateResponseRequest = { model: plan.req.model, instructions: plan.req.instructions ?? null };
+  const prompt: Item = { type: "message", role: "user", content: cfg.prompt ?? DEFAULT_SUMMARY_PROMPT };
+  const t = responsesToChatRequest(req, [...items, prompt], {
+    upstreamModel: lease.target.upstreamModel,
+    stream,
+    developerRole: lease.endpoint.config.developer_role,
+    hostedTools: "drop",
+    historyItems: plan.history.length,
+    compaction: compactionOptions(plan.cfg),
+  });
+  if (cfg.summary_max_tokens) t.body.max_tokens = cfg.summary_max_tokens;
+  return JSON.stringify(t.body);
+}
+
+/** A compaction item sealed by the router. */
+export function sealedCompactionItem(plan: Plan, id: string, summary: string): Item {
+  return { id, type: "compaction", encrypted_content: sealSummary(sealerFor(plan.cfg), summary) };
+}
+
+/** The summary and usage of a non-streamed summarisation answer. */
+export function readSummary(endpoint: string, json: unknown): { summary: string; usage: Usage } {
+  const j = json as { choices?: { message?: { content?: unknown } }[]; usage?: ChatUsage } | null;
+  const message = j?.choices?.[0]?.message;
+  if (!message) throw new UpstreamFailure(endpoint, "protocol", "the summarisation answer had no message");
+  return { summary: typeof message.content === "string" ? message.content : "", usage: chatUsageToResponses(j!.usage) };
+}
+
+/** The user messages a chat compaction keeps, as output items. */
+export function keptUserItems(plan: Plan, items: Item[]): Item[] {
+  return keptUserMessages(items, plan.cfg.compaction.user_message_max_tokens).map((m) => {
+    const content = typeof m.content === "string" ? [{ type: "input_text", text: m.content }] : m.content;
+    return { id: m.id, type: "message", role: "user", status: "completed", content } as Item;
+  });
+}
+
+/** Counts a compaction: by kind and trigger, with the context size before (upstream usage) and after (chat: estimated). */
+export function countCompaction(rt: Runtime, o: { model: string; kind: "chat" | "openai"; trigger: CompactionTrigger; before: number; after?: { kept: Item[]; summary: string } }): void {
+  rt.metrics.compactions.inc({ model: o.model, kind: o.kind, trigger: o.trigger });
+  if (o.before > 0) rt.metrics.compactionTokens.inc({ kind: o.kind, trigger: o.trigger, stage: "before" }, o.before);
+  if (o.after) {
+    let chars = o.after.summary.length;
+    for (const m of o.after.kept) chars += messageText(m).length;
+    rt.metrics.compactionTokens.inc({ kind: o.kind, trigger: o.trigger, stage: "after" }, Math.ceil(chars / CHARS_PER_TOKEN));
+  }
+}
+
+/**
+ * The router's own compaction items, for an `openai` endpoint (a chain or fallback that crosses
+ * kinds): OpenAI cannot open them, so each one the router opens becomes the framed summary as a
+ * user message, and when the last compaction item is the router's, what it summarises is left
+ * out as on a chat backend. OpenAI's own items (and any the router cannot open) pass untouched;
+ * the upstream judges those. Returns the same array when there is nothing of the router's.
+ */
+export function routerCompactionsAsText(items: unknown, cfg: Plan["cfg"]): unknown {
+  if (!Array.isArray(items) || !items.some((i: Item) => i?.type === "compaction" && isRouterSealed(i.encrypted_content))) return items;
+  const list = items as Item[];
+  const last = list.findLastIndex((i) => i?.type === "compaction");
+  const skip = isRouterSealed(list[last]!.encrypted_content) ? supersededByCompaction(list, cfg.compaction.user_message_max_tokens) : null;
+  const out: Item[] = [];
+  list.forEach((item, i) => {
+    if (skip?.has(i)) return;
+    const summary = item?.type === "compaction" ? openCompaction(cfg, item.encrypted_content) : null;
+    out.push(summary === null ? item : { type: "message", role: "user", content: [{ type: "input_text", text: summaryMessageText(summary) }] });
+  });
+  return out;
+}

@@ -1,0 +1,35 @@
+import { createHash } from "node:crypto";
+import { canonicalJson, keyedFields } from "../../wire/canonical-json.js";
+import type { CreateResponseRequest, Item } from "../../wire/types.js";
+
+/**
+ * Request fields left out of the response-cache key: the ONLY ones. Everything else is
+ * keyed, so a field the API gains later is keyed by default. A field belongs here only
+ * if it cannot change the answer and a hit takes it from its own request
+ * (ResponsesService.serveCached):
+ * - `stream`, `stream_options`: how the answer is delivered, not what it says;
+ * - `store`, `background`, `metadata`: the router's bookkeeping, echoed from the request;
+ * - `router`: the router's own extension (already removed by buildPlan);
+ * - `input`, `previous_response_id`, `conversation`: replaced by the rehydrated conversation (`input` below).
+ * Echoed fields (`user`, `safety_identifier`, `prompt_cache_key`, `service_tier`) stay
+ * keyed: a hit would otherwise echo another request's values.
+ */
+export const RESPONSE_CACHE_UNKEYED: ReadonlySet<string> = new Set(["stream", "stream_options", "store", "background", "metadata", "router", "input", "previous_response_id", "conversation"]);
+
+/**
+ * The response-cache key: a hash over the canonical request AFTER history
+ * rehydration - the whole conversation the model would see, never the last
+ * message alone. Item ids and statuses are left out (ids are random per turn) and
+ * object keys are sorted, so JSON key order does not change the key.
+ */
+export function cacheKey(req: CreateResponseRequest, model: string, items: Item[]): string {
+  const keyed = keyedFields(req, RESPONSE_CACHE_UNKEYED);
+  keyed.model = model;
+  keyed.input = items.map(stripId);
+  return createHash("sha256").update(canonicalJson(keyed)).digest("hex");
+}
+
+function stripId(item: Item): unknown {
+  const { id: _id, status: _status, ...rest } = item;
+  return rest;
+}

@@ -1,0 +1,153 @@
+import { NO_KEY } from "../../keys/policy.js";
+import { NO_TOKENS, type TokenCount } from "../../keys/usage.js";
+import { fallbackSteps, type ModelStep } from "../../runtime/models.js";
+import type { Endpoint, Lease } from "../../routing/pool.js";
+import type { Runtime } from "../../runtime/runtime.js";
+import type { EventSink } from "../../wire/sse-writer.js";
+import type { ResponseObject } from "../../wire/types.js";
+import { UpstreamAttempt } from "../../upstream/attempt.js";
+import { midStreamError } from "../../upstream/mid-stream.js";
+import { readSseFrames } from "../../upstream/sse.js";
+import { END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "../adapters/adapter.js";
+import { ChatRequest } from "../adapters/chat.js";
+import { NativeRequest } from "../adapters/openai.js";
+import { CompactTriggerRequest, endsWithCompactionTrigger } from "../compaction/trigger-adapter.js";
+import { countCompaction } from "../compaction/compact.js";
+import type { Plan } from "./plan.js";
+import { traceOutcome } from "./trace.js";
+
+export interface RunOutcome {
+  /** The full response, as stored. */
+  response: ResponseObject;
+  /** Hide encrypted reasoning the router asked for on the client's behalf. */
+  hideEncryptedReasoning: boolean;
+  /** The terminal event, held back so the caller can store the response before the client sees it. */
+  terminal: { type: string; data: string } | null;
+  endpoint: string;
+  /** The model that served it: the one asked for, or a fallback. */
+  model: string;
+  upstreamMs: number;
+}
+
+export interface PumpOptions {
+  /**
+   * When the signal aborts mid-stream, resolve with what was produced so far (open items
+   * closed as incomplete, `response.status: "cancelled"`, `terminal: null`) instead of
+   * rejecting. Background jobs use it to keep partial output on cancel and shutdown.
+   */
+  keepPartialOnAbort?: boolean;
+}
+
+/** An upstream that answered 2xx; `pump` reads its body to the end and frees the slot. */
+export interface Connection {
+  endpoint: Endpoint;
+  /** The model that serves it: the one asked for, or a fallback. */
+  model: string;
+  pump(sink: EventSink | null, opts?: PumpOptions): Promise<RunOutcome>;
+}
+
+/** The adapter per endpoint kind: the one place the kind is looked at on this path. */
+const ADAPTERS: Record<Endpoint["config"]["kind"], new (plan: Plan, lease: Lease, stream: boolean) => AdaptedRequest> = {
+  chat: ChatRequest,
+  openai: NativeRequest,
+};
+
+/**
+ * Picks an endpoint (with failover) and sends the request in the form its kind
+ * speaks. When the whole pool fails before the first byte, the model's fallbacks
+ * are tried in order (any kind: the history is the router's, replayed to either).
+ * Resolves once an upstream answered 2xx headers: errors before that reach the
+ * caller as exceptions (an HTTP error for the client), errors after it become a
+ * `response.failed` inside the stream. The client's model name stays on the response.
+ */
+export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress"): Promise<Connection> {
+  const attempt = await UpstreamAttempt.open(rt, {
+    model: plan.model,
+    steps: fallbackSteps(plan.cfg, plan.model, plan.modelCfg, plan.targets),
+    routing: plan.cfg.routing,
+    signal,
+    prefer: plan.preferEndpoint,
+    // The plan as the serving model's config shapes it (hosted tools, encrypted reasoning); `model` stays the client's.
+    prepare: (lease, step) => new (adapterFor(lease.endpoint.config.kind, plan))(servedPlan(plan, step), lease, stream),
+  });
+  const request = attempt.request;
+  for (const tool of request.droppedTools) rt.metrics.droppedTools.inc({ model: plan.model, tool_type: tool });
+  const model = attempt.step.model;
+  return {
+    endpoint: attempt.endpoint,
+    model,
+    pump: async (sink, opts = {}) => {
+      let ok = false;
+      try {
+        const rd: ReadContext = { rt, attempt, initialStatus };
+        const result = sink ? await pumpStream(request.stream(rd), attempt, sink, signal, opts) : { response: request.fromJson((await attempt.readJson()).json, rd), terminal: null };
+        ok = result.response.status !== "failed";
+        // The chat kind's compaction adapter counts its own; a native one is the upstream's.
+        if (endsWithCompactionTrigger(plan) && attempt.endpoint.config.kind === "openai" && result.response.status === "completed") {
+          countCompaction(rt, { model: plan.model, kind: "openai", trigger: "trigger", before: result.response.usage?.input_tokens ?? 0 });
+        }
+        if (attempt.span?.isRecording()) traceOutcome(attempt.span, result.response, attempt.lease.target.upstreamModel, rt.tracing.captureContent);
+        return { ...result, hideEncryptedReasoning: request.hidesEncryptedReasoning, endpoint: attempt.endpoint.name, model, upstreamMs: performance.now() - attempt.started };
+      } finally {
+        attempt.end(ok);
+      }
+    },
+  };
+}
+
+/** A `compaction_trigger` as the last input item: the chat kind summarises instead of answering (adapter-compact.ts). */
+function adapterFor(kind: Endpoint["config"]["kind"], plan: Plan): (typeof ADAPTERS)[typeof kind] {
+  return kind === "chat" && endsWithCompactionTrigger(plan) ? CompactTriggerRequest : ADAPTERS[kind];
+}
+
+function servedPlan(plan: Plan, step: ModelStep): Plan {
+  return step.model === plan.model ? plan : { ...plan, modelCfg: step.modelCfg, targets: step.targets };
+}
+
+/** Counts the tokens an upstream reported for a finished run, under the model that served it and the key's name ("" without keys). */
+export function recordTokenUsage(rt: Runtime, out: Pick<RunOutcome, "response" | "endpoint" | "model">, key: string | null): TokenCount {
+  const u = out.response.usage;
+  if (!u) return NO_TOKENS;
+  const model = out.model;
+  const upstream = out.endpoint;
+  const k = key ?? NO_KEY;
+  const m = rt.metrics.tokens;
+  m.inc({ model, upstream, type: "input", key: k }, u.input_tokens ?? 0);
+  m.inc({ model, upstream, type: "output", key: k }, u.output_tokens ?? 0);
+  m.inc({ model, upstream, type: "cached", key: k }, u.input_tokens_details?.cached_tokens ?? 0);
+  m.inc({ model, upstream, type: "reasoning", key: k }, u.output_tokens_details?.reasoning_tokens ?? 0);
+  return { input: u.input_tokens ?? 0, output: u.output_tokens ?? 0 };
+}
+
+type Pumped = Pick<RunOutcome, "response" | "terminal">;
+
+/**
+ * Reads an upstream stream through its kind's translation into the sink. The terminal event is
+ * returned, not sent; an upstream that breaks ends in `response.failed` (and counts against its
+ * endpoint); a caller that goes away rejects, or with `keepPartialOnAbort` keeps what came.
+ */
+async function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, AdaptedRequest>, sink: EventSink, signal: AbortSignal, opts: PumpOptions): Promise<Pumped> {
+  const serialise = (ev: Parameters<StreamTranslation["serialise"]>[0]) => tr.serialise(ev);
+  tr.start(sink);
+  let tail;
+  try {
+    for await (const frame of readSseFrames(attempt.reply.body)) {
+      const held = tr.push(frame, sink);
+      if (held === END) break;
+      if (held) return { response: tr.response, terminal: held };
+    }
+    tail = tr.finish();
+  } catch (err) {
+    if (signal.aborted) {
+      if (!opts.keepPartialOnAbort) throw err;
+      sendEvents(sink, tr.cancel(), serialise);
+      return { response: tr.response, terminal: null };
+    }
+    // An in-band error chunk is the server's own answer (maybe about this request): not an endpoint fault.
+    attempt.streamBroke(err);
+    tail = tr.fail(midStreamError(err, "responses"));
+  }
+  const terminal = tail.pop()!;
+  sendEvents(sink, tail, serialise);
+  return { response: tr.response, terminal: { type: terminal.type, data: tr.serialise(terminal) } };
+}

@@ -1,0 +1,206 @@
+import { setMaxListeners } from "node:events";
+import type { ModelTarget, RouterConfig } from "../config/load.js";
+import { ApiError } from "../ops/errors.js";
+import { randomId, type IdGenerator } from "../wire/ids.js";
+import type { LimiterDeps } from "../keys/limits.js";
+import type { UsageDeps } from "../keys/usage.js";
+import type { Logger } from "../ops/log.js";
+import { forgetEndpoint, setEndpointState, type Metrics } from "../ops/metrics.js";
+import { EndpointPool } from "../routing/pool.js";
+import { HealthProber } from "../routing/probe.js";
+import type { Stores } from "../store/index.js";
+import { UpstreamClient } from "../upstream/client.js";
+import type { FailoverContext } from "../upstream/failover.js";
+import { TRACING_OFF, type Tracing } from "../tracing/index.js";
+
+/** Every open stream listens to this signal: no listener limit (Node would warn past 10). */
+function streamsEndController(): AbortController {
+  const c = new AbortController();
+  setMaxListeners(0, c.signal);
+  return c;
+}
+
+/** The reason streams end at the shutdown deadline. */
+export class ShutdownDeadline extends Error {
+  readonly code = "server_shutting_down";
+  constructor() {
+    super("The router is shutting down: this stream was ended at its shutdown deadline. Retry the request.");
+    this.name = "ShutdownDeadline";
+  }
+}
+
+/**
+ * Everything a request needs, built once per router instance (no globals, so
+ * tests run several routers in one process). Config reloads swap `config`
+ * atomically: a request reads it once at its start and keeps that snapshot.
+ */
+export class Runtime {
+  /** The endpoint set, each endpoint carrying its upstream client (`attached`). */
+  readonly pool: EndpointPool<UpstreamClient>;
+  private current: RouterConfig;
+  private prober: HealthProber | null = null;
+  /** What /readyz reports: this process can serve (`serving`) or not yet / no longer. */
+  phase: "starting" | "serving" | "draining" = "starting";
+  private readonly streamsEnd = streamsEndController();
+  /** Requests waiting for their answer (see beforeDeadline): a Set, cheaper per request than a signal listener. */
+  private readonly waiting = new Set<() => void>();
+
+  constructor(
+    config: RouterConfig,
+    readonly stores: Stores,
+    readonly metrics: Metrics,
+    readonly log: Logger,
+    readonly ids: IdGenerator = randomId,
+    /** The clock of per-key limits and usage days (tests move it instead of waiting). */
+    readonly now: () => number = Date.now,
+    /** Spans of this instance's requests and jobs (TRACING_OFF when not configured). */
+    readonly tracing: Tracing = TRACING_OFF,
+  ) {
+    this.current = config;
+    this.pool = new EndpointPool(config, {
+      onHealthChange: (ep, state, reason) => {
+        this.log[state === "cooldown" ? "warn" : "info"]({ endpoint: ep.name, state, reason }, `endpoint ${ep.name} is now ${state}`);
+        setEndpointState(this.metrics, ep.name, state);
+      },
+      onInFlightChange: (ep) => this.metrics.inFlight.set({ upstream: ep.name }, ep.inFlight),
+      onQueueTimeout: (model) => this.metrics.poolRejections.inc({ model }),
+      onAffinity: (ep, hit) => this.metrics.affinity.inc({ upstream: ep.name, result: hit ? "hit" : "miss" }),
+      onPanicRoute: (model, ep) => this.log.debug({ model, endpoint: ep.name }, "every endpoint of the pool is ejected: routing anyway (panic)"),
+    }, {
+      attach: (cfg, existing) => this.clientFor(cfg, existing),
+      detach: (old, name, removed) => {
+        // close() lets requests already on it finish.
+        void old.close().catch(() => {});
+        // Removed: its series would otherwise report a stale state forever.
+        if (removed) forgetEndpoint(this.metrics, name);
+      },
+    });
+    this.syncProber(config);
+  }
+
+  get config(): RouterConfig {
+    return this.current;
+  }
+
+  /** Adopts a validated config. In-flight requests keep the snapshot they started with. */
+  applyConfig(config: RouterConfig): void {
+    this.current = config;
+    // pino children keep the level they were made with: the app's access logger follows "level-change".
+    if (this.log.level !== config.logging.level) this.log.level = config.logging.level;
+    this.pool.applyConfig(config);
+    this.syncProber(config);
+  }
+
+  /** Starts, restarts or stops active health probes to match routing.health.probe_interval. */
+  private syncProber(config: RouterConfig): void {
+    const every = config.routing.health.probe_interval;
+    if (this.prober?.intervalMs === every) return;
+    this.prober?.stop();
+    this.prober = every
+      ? new HealthProber(
+          {
+            endpoints: () => this.pool.all(),
+            client: (name) => this.pool.get(name)?.attached,
+            onProbe: (ep, ok, detail) => this.log.debug({ endpoint: ep.name, ok, detail }, "health probe"),
+          },
+          every,
+        ).start()
+      : null;
+  }
+
+  /**
+   * The failover context both inference paths use: the pool, clients, retry metrics
+   * and logs. `path` names the upstream route in logs (pass-through routes).
+   */
+  failover(model: string, targets: ModelTarget[], routing: RouterConfig["routing"], signal: AbortSignal, path?: string, prefer?: string | null): FailoverContext {
+    return {
+      pool: this.pool,
+      prefer,
+      client: (n) => this.client(n),
+      model,
+      targets,
+      routing,
+      signal,
+      onRetry: (failure, endpoint) => {
+        this.metrics.retries.inc({ model, upstream: endpoint, reason: failure.reason });
+        this.log.warn({ model, endpoint, path, reason: failure.reason, err: failure.message }, "upstream attempt failed; trying another endpoint");
+      },
+      onAttemptFailed: (failure, seconds) => this.metrics.upstreamDuration.observe({ upstream: failure.endpoint, outcome: "error" }, seconds),
+      onPanicAttempt: (endpoint, ok) => this.metrics.panicRouted.inc({ model, upstream: endpoint, outcome: ok ? "ok" : "error" }),
+      onEndpointFault: (failure, endpoint) => {
+        if (failure.routeMissing) this.log.error({ model, endpoint, route: failure.detail.route, status: failure.status }, `endpoint ${endpoint} has no such route: check its url in the config`);
+      },
+    };
+  }
+
+  /**
+   * Aborts when the shutdown deadline (server.shutdown_timeout) passes: every open stream then
+   * ends with a terminal event (Responses: response.failed, chat: an error chunk) instead of a
+   * bare close. Streams listen to it while they run.
+   */
+  get streamsDeadline(): AbortSignal {
+    return this.streamsEnd.signal;
+  }
+
+  /**
+   * Runs a request's work up to its answer (the upstream's 2xx headers for a stream, the whole
+   * body for JSON). If the shutdown deadline passes first, `abort` stops the upstream call and
+   * the client gets 503 server_shutting_down (which clients retry) rather than a cut connection.
+   */
+  async beforeDeadline<T>(abort: () => void, work: () => Promise<T>): Promise<T> {
+    this.waiting.add(abort);
+    try {
+      return await work();
+    } catch (err) {
+      const deadline = this.streamsEnd.signal;
+      if (!deadline.aborted) throw err;
+      throw new ApiError(503, (deadline.reason as Error).message, { type: "server_error", code: "server_shutting_down", headers: { "retry-after": "1" } });
+    } finally {
+      this.waiting.delete(abort);
+    }
+  }
+
+  /** Shutdown reached its deadline: tell every open stream to end now. */
+  endStreams(): void {
+    this.streamsEnd.abort(new ShutdownDeadline());
+    for (const abort of this.waiting) abort();
+  }
+
+  /** A request moves to a fallback model (`from`'s whole pool failed before the first byte). */
+  fellBack(requested: string, from: string, to: string, err: unknown): void {
+    this.metrics.fallbacks.inc({ model: requested, fallback: to });
+    this.log.warn({ model: requested, from, to, err: (err as Error)?.message }, `model ${from} failed; falling back to ${to}`);
+  }
+
+  client(endpoint: string): UpstreamClient {
+    const c = this.pool.get(endpoint)?.attached;
+    if (!c) throw new Error(`no client for endpoint ${endpoint}`);
+    return c;
+  }
+
+  /** An endpoint's client on (re)load: the existing one while its transport is the same, else a new one. */
+  private clientFor(ep: RouterConfig["endpoints"][number], existing: UpstreamClient | undefined): UpstreamClient {
+    this.metrics.maxConcurrency.set({ upstream: ep.name }, ep.max_concurrency);
+    if (!existing) {
+      setEndpointState(this.metrics, ep.name, "healthy");
+      this.metrics.inFlight.set({ upstream: ep.name }, 0);
+    }
+    return existing && existing.sameTransport(ep) ? existing : new UpstreamClient(ep);
+  }
+
+  async close(): Promise<void> {
+    this.prober?.stop();
+    this.pool.close();
+    await Promise.allSettled([...this.pool.all()].map((ep) => ep.attached.close()));
+  }
+}
+
+/** What per-key limit checks need from a runtime (the store's limiter, its clock, error counting). */
+export function limiterDeps(rt: Runtime): LimiterDeps {
+  return { limiter: rt.stores.limiter, now: rt.now, onStoreError: () => rt.metrics.storeErrors.inc({ store: "limiter", op: "limit" }) };
+}
+
+/** What usage recording needs from a runtime. */
+export function usageDeps(rt: Runtime): UsageDeps {
+  return { usage: rt.stores.usage, now: rt.now, onStoreError: () => rt.metrics.storeErrors.inc({ store: "usage", op: "record" }) };
+}

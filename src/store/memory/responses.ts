@@ -1,0 +1,85 @@
+import { BoundedLru, type LruLimits } from "./lru.js";
+import type { CachedResponse, ResponseCache, ResponseStore, StoredResponse } from "../types.js";
+
+export interface MemoryStoreOptions extends LruLimits {
+  ttlMs: number;
+  now?: () => number;
+}
+
+/**
+ * Stored responses in process memory: bounded by entries and bytes (JSON length),
+ * expiring after ttlMs, least recently used evicted first. Records are kept as JSON
+ * strings, so a caller mutating what it saved or got never changes the store.
+ */
+export class MemoryResponseStore implements ResponseStore {
+  private readonly lru: BoundedLru;
+  private readonly ttlMs: number;
+
+  constructor(opts: MemoryStoreOptions) {
+    this.lru = new BoundedLru(opts, opts.now);
+    this.ttlMs = opts.ttlMs;
+  }
+
+  /** Number of records held (expired ones may linger until touched or evicted). */
+  get size(): number {
+    return this.lru.size;
+  }
+
+  get bytes(): number {
+    return this.lru.totalBytes;
+  }
+
+  async save(record: StoredResponse): Promise<void> {
+    this.lru.set(record.response.id, JSON.stringify(record), this.ttlMs);
+  }
+
+  async saveIfExists(record: StoredResponse): Promise<boolean> {
+    if (this.lru.get(record.response.id) === null) return false;
+    this.lru.set(record.response.id, JSON.stringify(record), this.ttlMs);
+    return true;
+  }
+
+  async get(id: string): Promise<StoredResponse | null> {
+    const json = this.lru.get(id);
+    return json === null ? null : (JSON.parse(json) as StoredResponse);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.lru.delete(id);
+  }
+
+  async ping(): Promise<boolean> {
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.lru.clear();
+  }
+}
+
+/** The response cache in process memory: bounded by entries and bytes, per-entry TTL. */
+export class MemoryResponseCache implements ResponseCache {
+  private readonly lru: BoundedLru;
+
+  constructor(opts: LruLimits & { now?: () => number }) {
+    this.lru = new BoundedLru(opts, opts.now);
+  }
+
+  get size(): number {
+    return this.lru.size;
+  }
+
+  async get(key: string): Promise<CachedResponse | null> {
+    const json = this.lru.get(key);
+    return json === null ? null : (JSON.parse(json) as CachedResponse);
+  }
+
+  async set(key: string, value: CachedResponse, ttlMs: number): Promise<void> {
+    if (ttlMs <= 0) return;
+    this.lru.set(key, JSON.stringify(value), ttlMs);
+  }
+
+  async close(): Promise<void> {
+    this.lru.clear();
+  }
+}

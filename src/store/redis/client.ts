@@ -1,0 +1,215 @@
+import { readFileSync } from "node:fs";
+import type { ConnectionOptions } from "node:tls";
+import { Redis, type RedisOptions } from "ioredis";
+import { StoreUnavailableError, type StoreStatus } from "../types.js";
+
+/** Where Redis is: one server by URL, or a Sentinel group; credentials and TLS beside it. */
+export interface RedisTarget {
+  /** redis://[user:pass@]host:port[/db], or rediss:// for TLS. Unused with sentinels. */
+  url?: string;
+  sentinels?: { host: string; port: number }[];
+  /** The Sentinel group's name (sentinel monitor <name> ...). */
+  name?: string;
+  username?: string;
+  password?: string;
+  sentinel_password?: string;
+  tls?: { ca_file?: string; servername?: string; sentinels?: boolean };
+}
+
+export interface RedisClientOptions {
+  /** Give up one connection attempt after this long (default 1000 ms). */
+  connectTimeoutMs?: number;
+  /** Reject a command that got no reply after this long (default 1000 ms; 0 = never, for blocking reads). */
+  commandTimeoutMs?: number;
+  /** For BullMQ workers and blocking readers: queue commands while reconnecting and retry them
+   * forever (BullMQ requires maxRetriesPerRequest: null) instead of failing fast. */
+  blocking?: boolean;
+  connectionName?: string;
+}
+
+/** After a failover a connection may still reach the demoted primary: reconnect (Sentinel then names the new one). */
+const reconnectOnReadonly = (err: Error) => (/^READONLY\b/.test(err.message) ? 1 : false);
+
+/**
+ * The ioredis options for a target, without the URL (which ioredis parses itself). Sentinel
+ * mode asks the sentinels for the current primary on every (re)connect, checks the role it
+ * reaches, and listens for +switch-master so a failover is noticed before a command fails.
+ */
+export function targetOptions(target: RedisTarget): RedisOptions {
+  const out: RedisOptions = {};
+  if (target.username !== undefined) out.username = target.username;
+  if (target.password !== undefined) out.password = target.password;
+  const tls = target.tls ? tlsOptions(target.tls) : undefined;
+  if (target.sentinels) {
+    Object.assign(out, {
+      sentinels: target.sentinels.map(({ host, port }) => ({ host, port })),
+      name: target.name,
+      sentinelPassword: target.sentinel_password,
+      failoverDetector: true,
+      // A sentinel that does not answer is skipped quickly; the next one is asked.
+      sentinelCommandTimeout: 1_000,
+      sentinelRetryStrategy: (times: number) => Math.min(100 * times, 1_000),
+    } satisfies RedisOptions);
+    if (tls) {
+      out.tls = tls;
+      out.enableTLSForSentinelMode = true;
+      if (target.tls?.sentinels) out.sentinelTLS = tls;
+    }
+  } else if (tls) {
+    out.tls = tls;
+  }
+  return out;
+}
+
+function tlsOptions(tls: NonNullable<RedisTarget["tls"]>): ConnectionOptions {
+  const out: ConnectionOptions = {};
+  if (tls.ca_file) out.ca = readFileSync(tls.ca_file);
+  if (tls.servername) out.servername = tls.servername;
+  return out;
+}
+
+/** The target for messages and logs: never a password. */
+export function describeTarget(target: RedisTarget): string {
+  if (target.sentinels) return `Sentinel group "${target.name}" (${target.sentinels.map((s) => `${s.host}:${s.port}`).join(", ")})`;
+  return (target.url ?? "").replace(/\/\/([^@/]*):([^@/]*)@/, "//$1:***@");
+}
+
+/**
+ * An ioredis client tuned to fail fast: while Redis is unreachable commands reject at
+ * once (no offline queue) and a hung Redis times out, while the client keeps reconnecting
+ * in the background (backoff capped at 1 s). Errors are never left unhandled.
+ */
+export function createRedisClient(target: string | RedisTarget, opts: RedisClientOptions = {}): Redis {
+  const t: RedisTarget = typeof target === "string" ? { url: target } : target;
+  const options: RedisOptions = {
+    ...targetOptions(t),
+    connectTimeout: opts.connectTimeoutMs ?? 1_000,
+    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 5), 1_000),
+    reconnectOnError: reconnectOnReadonly,
+    connectionName: opts.connectionName,
+    ...(opts.blocking
+      ? { maxRetriesPerRequest: null, enableOfflineQueue: true }
+      : {
+          maxRetriesPerRequest: 1,
+          enableOfflineQueue: false,
+          commandTimeout: opts.commandTimeoutMs === 0 ? undefined : (opts.commandTimeoutMs ?? 1_000),
+        }),
+  };
+  const client = t.sentinels ? new Redis(options) : new Redis(t.url ?? "", options);
+  // Connection errors surface through the 'ready'/'close' status and rejected commands;
+  // without a listener ioredis would print every reconnect failure.
+  client.on("error", () => {});
+  // Every store call waiting for a reconnect adds a one-shot 'ready' listener (removed on timeout);
+  // a number, not 0 (unlimited): BullMQ raises the limit by adding to it.
+  client.setMaxListeners(1_000);
+  return client;
+}
+
+/**
+ * `storage.durability: replica`: after a write a client depends on, wait until one replica
+ * has it (WAIT 1 timeoutMs). Not confirmed in time -> StoreUnavailableError, so the router
+ * never acknowledges a write that a failover right now could lose. The write itself stays
+ * on the primary (and reaches the replica later unless the primary dies first).
+ */
+export function replicaConfirm(client: Redis, timeoutMs: number): (what: string) => Promise<void> {
+  return async (what) => {
+    const acked = await client.wait(1, timeoutMs);
+    if (acked < 1) throw new StoreUnavailableError(`${what}: no replica confirmed the write within ${timeoutMs} ms`);
+  };
+}
+
+/**
+ * A Redis error as it may be logged: ioredis attaches the failed command to its errors
+ * (`err.command.args`), which for AUTH is the password. The copy keeps the name, message and
+ * code (and a one-line stack, so the logger's error serializer shows it as an error).
+ */
+export function loggableRedisError(err: unknown): Error {
+  const src = err instanceof Error ? err : new Error(String(err));
+  const out = new Error(src.message) as Error & { code?: string };
+  out.name = src.name;
+  out.stack = `${src.name}: ${src.message}`;
+  const code = (src as { code?: unknown }).code;
+  if (typeof code === "string") out.code = code;
+  return out;
+}
+
+/** Waits until the client is connected, or rejects with StoreUnavailableError after ms. */
+export function waitReady(client: Redis, ms: number, what = "redis"): Promise<void> {
+  if (client.status === "ready") return Promise.resolve();
+  if (client.status === "end") return Promise.reject(new StoreUnavailableError(`${what}: the Redis client is closed`));
+  if (client.status === "wait") client.connect().catch(() => {});
+  return new Promise<void>((resolve, reject) => {
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      client.off("ready", onReady);
+      reject(new StoreUnavailableError(`${what}: Redis is not reachable (${client.status})`));
+    }, ms);
+    client.once("ready", onReady);
+  });
+}
+
+/** Runs one Redis operation, turning "not connected", timeouts and connection errors into StoreUnavailableError. */
+export async function redisCall<T>(client: Redis, what: string, fn: () => Promise<T>, readyTimeoutMs = 500): Promise<T> {
+  await waitReady(client, readyTimeoutMs, what);
+  try {
+    return await fn();
+  } catch (err) {
+    throw toStoreError(what, err);
+  }
+}
+
+export function toStoreError(what: string, err: unknown): StoreUnavailableError {
+  if (err instanceof StoreUnavailableError) return err;
+  const detail = err instanceof Error ? err.message : String(err);
+  return new StoreUnavailableError(`${what}: ${detail}`);
+}
+
+/**
+ * Tracks whether a client is connected, for metrics and /readyz. The answer is the client's
+ * own status, read at each event: under Sentinel a failover can deliver the old connection's
+ * 'close' after the new one's 'ready', and counting events would then report "down" for good.
+ */
+export class RedisStatus implements StoreStatus {
+  private readonly listeners = new Set<(connected: boolean) => void>();
+  private state: boolean;
+
+  constructor(private readonly client: Redis) {
+    this.state = client.status === "ready";
+    for (const ev of ["ready", "close", "end", "reconnecting"]) client.on(ev, () => this.set(client.status === "ready"));
+  }
+
+  get connected(): boolean {
+    return this.client.status === "ready";
+  }
+
+  onStatusChange(cb: (connected: boolean) => void): () => void {
+    this.listeners.add(cb);
+    return () => this.listeners.delete(cb);
+  }
+
+  private set(connected: boolean): void {
+    if (connected === this.state) return;
+    this.state = connected;
+    for (const cb of this.listeners) {
+      try {
+        cb(connected);
+      } catch {
+        // A metrics callback must never break the connection handling.
+      }
+    }
+  }
+}
+
+/** Disconnects a client, politely if possible, never taking longer than ms. */
+export async function closeClient(client: Redis, ms = 500): Promise<void> {
+  if (client.status === "end") return;
+  if (client.status === "ready") {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([client.quit().catch(() => {}), new Promise((r) => (timer = setTimeout(r, ms)))]);
+    clearTimeout(timer);
+  }
+  client.disconnect();
+}

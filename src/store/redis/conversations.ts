@@ -1,0 +1,127 @@
+import type { Redis } from "ioredis";
+import type { Item } from "../../wire/types.js";
+import { redisCall } from "./client.js";
+import type { ConversationRecord, ConversationStore, StoredConversation } from "../types.js";
+
+/**
+ * Only if the conversation still exists: push the items onto its list, record the endpoint
+ * and refresh both TTLs. One script, so turns appended by several instances never
+ * interleave and a turn never resurrects a deleted conversation.
+ * KEYS: record hash, items list. ARGV: ttl ms, endpoint ('' keeps it), items as JSON...
+ */
+const APPEND = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'endpoint', ARGV[2]) end
+if #ARGV > 2 then redis.call('RPUSH', KEYS[2], unpack(ARGV, 3)) end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+return 1`;
+
+/** Replaces the record field only while the hash exists. KEYS: record hash. ARGV: record JSON. */
+const UPDATE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'record', ARGV[1])
+return 1`;
+
+/** Removes the first item whose id matches. KEYS: items list. ARGV: item id. */
+const DELETE_ITEM = `
+local items = redis.call('LRANGE', KEYS[1], 0, -1)
+for _, json in ipairs(items) do
+  local ok, item = pcall(cjson.decode, json)
+  if ok and item.id == ARGV[1] then
+    redis.call('LREM', KEYS[1], 1, json)
+    return 1
+  end
+end
+return 0`;
+
+/**
+ * Conversations in Redis: a hash `${prefix}conv:{id}` (fields `record`: the conversation
+ * and its owner as JSON, `endpoint`) and a list `${prefix}conv:{id}:items` of item JSON,
+ * oldest first. Both keys share a hash tag and expire ttlMs after the last write.
+ */
+export class RedisConversationStore implements ConversationStore {
+  constructor(
+    private readonly client: Redis,
+    private readonly opts: { prefix: string; ttlMs: number; readyTimeoutMs?: number; confirm?: (what: string) => Promise<void> },
+  ) {}
+
+  private keys(id: string): [string, string] {
+    const base = `${this.opts.prefix}conv:{${id}}`;
+    return [base, `${base}:items`];
+  }
+
+  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return redisCall(this.client, `conversations.${what}`, fn, this.opts.readyTimeoutMs);
+  }
+
+  async create(record: StoredConversation, items: Item[]): Promise<void> {
+    const [hash, list] = this.keys(record.conversation.id);
+    const ttl = this.opts.ttlMs;
+    await this.call("create", async () => {
+      const tx = this.client.multi().del(hash, list).hset(hash, "record", JSON.stringify({ conversation: record.conversation, owner: record.owner }), "endpoint", record.endpoint ?? "");
+      if (items.length > 0) tx.rpush(list, ...items.map((i) => JSON.stringify(i))).pexpire(list, ttl);
+      const results = await tx.pexpire(hash, ttl).exec();
+      const failed = results?.find(([err]) => err);
+      if (failed) throw failed[0];
+      await this.opts.confirm?.("conversations.create");
+    });
+  }
+
+  async get(id: string): Promise<StoredConversation | null> {
+    const [hash] = this.keys(id);
+    const fields = await this.call("get", () => this.client.hmget(hash, "record", "endpoint"));
+    return fields[0] ? toStored(fields[0], fields[1]) : null;
+  }
+
+  async update(id: string, metadata: Record<string, string>): Promise<StoredConversation | null> {
+    const current = await this.get(id);
+    if (!current) return null;
+    const next: StoredConversation = { ...current, conversation: { ...current.conversation, metadata } };
+    const [hash] = this.keys(id);
+    const json = JSON.stringify({ conversation: next.conversation, owner: next.owner });
+    const done = await this.call("update", async () => {
+      const n = await this.client.eval(UPDATE, 1, hash, json);
+      if (n === 1) await this.opts.confirm?.("conversations.update");
+      return n;
+    });
+    return done === 1 ? next : null;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const [hash, list] = this.keys(id);
+    const n = await this.call("delete", () => this.client.del(hash, list));
+    return n > 0;
+  }
+
+  async append(id: string, items: Item[], endpoint?: string): Promise<boolean> {
+    const [hash, list] = this.keys(id);
+    const args = [String(this.opts.ttlMs), endpoint ?? "", ...items.map((i) => JSON.stringify(i))];
+    const done = await this.call("append", async () => {
+      const n = await this.client.eval(APPEND, 2, hash, list, ...args);
+      if (n === 1) await this.opts.confirm?.("conversations.append");
+      return n;
+    });
+    return done === 1;
+  }
+
+  async items(id: string): Promise<Item[] | null> {
+    const [hash, list] = this.keys(id);
+    const [exists, raw] = await this.call("items", async () => {
+      const results = await this.client.multi().exists(hash).lrange(list, 0, -1).exec();
+      return [results?.[0]?.[1] as number, (results?.[1]?.[1] ?? []) as string[]] as const;
+    });
+    return exists ? raw.map((json) => JSON.parse(json) as Item) : null;
+  }
+
+  async deleteItem(id: string, itemId: string): Promise<boolean> {
+    const [, list] = this.keys(id);
+    const n = await this.call("deleteItem", () => this.client.eval(DELETE_ITEM, 1, list, itemId));
+    return n === 1;
+  }
+}
+
+function toStored(recordJson: string, endpoint: string | null): StoredConversation {
+  const { conversation, owner } = JSON.parse(recordJson) as { conversation: ConversationRecord; owner: string | null };
+  return { conversation, owner, endpoint: endpoint || null };
+}

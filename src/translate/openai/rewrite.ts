@@ -1,0 +1,98 @@
+import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
+import type { CreateResponseRequest, Item, JsonObject, ResponseObject } from "../../wire/types.js";
+
+/** What the router owns in a native Response: its id and the fields it handles itself. */
+export interface RouterFields {
+  id: string;
+  previousResponseId: string | null;
+  store: boolean;
+  background: boolean;
+  /** The conversation the response belongs to (the router keeps it; upstream never sees it). */
+  conversation?: { id: string };
+  /** Replaces upstream's `model` when the client used an alias; undefined keeps upstream's value. */
+  model?: string;
+  /** The router asked for encrypted reasoning the client did not: hide it from the client. */
+  hideEncryptedReasoning: boolean;
+  /**
+   * The router's skeleton of this response: fields an upstream snapshot lacks are filled
+   * from it, so the router's own snapshots (background `queued`, cancelled) and the
+   * upstream's carry the same fields.
+   */
+  defaults?: ResponseObject;
+}
+
+/**
+ * Builds the body sent to an OpenAI-hosted endpoint: the client's body with
+ * unknown fields intact, except what the router owns: `store: false` always,
+ * no `previous_response_id` (the history is replayed as input), no `background`
+ * (the router runs background jobs itself), the upstream model name, and
+ * encrypted reasoning requested when the history must be replayable.
+ */
+export function nativeRequestBody(
+  req: CreateResponseRequest,
+  opts: { upstreamModel: string; history: Item[]; stream: boolean; wantEncryptedReasoning: boolean },
+): JsonObject {
+  const body: JsonObject = { ...req, model: opts.upstreamModel, store: false, stream: opts.stream };
+  delete body.previous_response_id;
+  delete body.conversation;
+  delete body.background;
+  delete body.router;
+  if (opts.history.length > 0) {
+    const current = typeof req.input === "string" ? [{ type: "message", role: "user", content: req.input }] : (req.input ?? []);
+    body.input = [...replayableItems(opts.history), ...current];
+  }
+  if (opts.wantEncryptedReasoning) {
+    const include = Array.isArray(req.include) ? req.include : [];
+    if (!include.includes(ENCRYPTED_REASONING)) body.include = [...include, ENCRYPTED_REASONING];
+  }
+  if (!opts.stream) delete body.stream_options;
+  return body;
+}
+
+/**
+ * History items as OpenAI accepts them with `store: false`: it cannot look up
+ * ids it never stored, so ids are dropped, except on reasoning items that carry
+ * their encrypted content (which OpenAI decrypts); reasoning without it (from a
+ * chat backend, or an old turn) is dropped. Output-only fields are removed.
+ */
+export function replayableItems(items: Item[]): Item[] {
+  const out: Item[] = [];
+  for (const item of items) {
+    if (item.type === "reasoning") {
+      if (typeof item.encrypted_content === "string" && item.encrypted_content) {
+        out.push({ type: "reasoning", id: item.id, summary: item.summary ?? [], encrypted_content: item.encrypted_content });
+      }
+      continue;
+    }
+    const { id: _id, ...rest } = item;
+    if (item.type === "message" && Array.isArray(item.content)) {
+      rest.content = (item.content as JsonObject[]).map((part) => {
+        if (part.type !== "output_text") return part;
+        const { logprobs: _l, ...p } = part;
+        return p;
+      });
+    }
+    out.push(rest as Item);
+  }
+  return out;
+}
+
+/** Puts the router's fields into a Response object from upstream (mutates and returns it). */
+export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObject {
+  obj.id = f.id;
+  obj.previous_response_id = f.previousResponseId;
+  obj.store = f.store;
+  obj.background = f.background;
+  if (f.conversation) obj.conversation = f.conversation;
+  if (f.model !== undefined) obj.model = f.model;
+  if (f.defaults) for (const key in f.defaults) if (obj[key] === undefined) obj[key] = f.defaults[key];
+  return obj as ResponseObject;
+}
+
+/** JSON.stringify replacer hiding encrypted reasoning the client did not ask for (the stored copy keeps it). */
+export const omitEncryptedContent = (key: string, value: unknown): unknown => (key === "encrypted_content" ? undefined : value);
+
+/** A response serialised as the client should see it (the object itself, which the store keeps, is not touched). */
+export function clientJson(response: ResponseObject, hide: boolean): string {
+  return JSON.stringify(response, hide ? omitEncryptedContent : undefined);
+}

@@ -1,0 +1,339 @@
+/**
+ * A native (OpenAI-hosted) Responses event stream, rewritten for the client: ONE explicit
+ * state machine, like the chat translator (translate/chat/stream.ts), with the same methods:
+ * push (one upstream frame), finish (the upstream ended), fail (it broke), cancel (the
+ * router stopped it), each returning what the client must see.
+ *
+ * Lifecycle and error events are parsed to swap in the router's id and fields. Every other
+ * event passes as the upstream's own text: the deltas with one substring check (and a
+ * reference to the frame while an item is open), output_item.added/done (which carry no
+ * router-owned field) with their output_index read from the text and the frame kept as the
+ * item, parsed only if the item is needed (the stream stops without a terminal event) -
+ * unless hidden encrypted reasoning or the scrub must change the text: then parsed. Only
+ * when the stream stops mid-item are the open items' frames parsed, to close them (as
+ * `incomplete`, with the text they got) with the events a complete stream would have had,
+ * so partial output survives cancel and failure.
+ */
+import type { ResponseError, ResponseOutputItem } from "openai/resources/responses/responses";
+import { numbered, type EmittedFields } from "../../wire/emitted.js";
+import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } from "../../wire/types.js";
+import { LIFECYCLE_EVENTS, TERMINAL_EVENTS } from "../../wire/protocol.js";
+import { applyRouterFields, omitEncryptedContent, type RouterFields } from "./rewrite.js";
+
+export interface NativeFrame {
+  type: string;
+  data: string;
+  /** True for the upstream's terminal lifecycle event: the stream is over. */
+  terminal: boolean;
+  /** Parsed payload, only for the events the router parses (lifecycle, error; an output_item it must change). */
+  parsed?: JsonObject;
+}
+
+export interface NativeStreamOptions {
+  /** Applied to parsed events' text (lifecycle and error events may echo the endpoint's key). */
+  scrub?: (text: string) => string;
+}
+
+type Failure = { code: string; message: string };
+
+export class NativeStreamMachine {
+  private upstreamId: string | null = null;
+  private lastSequence = -1;
+  private ended = false;
+  /**
+   * Items by output_index: finished ones, and open ones as announced by output_item.added;
+   * a string is the raw output_item frame, parsed when the item is needed (`item`).
+   */
+  private readonly items: (Item | string)[] = [];
+  private readonly open = new Set<number>();
+  /** Raw frames received while an item is open (parsed only if the stream stops mid-item). */
+  private openFrames: string[] = [];
+  private snapshot: ResponseObject;
+  private final: ResponseObject | null = null;
+
+  /** `fields.defaults` (the router's skeleton) is the snapshot until the upstream sends its own. */
+  constructor(
+    private readonly fields: RouterFields & { defaults: ResponseObject },
+    private readonly opts: NativeStreamOptions = {},
+  ) {
+    this.snapshot = { ...fields.defaults };
+  }
+
+  /** The response as streamed so far; the upstream's own final object once it ended. */
+  get response(): ResponseObject {
+    return this.final ?? { ...this.snapshot, output: this.output() };
+  }
+
+  /** The sequence_number the next event the router adds will carry. */
+  get sequence(): number {
+    return this.lastSequence + 1;
+  }
+
+  push(eventName: string | undefined, data: string): NativeFrame {
+    const type = eventName ?? sniffType(data);
+    if (type !== undefined && (LIFECYCLE_EVENTS.has(type) || type === "error")) return this.parsedFrame(type, data);
+    if (type !== undefined && type.startsWith("response.output_item.")) return this.itemFrame(type, data);
+    this.trackRaw(data);
+    if (this.open.size > 0) this.openFrames.push(data);
+    if (this.upstreamId !== null && data.includes(this.upstreamId)) data = data.split(this.upstreamId).join(this.fields.id);
+    return { type: type ?? "message", data, terminal: false };
+  }
+
+  /**
+   * The upstream closed without a terminal event: open items close as incomplete and
+   * the stream ends in `response.failed` (the last event returned).
+   */
+  finish(): StreamEvent[] {
+    return this.fail({ code: "server_error", message: "The upstream stream ended before the response was complete." });
+  }
+
+  /** The upstream broke mid-stream: open items close as incomplete, then `response.failed`. */
+  fail(error: Failure): StreamEvent[] {
+    if (this.ended) return [];
+    const out = this.closeOpenItems();
+    this.final = { ...this.snapshot, status: "failed", error, output: this.output() };
+    const response = this.final as unknown as EmittedResponse;
+    out.push(numbered({ type: "response.failed", response: { ...response, error: error as ResponseError } }, ++this.lastSequence));
+    this.ended = true;
+    return out;
+  }
+
+  /**
+   * The router stopped the stream (cancel): open items close as incomplete and the
+   * response becomes `cancelled`. No terminal event: the caller records one
+   * (background-events.ts terminalEvent).
+   */
+  cancel(): StreamEvent[] {
+    if (this.ended) return [];
+    const out = this.closeOpenItems();
+    this.final = { ...this.snapshot, status: "cancelled", error: null, output: this.output() };
+    this.ended = true;
+    return out;
+  }
+
+  /** Serialises an event the router built, hiding encrypted reasoning the client did not ask for. */
+  serialise(event: StreamEvent): string {
+    return JSON.stringify(event, this.fields.hideEncryptedReasoning ? omitEncryptedContent : undefined);
+  }
+
+  // ---- upstream frames ------------------------------------------------------------
+
+  /** output_item.added/done as the upstream's text, when the router would change nothing in it. */
+  private itemFrame(type: string, text: string): NativeFrame {
+    // Hidden reasoning: a key may be spelt with escapes, so any escape takes the parsed way too.
+    if (this.fields.hideEncryptedReasoning && (text.includes("encrypted_content") || text.includes("\\u"))) return this.parsedFrame(type, text);
+    if (this.opts.scrub && this.opts.scrub(text) !== text) return this.parsedFrame(type, text);
+    const index = rawOutputIndex(text);
+    if (index === undefined) return this.parsedFrame(type, text);
+    this.trackRaw(text);
+    this.items[index] = text;
+    if (type === "response.output_item.added") this.open.add(index);
+    else if (type === "response.output_item.done") {
+      this.open.delete(index);
+      if (this.open.size === 0) this.openFrames = [];
+    }
+    return { type, data: text, terminal: false };
+  }
+
+  private parsedFrame(type: string, text: string): NativeFrame {
+    const parsed = JSON.parse(text) as JsonObject;
+    if (typeof parsed.sequence_number === "number") this.lastSequence = parsed.sequence_number;
+    const t = String(parsed.type ?? type);
+    const terminal = TERMINAL_EVENTS.has(t);
+    if (LIFECYCLE_EVENTS.has(t) && parsed.response && typeof parsed.response === "object") {
+      const resp = parsed.response as JsonObject;
+      if (typeof resp.id === "string" && this.upstreamId === null) this.upstreamId = resp.id;
+      applyRouterFields(resp, this.fields);
+      if (!terminal) this.snapshot = resp as ResponseObject;
+    }
+    const index = parsed.output_index;
+    if (typeof index === "number") {
+      if (t === "response.output_item.added") {
+        this.items[index] = parsed.item as Item;
+        this.open.add(index);
+      } else if (t === "response.output_item.done") {
+        this.items[index] = parsed.item as Item;
+        this.open.delete(index);
+        if (this.open.size === 0) this.openFrames = [];
+      }
+    }
+    let data = this.serialise(parsed as StreamEvent);
+    if (this.opts.scrub) {
+      const scrubbed = this.opts.scrub(data);
+      if (scrubbed !== data) {
+        data = scrubbed;
+        if (terminal) parsed.response = (JSON.parse(data) as JsonObject).response;
+      }
+    }
+    if (terminal) {
+      this.final = parsed.response as ResponseObject;
+      this.ended = true;
+    }
+    return { type: t, data, terminal, parsed };
+  }
+
+  /** Reads sequence_number from a raw frame without parsing all of it (it is near the end). */
+  private trackRaw(data: string): void {
+    const at = data.lastIndexOf('"sequence_number":');
+    if (at !== -1) {
+      const n = Number.parseInt(data.slice(at + 18), 10);
+      if (Number.isFinite(n)) this.lastSequence = n;
+    }
+  }
+
+  private output(): Item[] {
+    const out: Item[] = [];
+    for (let i = 0; i < this.items.length; i++) {
+      const item = this.items[i] ? this.item(i) : undefined;
+      if (item) out.push(item);
+    }
+    return out;
+  }
+
+  /** The item at `index`, parsed from its raw frame the first time it is needed. */
+  private item(index: number): Item {
+    const item = this.items[index]!;
+    if (typeof item !== "string") return item;
+    const parsed = (JSON.parse(item) as JsonObject).item as Item;
+    this.items[index] = parsed;
+    return parsed;
+  }
+
+  // ---- closing open items -----------------------------------------------------------
+
+  /** Rebuilds the open items from their frames and emits the events that close them. */
+  private closeOpenItems(): StreamEvent[] {
+    const out: StreamEvent[] = [];
+    if (this.open.size === 0) return out;
+    for (const index of this.open) this.item(index);
+    const parts = rebuild(this.items as Item[], this.open, this.openFrames);
+    const emit: Emit = (fields) => out.push(numbered(fields, ++this.lastSequence));
+    for (const index of [...this.open].sort((a, b) => a - b)) {
+      const item = this.items[index] as Item;
+      const at = { item_id: String(item.id ?? ""), output_index: index };
+      for (const p of parts.filter((p) => p.index === index && !p.done)) closePart(p, at, emit);
+      // OpenAI's arguments-done event also names the function (not in the package's type yet).
+      if (item.type === "function_call") emit({ type: "response.function_call_arguments.done", ...at, ...{ name: item.name }, arguments: String(item.arguments ?? "") });
+      if (item.type === "custom_tool_call") emit({ type: "response.custom_tool_call_input.done", ...at, input: String(item.input ?? "") });
+      const closed: Item = { ...item, status: "incomplete" };
+      this.items[index] = closed;
+      emit({ type: "response.output_item.done", output_index: index, item: closed as unknown as ResponseOutputItem });
+    }
+    this.open.clear();
+    this.openFrames = [];
+    return out;
+  }
+}
+
+/** A content, summary or reasoning-text part of an open item, as rebuilt from its frames. */
+interface OpenPart {
+  index: number;
+  kind: "content" | "summary";
+  at: number;
+  part: JsonObject;
+  done: boolean;
+}
+
+/**
+ * Replays the raw frames of open items onto copies of those items: content parts and
+ * their text, refusals, summaries, call arguments. Returns the parts, done or not.
+ */
+function rebuild(items: Item[], open: Set<number>, frames: string[]): OpenPart[] {
+  for (const index of open) {
+    const item = items[index]!;
+    items[index] = { ...item, ...(Array.isArray(item.content) ? { content: [...(item.content as JsonObject[])] } : {}), ...(Array.isArray(item.summary) ? { summary: [...(item.summary as JsonObject[])] } : {}) };
+  }
+  const parts: OpenPart[] = [];
+  const find = (index: number, kind: OpenPart["kind"], at: number) => parts.find((p) => p.index === index && p.kind === kind && p.at === at);
+  for (const frame of frames) {
+    const e = JSON.parse(frame) as JsonObject;
+    const index = e.output_index;
+    if (typeof index !== "number" || !open.has(index)) continue;
+    const item = items[index]!;
+    const ci = typeof e.content_index === "number" ? e.content_index : -1;
+    const si = typeof e.summary_index === "number" ? e.summary_index : -1;
+    const delta = typeof e.delta === "string" ? e.delta : "";
+    switch (e.type) {
+      case "response.content_part.added":
+        parts.push({ index, kind: "content", at: ci, part: { ...(e.part as JsonObject) }, done: false });
+        break;
+      case "response.reasoning_summary_part.added":
+        parts.push({ index, kind: "summary", at: si, part: { ...(e.part as JsonObject) }, done: false });
+        break;
+      case "response.output_text.delta":
+      case "response.reasoning_text.delta":
+      case "response.reasoning_summary_text.delta": {
+        const p = find(index, e.type === "response.reasoning_summary_text.delta" ? "summary" : "content", e.type === "response.reasoning_summary_text.delta" ? si : ci);
+        if (p) p.part.text = String(p.part.text ?? "") + delta;
+        if (p && Array.isArray(e.logprobs) && e.logprobs.length > 0) p.part.logprobs = [...((p.part.logprobs as unknown[]) ?? []), ...e.logprobs];
+        break;
+      }
+      case "response.refusal.delta": {
+        const p = find(index, "content", ci);
+        if (p) p.part.refusal = String(p.part.refusal ?? "") + delta;
+        break;
+      }
+      case "response.function_call_arguments.delta":
+        item.arguments = String(item.arguments ?? "") + delta;
+        break;
+      case "response.custom_tool_call_input.delta":
+        item.input = String(item.input ?? "") + delta;
+        break;
+      case "response.content_part.done":
+      case "response.reasoning_summary_part.done": {
+        const p = find(index, e.type === "response.content_part.done" ? "content" : "summary", e.type === "response.content_part.done" ? ci : si);
+        if (p) {
+          p.part = { ...(e.part as JsonObject) };
+          p.done = true;
+        }
+        break;
+      }
+    }
+  }
+  // The items carry their parts as far as they got.
+  for (const p of parts) {
+    const item = items[p.index]!;
+    const list = ((p.kind === "summary" ? item.summary : item.content) as JsonObject[] | undefined) ?? [];
+    list[p.at] = p.part;
+    if (p.kind === "summary") item.summary = list;
+    else item.content = list;
+  }
+  return parts;
+}
+
+type Emit = (fields: EmittedFields) => void;
+type Done<T extends EmittedFields["type"]> = Extract<EmittedFields, { type: T }>;
+
+/** The events that close one open part: its `*.done` text event, then its part `*.done` (parts are rebuilt loose from upstream frames). */
+function closePart(p: OpenPart, at: { item_id: string; output_index: number }, emit: Emit): void {
+  const part = p.part;
+  const text = String(part.text ?? "");
+  if (p.kind === "summary") {
+    const s = { ...at, summary_index: p.at };
+    emit({ type: "response.reasoning_summary_text.done", ...s, text });
+    emit({ type: "response.reasoning_summary_part.done", ...s, part: { type: "summary_text", text } });
+    return;
+  }
+  const c = { ...at, content_index: p.at };
+  if (part.type === "output_text") emit({ type: "response.output_text.done", ...c, text, logprobs: (part.logprobs ?? []) as Done<"response.output_text.done">["logprobs"] });
+  else if (part.type === "refusal") emit({ type: "response.refusal.done", ...c, refusal: String(part.refusal ?? "") });
+  else if (part.type === "reasoning_text") emit({ type: "response.reasoning_text.done", ...c, text });
+  emit({ type: "response.content_part.done", ...c, part: part as unknown as Done<"response.content_part.done">["part"] });
+}
+
+/**
+ * The top-level output_index of an output_item frame, read from its text: only when the key
+ * occurs once (a key inside the item would make it ambiguous: undefined, and the frame is parsed).
+ */
+function rawOutputIndex(data: string): number | undefined {
+  const key = '"output_index":';
+  const at = data.indexOf(key);
+  if (at <= 0 || data.charCodeAt(at - 1) === 92 /* \\ */ || data.indexOf(key, at + key.length) !== -1) return undefined;
+  const n = Number.parseInt(data.slice(at + key.length, at + key.length + 12), 10);
+  return Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
+function sniffType(data: string): string | undefined {
+  const m = /"type"\s*:\s*"([^"]+)"/.exec(data.length > 200 ? data.slice(0, 200) : data);
+  return m?.[1];
+}

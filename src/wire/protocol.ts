@@ -1,0 +1,121 @@
+/**
+ * The Responses API vocabulary the router speaks: statuses, stream event types, item
+ * types, roles, content part and tool types. One list per fact; docs/protocol.md
+ * explains them. Values only - wire shapes are in types.ts.
+ */
+
+export const RESPONSE_STATUSES = ["queued", "in_progress", "completed", "incomplete", "failed", "cancelled"] as const;
+export type ResponseStatus = (typeof RESPONSE_STATUSES)[number];
+
+/** Statuses a response never leaves. */
+export const FINISHED_STATUSES: ReadonlySet<string> = new Set<ResponseStatus>(["completed", "incomplete", "failed", "cancelled"]);
+export const isFinished = (status: string): boolean => FINISHED_STATUSES.has(status);
+
+/** Events that carry the whole `response` object. */
+export const LIFECYCLE_EVENTS: ReadonlySet<string> = new Set([
+  "response.created",
+  "response.in_progress",
+  "response.queued",
+  "response.completed",
+  "response.incomplete",
+  "response.failed",
+  "response.cancelled",
+]);
+
+/**
+ * Lifecycle events after which a stream has nothing more to say. OpenAI never sends
+ * `response.cancelled` (strict clients throw on it, so the router never emits it), but
+ * an upstream that did would end its stream with it.
+ */
+export const TERMINAL_EVENTS: ReadonlySet<string> = new Set(["response.completed", "response.incomplete", "response.failed", "response.cancelled"]);
+
+/**
+ * The terminal event a finished response's stream ends with. `cancelled` has none of
+ * its own: where the router must end a cancelled stream it uses `response.incomplete`
+ * (see responses/background/events.ts terminalEvent).
+ */
+export const TERMINAL_EVENT_FOR_STATUS: Partial<Record<ResponseStatus, string>> = {
+  completed: "response.completed",
+  incomplete: "response.incomplete",
+  failed: "response.failed",
+};
+
+/** `role` of a message item. */
+export const MESSAGE_ROLES: ReadonlySet<string> = new Set(["user", "assistant", "system", "developer"]);
+
+/** Content part types a message item in the input may hold. */
+export const INPUT_CONTENT_TYPES: ReadonlySet<string> = new Set([
+  "input_text",
+  "input_image",
+  "input_file",
+  "input_audio",
+  "output_text",
+  "refusal",
+  "text",
+  "summary_text",
+  "reasoning_text",
+]);
+
+/** Item types accepted in `input` (openai-node 7.x `ResponseInputItem`, plus Codex's items). */
+export const INPUT_ITEM_TYPES: ReadonlySet<string> = new Set([
+  "message",
+  "function_call",
+  "function_call_output",
+  "reasoning",
+  "item_reference",
+  "custom_tool_call",
+  "custom_tool_call_output",
+  "web_search_call",
+  "file_search_call",
+  "computer_call",
+  "computer_call_output",
+  "local_shell_call",
+  "local_shell_call_output",
+  "mcp_call",
+  "mcp_list_tools",
+  "mcp_approval_request",
+  "mcp_approval_response",
+  "image_generation_call",
+  "code_interpreter_call",
+  "compaction",
+  "compaction_trigger",
+  "shell_call",
+  "shell_call_output",
+  "apply_patch_call",
+  "apply_patch_call_output",
+  "tool_search_call",
+  "tool_search_output",
+  "additional_tools",
+  "configuration_update",
+  "program",
+  "program_output",
+]);
+
+/**
+ * Tool types the Responses API defines (openai-node 7.x `Tool` union, plus Codex's
+ * `namespace`); dated variants such as `web_search_preview_2025_03_11` are accepted
+ * for any of them. Hosted ones pass through natively and are dropped (or rejected,
+ * per model) on chat backends; anything else is a client error on every path.
+ */
+export const TOOL_TYPES: ReadonlySet<string> = new Set([
+  "function",
+  "namespace",
+  "custom",
+  "file_search",
+  "web_search",
+  "web_search_preview",
+  "computer",
+  "computer_use",
+  "computer_use_preview",
+  "mcp",
+  "code_interpreter",
+  "image_generation",
+  "local_shell",
+  "shell",
+  "apply_patch",
+  "tool_search",
+  "programmatic_tool_calling",
+]);
+
+/** The `include` value that asks for reasoning items' `encrypted_content`. */
+export const ENCRYPTED_REASONING = "reasoning.encrypted_content";
