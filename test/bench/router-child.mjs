@@ -11,7 +11,8 @@ const load = (rel) => import(pathToFileURL(resolve(dist, rel)).href);
 
 const { startRouter } = await load("server.js");
 const { buildConfig } = await load("config/load.js");
-const { createLogger } = await load("log.js");
+// ops/log.js since the regroup; log.js in builds from before it (ab.ts compares builds across it).
+const { createLogger } = await load("ops/log.js").catch(() => load("log.js"));
 
 const config = buildConfig(JSON.parse(process.env.BENCH_ROUTER_CONFIG ?? "{}"), "<bench>");
 const router = await startRouter(config, { logger: createLogger(config.logging.level), host: "127.0.0.1", port: 0, checkStore: true });
