@@ -104,6 +104,10 @@ const modelSchema = z
      * request sets `reasoning` or the model name looks like a reasoning model.
      */
     encrypted_reasoning: z.boolean().optional(),
+    /** The model's context window in tokens: `truncation: "auto"` drops the oldest turns to fit it, `disabled` answers 400 `context_length_exceeded` past it. */
+    context_window: z.number().int().positive().optional(),
+    /** On chat backends without file support: send text files (`input_file`) as text parts instead of chat `file` parts. */
+    inline_text_files: z.boolean().default(false),
     /** Models that serve the request, in order, when every endpoint of this model's pool failed before the first byte. */
     fallbacks: z.array(z.string().min(1)).default([]),
   })
@@ -148,6 +152,24 @@ export const routerConfigSchema = z
       .prefault({}),
     endpoints: z.array(endpointSchema).min(1),
     models: z.record(z.string().min(1), modelSchema),
+    /** `input_file` parts given by `file_url`, for chat backends (they take file contents only). */
+    files: z
+      .object({
+        fetch: z
+          .object({
+            /**
+             * URL patterns the router may fetch (`*` matches any run of characters): none by default.
+             * Loopback, private and link-local addresses are refused unless a pattern names that host literally.
+             */
+            allow: z.array(z.string().min(1)).default([]),
+            max_bytes: z.number().int().positive().default(20 * 1024 * 1024),
+            timeout: duration.default(10_000),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
     routing: z
       .object({
         /** How long a request may wait for a free slot before 429. */

@@ -5,7 +5,7 @@ import type { IdGenerator, IdPrefix } from "../../wire/ids.js";
 import type { ApiKey } from "../../keys/policy.js";
 import { targetsFor, type ModelConfig } from "../../runtime/models.js";
 import type { ConversationStore, ResponseStore, StoredConversation, StoredResponse } from "../../store/types.js";
-import { normalizeInput } from "../../translate/index.js";
+import { normalizeInput, type FetchedFile } from "../../translate/index.js";
 import type { CreateResponseRequest, Item } from "../../wire/types.js";
 import { callStore } from "./store-access.js";
 
@@ -39,6 +39,8 @@ export interface Plan {
    * summarises is left out) and it is the response's first output item.
    */
   compacted?: Item;
+  /** Contents of the input's `file_url`s, by URL, fetched for a chat backend (responses/files/). */
+  files?: Readonly<Record<string, FetchedFile>>;
 }
 
 /**

@@ -11,6 +11,13 @@
  *   chat tool message, so they follow the run of tool messages as one user message;
  * - reasoning items are dropped, their text replayed as `reasoning_content` on the next
  *   assistant message (discarded if a non-assistant message comes first);
+ * - input_file -> a `file` part (`file_data`, `filename`; a `file_url` by the contents the
+ *   service fetched before translating), or inlined as text when the model's backend has no
+ *   file support and the file is text; `file_id` is a 400 (no Files API here);
+ *   input_audio -> an `input_audio` part;
+ * - custom_tool_call / custom_tool_call_output replay like function calls and their outputs
+ *   (custom-tools.ts: the input as the one `input` argument);
+ * - additional_tools items are hoisted into the tool list (tools.ts), not messages;
  * - calls of hosted tools from earlier native turns (web_search_call, ...) are dropped:
  *   a chat backend can neither see nor replay them;
  * - item_reference must have been resolved by the service: 400 if one remains;
@@ -25,6 +32,10 @@ import type { ChatMessage, ChatToolCall, Item, JsonObject } from "../../wire/typ
 import type { ToolNameMap } from "./chat-types.js";
 import { chatNameFor } from "./tool-names.js";
 import { summaryMessageText, supersededByCompaction } from "./compaction.js";
+import { customArguments } from "./custom-tools.js";
+import { fileToChat, type ContentPart, type FileOptions } from "./files.js";
+
+export type { FileOptions } from "./files.js";
 
 export interface CompactionOptions {
   /** The summary sealed in a compaction item's `encrypted_content`, or null when it cannot be opened. */
@@ -42,6 +53,7 @@ export interface InputOptions {
    */
   historyItems?: number;
   compaction?: CompactionOptions;
+  files?: FileOptions;
 }
 
 /** Output items of hosted tools that may sit in replayed history; chat cannot express them. */
@@ -62,8 +74,6 @@ const HOSTED_HISTORY_ITEMS = new Set([
   "mcp_list_tools",
   "mcp_approval_request",
   "mcp_approval_response",
-  "custom_tool_call",
-  "custom_tool_call_output",
   "tool_search_call",
   "tool_search_output",
 ]);
@@ -85,8 +95,6 @@ export function normalizeInput(input: string | Item[] | undefined): Item[] {
     return { ...item, type: "message", content };
   });
 }
-
-type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string; detail?: string } };
 
 class MessageBuilder {
   readonly messages: ChatMessage[] = [];
@@ -148,14 +156,20 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
     const type = item.type ?? (typeof item.role === "string" ? "message" : undefined);
     switch (type) {
       case "message":
-        out.push(messageToChat(item, at, opts.developerRole));
+        out.push(messageToChat(item, at, opts.developerRole, opts.files));
         break;
       case "function_call":
         out.addToolCall(functionCallToChat(item, at, opts.toolNames));
         break;
       case "function_call_output":
+      case "custom_tool_call_output":
         out.addToolOutput(...functionOutputToChat(item, at));
         break;
+      case "custom_tool_call":
+        out.addToolCall(customCallToChat(item, at, opts.toolNames));
+        break;
+      case "additional_tools":
+        break; // its tools are in the request's tool list (tools.ts)
       case "reasoning":
         out.addReasoning(reasoningText(item));
         break;
@@ -191,7 +205,7 @@ function openCompaction(item: Item, at: string, compaction: CompactionOptions | 
   );
 }
 
-function messageToChat(item: Item, at: string, developerRole: "system" | "developer"): ChatMessage {
+function messageToChat(item: Item, at: string, developerRole: "system" | "developer", files: FileOptions | undefined): ChatMessage {
   const role = item.role;
   if (typeof role !== "string" || !MESSAGE_ROLES.has(role)) {
     throw untranslatable(
@@ -204,7 +218,7 @@ function messageToChat(item: Item, at: string, developerRole: "system" | "develo
   if (typeof content === "string") return { role: chatRole, content };
   if (!Array.isArray(content)) throw untranslatable("Message content must be a string or an array of parts.", `${at}.content`);
   if (role === "assistant") return { role: chatRole, content: assistantText(content as Item[], at) };
-  const parts = (content as Item[]).map((part, j) => partToChat(part, `${at}.content[${j}]`));
+  const parts = (content as Item[]).map((part, j) => partToChat(part, `${at}.content[${j}]`, files));
   const only = parts.length === 1 ? parts[0]! : null;
   return { role: chatRole, content: only && only.type === "text" ? only.text : parts };
 }
@@ -220,7 +234,7 @@ function assistantText(parts: Item[], at: string): string {
   return text;
 }
 
-function partToChat(part: Item, at: string): ContentPart {
+function partToChat(part: Item, at: string, files: FileOptions | undefined): ContentPart {
   switch (part.type) {
     case "input_text":
     case "output_text":
@@ -229,7 +243,9 @@ function partToChat(part: Item, at: string): ContentPart {
     case "input_image":
       return imageToChat(part, at);
     case "input_file":
-      throw untranslatable("File inputs ('input_file') are not supported for this model.", `${at}.type`);
+      return fileToChat(part, at, files);
+    case "input_audio":
+      return audioToChat(part, at);
     default:
       throw untranslatable(`Content parts of type '${String(part.type)}' are not supported for this model.`, `${at}.type`);
   }
@@ -246,6 +262,23 @@ function imageToChat(part: Item, at: string): ContentPart {
   const image: { url: string; detail?: string } = { url };
   if (typeof part.detail === "string") image.detail = part.detail;
   return { type: "image_url", image_url: image };
+}
+
+function audioToChat(part: Item, at: string): ContentPart {
+  const audio = part.input_audio as JsonObject | undefined;
+  if (!audio || typeof audio !== "object") throw untranslatable("An input_audio part needs an 'input_audio' object with 'data' and 'format'.", `${at}.input_audio`);
+  if (typeof audio.data !== "string" || !audio.data) throw untranslatable("Missing or invalid 'data': expected base64-encoded audio.", `${at}.input_audio.data`);
+  if (typeof audio.format !== "string" || !audio.format) throw untranslatable("Missing or invalid 'format': expected 'mp3' or 'wav'.", `${at}.input_audio.format`);
+  return { type: "input_audio", input_audio: { data: audio.data, format: audio.format } };
+}
+
+function customCallToChat(item: Item, at: string, toolNames: ToolNameMap | undefined): ChatToolCall {
+  const callId = stringField(item, "call_id", `${at}.call_id`);
+  const name = stringField(item, "name", `${at}.name`);
+  const input = item.input === undefined || item.input === null ? "" : item.input;
+  if (typeof input !== "string") throw untranslatable("custom_tool_call 'input' must be a string.", `${at}.input`);
+  const namespace = typeof item.namespace === "string" && item.namespace ? item.namespace : undefined;
+  return { id: callId, type: "function", function: { name: chatNameFor(toolNames, name, namespace), arguments: customArguments(input) } };
 }
 
 function functionCallToChat(item: Item, at: string, toolNames: ToolNameMap | undefined): ChatToolCall {
