@@ -3,7 +3,7 @@
  * backend and one Responses backend that behave alike, so a client's turn reads the same on
  * both kinds. Each answers by what the request holds:
  * - a tool result in the conversation -> text quoting it;
- * - a `get_weather` tool offered -> a call of it for Oslo;
+ * - a `get_weather` tool offered (or a chat name ending in it: a flattened namespace member) -> a call of it for Oslo;
  * - an `apply_patch` tool offered -> a freeform call with PATCH as its input;
  * - else -> "Echo: <last user text>".
  * The chat backend also sends REASONING as `reasoning_content` first.
@@ -25,7 +25,7 @@ export function chatBackend(req: RecordedRequest): Reply {
   let call: { id: string; name: string; args: string } | null = null;
   let text = "";
   if (last.role === "tool") text = `Result: ${textOf(last.content)}`;
-  else if (names.includes("get_weather")) call = { id: "call_w1", name: "get_weather", args: JSON.stringify({ city: "Oslo" }) };
+  else if (names.some((n) => n.endsWith("get_weather"))) call = { id: "call_w1", name: names.find((n) => n.endsWith("get_weather"))!, args: JSON.stringify({ city: "Oslo" }) };
   else if (names.includes("apply_patch")) call = { id: "call_p1", name: "apply_patch", args: JSON.stringify({ input: PATCH }) };
   else text = `Echo: ${textOf(last.content)}`;
   const model = req.body.model as string;
