@@ -55,12 +55,13 @@ describe("custom (freeform) tools on chat", () => {
     expect(tool.function.name).toBe("apply_patch");
     expect(tool.function.parameters).toEqual({
       type: "object",
-      properties: { input: { type: "string", description: expect.stringContaining("*** Begin Patch") } },
+      properties: { input: { type: "string", description: expect.any(String) } },
       required: ["input"],
       additionalProperties: false,
     });
     expect(tool.function.description).toContain("Use the `apply_patch` tool to edit files.");
     expect(tool.function.description).toContain("lark grammar");
+    expect(tool.function.description).toContain('begin_patch: "*** Begin Patch" LF');
     expect(body.tool_choice).toEqual({ type: "function", function: { name: "apply_patch" } });
     expect(toolNames.fromChat.apply_patch).toEqual({ name: "apply_patch", custom: true });
   });

@@ -24,7 +24,7 @@ export function customToolFunction(tool: JsonObject, chatName: string): ChatTool
       description,
       parameters: {
         type: "object",
-        properties: { [CUSTOM_INPUT]: { type: "string", description: format || "The freeform input." } },
+        properties: { [CUSTOM_INPUT]: { type: "string", description: format ? "The freeform input, in the format the tool's description gives." : "The freeform input." } },
         required: [CUSTOM_INPUT],
         additionalProperties: false,
       },
