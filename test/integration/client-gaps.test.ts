@@ -172,6 +172,20 @@ describe("truncation against models.<name>.context_window", () => {
     expect(items.data).toHaveLength(3);
   });
 
+  it("a backend's own context-overflow 400 (vLLM, llama.cpp words) reaches the client as OpenAI's context_length_exceeded", async () => {
+    env.chat.enqueue(
+      "/chat/completions",
+      { kind: "json", status: 400, body: { object: "error", message: "This model's maximum context length is 4096 tokens. However, you requested 9000 tokens.", type: "BadRequestError", param: null, code: 400 } },
+      { kind: "json", status: 400, body: { error: { code: 400, message: "the request exceeds the available context size, try increasing it", type: "exceed_context_size_error", n_prompt_tokens: 9000, n_ctx: 4096 } } },
+    );
+    for (let i = 0; i < 2; i++) {
+      const e = await badRequest(env.router.client.responses.create({ model: "local", input: "long" }));
+      expect(e.code).toBe("context_length_exceeded");
+      expect(e.param).toBe("input");
+      expect((e.error as { message: string }).message).toBe("Your input exceeds the context window of this model. Please adjust your input and try again.");
+    }
+  });
+
   it("a model without context_window sends everything", async () => {
     await env.router.client.responses.create({ model: "local", input: turns });
     expect(env.chat.requests[0]!.body.messages).toHaveLength(3);
