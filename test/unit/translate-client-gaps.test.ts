@@ -124,13 +124,35 @@ describe("custom (freeform) tools on chat", () => {
       "response.in_progress",
       "response.output_item.added",
       "response.custom_tool_call_input.delta",
+      "response.custom_tool_call_input.delta",
       "response.custom_tool_call_input.done",
       "response.output_item.done",
       "response.completed",
     ]);
+    expect(events.filter((e) => e.type === "response.custom_tool_call_input.delta").map((e) => e.delta)).toEqual(["**", "* Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch"]);
     expect(summary.items[0]).toEqual({ id: expect.stringMatching(/^ctc_/), type: "custom_tool_call", status: "completed", call_id: "call_p", name: "apply_patch", input: "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch" });
     const { final } = await runThroughOpenAISdk(events);
     expect(final.output[0]).toMatchObject({ type: "custom_tool_call", input: "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch" });
+  });
+
+  it("streams the input as it decodes, an escape cut between chunks waiting for its end; other argument shapes arrive whole at the end", () => {
+    const { toolNames } = translate({ input: "x", tools: [APPLY_PATCH] });
+    const call = (...fragments: string[]) =>
+      stream(
+        [
+          { choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_p", type: "function", function: { name: "apply_patch", arguments: "" } }] } }] },
+          ...fragments.map((f) => ({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: f } }] } }] })),
+        ],
+        toolNames,
+      );
+    const deltas = (r: ReturnType<typeof call>) => r.events.filter((e) => e.type === "response.custom_tool_call_input.delta").map((e) => e.delta);
+    const escaped = call('{ "input" : "a\\', 'nb\\u00', "e9\\\"", 'c"}');
+    expect(deltas(escaped)).toEqual(["a", "\nb", "é\"", "c"]);
+    expect(escaped.summary.items[0]).toMatchObject({ input: 'a\nbé"c' });
+    const other = call('{"patch": ', '"p"}');
+    expect(deltas(other)).toEqual(["p"]);
+    const bare = call("*** Begin Patch\n", "*** End Patch");
+    expect(deltas(bare)).toEqual(["*** Begin Patch\n*** End Patch"]);
   });
 
   it("a stored custom call replays with its input events", () => {

@@ -63,3 +63,76 @@ export function customInputFromArguments(args: string): string {
 
 /** The chat call arguments for a replayed custom call's input. */
 export const customArguments = (input: string): string => JSON.stringify({ [CUSTOM_INPUT]: input });
+
+const INPUT_OPENING = /^\s*\{\s*"input"\s*:\s*"/;
+/** Past this many characters without the opening, the arguments are not `{"input": "...`. */
+const OPENING_WINDOW = 64;
+const ESCAPES: Record<string, string> = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
+
+/**
+ * Streams a custom call's input while its arguments arrive: once they read `{"input": "`, the
+ * JSON string is decoded as far as it is complete (an escape cut in half waits for its end).
+ * Arguments of any other shape are not streamed: their input is read whole at the end.
+ */
+export class CustomInputStream {
+  private args = "";
+  /** Where the undecoded rest of the string starts; -1 while the opening is not seen, -2 when it never will be. */
+  private pos = -1;
+  private ended = false;
+  /** The input decoded so far. */
+  text = "";
+
+  /** More arguments; returns the newly decoded input ("" when none). */
+  push(fragment: string): string {
+    this.args += fragment;
+    if (this.pos === -1) {
+      const m = INPUT_OPENING.exec(this.args);
+      if (m) this.pos = m[0].length;
+      else if (this.args.length > OPENING_WINDOW) this.pos = -2;
+    }
+    if (this.pos < 0 || this.ended) return "";
+    return this.decode();
+  }
+
+  /** The whole input, and the part of it not yet returned by `push`. */
+  finish(): { input: string; rest: string } {
+    if (this.pos < 0) {
+      const input = customInputFromArguments(this.args);
+      return { input, rest: input };
+    }
+    return { input: this.text, rest: "" };
+  }
+
+  private decode(): string {
+    const a = this.args;
+    let i = this.pos;
+    let out = "";
+    while (i < a.length) {
+      const c = a[i]!;
+      if (c === '"') {
+        this.ended = true;
+        i++;
+        break;
+      }
+      if (c !== "\\") {
+        out += c;
+        i++;
+        continue;
+      }
+      const e = a[i + 1];
+      if (e === undefined) break;
+      if (e === "u") {
+        const hex = a.slice(i + 2, i + 6);
+        if (hex.length < 4) break;
+        out += String.fromCharCode(Number.parseInt(hex, 16) || 0);
+        i += 6;
+      } else {
+        out += ESCAPES[e] ?? e;
+        i += 2;
+      }
+    }
+    this.pos = i;
+    this.text += out;
+    return out;
+  }
+}

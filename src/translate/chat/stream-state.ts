@@ -2,6 +2,7 @@
  * State shapes of ChatStreamTranslator (stream.ts), kept apart so the machine itself stays
  * short. Items and parts are the openai package's own types: they go out in events as they are.
  */
+import type { CustomInputStream } from "./custom-tools.js";
 import type { ResponseCustomToolCallItem, ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputRefusal, ResponseOutputText, ResponseReasoningItem } from "openai/resources/responses/responses";
 
 export interface StreamTranslatorOptions {
@@ -37,8 +38,8 @@ export interface ReasoningState {
 
 /**
  * One chat tool call, keyed by its chat `index`. `item` is null until the name is known:
- * a function_call, or a custom_tool_call for a freeform tool (its input is taken from the
- * whole arguments at the end, so it streams as one input delta).
+ * a function_call, or a custom_tool_call for a freeform tool (its input decoded from the
+ * `{"input": "..."}` arguments as they stream, custom-tools.ts).
  */
 export interface CallState {
   /** output_index once opened, -1 before. */
@@ -46,6 +47,8 @@ export interface CallState {
   item: (ResponseFunctionToolCall & { id: string }) | ResponseCustomToolCallItem | null;
   /** The chat arguments so far. */
   args: string;
+  /** A custom call's input as it decodes. */
+  input?: CustomInputStream;
   callId: string | null;
   chatName: string;
   /** Argument fragments received before the call could open. */

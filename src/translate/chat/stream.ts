@@ -26,7 +26,7 @@ import type { ResponseError, ResponseOutputItem } from "openai/resources/respons
 import type { ChatUsage, EmittedResponse, ResponseObject, StreamEvent } from "../../wire/types.js";
 import type { ChatChunkLike, ChatTokenLogprob, ChatToolCallDelta, ToolNameMap } from "./chat-types.js";
 import { chatUsageToResponses, customCallItem, functionCallItem, mapLogprobs, terminalFromFinishReason } from "./response.js";
-import { customInputFromArguments } from "./custom-tools.js";
+import { CustomInputStream } from "./custom-tools.js";
 import { identityFor } from "./tool-names.js";
 import type { CallState, MessageState, Part, ReasoningState, Status, StreamTranslatorOptions } from "./stream-state.js";
 import { isCompleteJson } from "./stream-state.js";
@@ -332,18 +332,29 @@ export class ChatStreamTranslator {
       ? customCallItem(this.ids("ctc"), callId, identity, "", "in_progress")
       : functionCallItem(this.ids("fc"), callId, call.chatName, "", "in_progress", this.toolNames)) as unknown as NonNullable<CallState["item"]>;
     call.item = item;
+    if (identity.custom) call.input = new CustomInputStream();
     this.output.push(item);
     this.openCalls.push(call);
     out.push(emitted({ type: "response.output_item.added", output_index: call.index, item: { ...item }, sequence_number: this.seq++ }));
   }
 
-  /** A function call's arguments stream as they come; a custom call's input is read from the whole arguments at its end. */
+  /** A function call's arguments stream as they come; a custom call's input as it decodes from them. */
   private argumentsDelta(call: CallState, delta: string, out: StreamEvent[]): void {
     call.args += delta;
     const item = call.item!;
-    if (item.type !== "function_call") return;
+    if (item.type !== "function_call") {
+      const text = call.input!.push(delta);
+      if (text) this.inputDelta(call, text, out);
+      return;
+    }
     item.arguments += delta;
     out.push(emitted({ type: "response.function_call_arguments.delta", item_id: item.id, output_index: call.index, delta, sequence_number: this.seq++ }));
+  }
+
+  private inputDelta(call: CallState, delta: string, out: StreamEvent[]): void {
+    const item = call.item!;
+    if (item.type === "custom_tool_call") item.input += delta;
+    out.push(emitted({ type: "response.custom_tool_call_input.delta", item_id: item.id!, output_index: call.index, delta, sequence_number: this.seq++ }));
   }
 
   /** Closes open calls in output order; with `onlyComplete`, only those whose arguments parse. */
@@ -365,11 +376,10 @@ export class ChatStreamTranslator {
         const at = { item_id: item.id, output_index: call.index, name: item.name };
         out.push(emitted({ type: "response.function_call_arguments.done", ...at, arguments: item.arguments, sequence_number: this.seq++ }));
       } else {
-        const input = customInputFromArguments(call.args);
+        const { input, rest } = call.input!.finish();
+        if (rest) this.inputDelta(call, rest, out);
         item.input = input;
-        const at = { item_id: item.id, output_index: call.index };
-        if (input) out.push(emitted({ type: "response.custom_tool_call_input.delta", ...at, delta: input, sequence_number: this.seq++ }));
-        out.push(emitted({ type: "response.custom_tool_call_input.done", ...at, input, sequence_number: this.seq++ }));
+        out.push(emitted({ type: "response.custom_tool_call_input.done", item_id: item.id, output_index: call.index, input, sequence_number: this.seq++ }));
       }
       out.push(emitted({ type: "response.output_item.done", output_index: call.index, item, sequence_number: this.seq++ }));
     }
