@@ -30,6 +30,7 @@ beforeAll(async () => {
       local: { endpoints: ["box"], upstream_model: "llama3.1:8b" },
       small: { endpoints: ["box"], context_window: 300 },
       textonly: { endpoints: ["box"], inline_text_files: true },
+      cached: { endpoints: ["box"], cache: { ttl: "1h" } },
       "gpt-4.1": { endpoints: ["oai"] },
     },
   });
@@ -137,6 +138,20 @@ describe("files and audio on chat", () => {
     const big = await badRequest(file({ type: "input_file", file_url: `http://127.0.0.1:${files.port}/files/big.bin` }));
     expect(big.code).toBe("file_too_large");
     expect(env.chat.requests).toHaveLength(0);
+  });
+
+  it("a request with a file_url is not answered from the response cache: the file may have changed", async () => {
+    const url = `http://127.0.0.1:${files.port}/files/notes.txt`;
+    const before = files.hits;
+    await file({ type: "input_file", file_url: url }, "cached");
+    await file({ type: "input_file", file_url: url }, "cached");
+    expect(files.hits - before).toBe(2);
+    expect(env.chat.requests).toHaveLength(2);
+    // The same request with the file's data is cached as usual.
+    const data = { type: "input_file", filename: "n.txt", file_data: "data:text/plain;base64,bm90ZXM=" };
+    await file(data, "cached");
+    await file(data, "cached");
+    expect(env.chat.requests).toHaveLength(3);
   });
 
   it("file_id is a 400 naming it; on the openai kind it passes through", async () => {
