@@ -21,6 +21,7 @@ import { callStore, requireConnected } from "./create/store-access.js";
 import { StreamShutdown } from "./create/stream-shutdown.js";
 import { tracePlan } from "./create/trace.js";
 import { validateCreateRequest } from "./create/validate.js";
+import { fetchFileUrls } from "./files/fetch-files.js";
 
 export interface RequestContext {
   owner: string | null;
@@ -120,6 +121,7 @@ export class ResponsesService {
     if (plan.store) await requireConnected(this.rt.stores.status);
     // No upstream tokens for this request itself: a background job counts its own, a cache hit costs none.
     if (plan.background) return this.createBackground(plan, ctx);
+    plan = await fetchFileUrls(plan, ctx.signal); // file_url contents for a chat backend (the compactor may read them too)
     plan = await this.compactor.apply(plan, ctx.signal, ctx.stats); // context_management over its threshold
 
     const key = plan.useCache ? cacheKey(plan.req, plan.model, [...plan.history, ...plan.input]) : null;

@@ -140,6 +140,16 @@ describe("files and audio on chat", () => {
     expect(env.chat.requests).toHaveLength(0);
   });
 
+  it("input_tokens and /v1/responses/compact read a fetched file_url too", async () => {
+    const url = `http://127.0.0.1:${files.port}/files/notes.txt`;
+    const input = [{ role: "user" as const, content: [{ type: "input_file" as const, file_url: url }] }];
+    const counted = await env.router.client.responses.inputTokens.count({ model: "local", input });
+    expect(counted.input_tokens).toBeGreaterThan(0);
+    env.chat.enqueue("/chat/completions", { kind: "json", body: { choices: [{ message: { role: "assistant", content: "a summary" }, finish_reason: "stop" }], usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 } } });
+    await env.router.client.responses.compact({ model: "local", input });
+    expect(JSON.stringify(env.chat.requests.at(-1)!.body.messages)).toContain(Buffer.from("notes from a URL").toString("base64"));
+  });
+
   it("a request with a file_url is not answered from the response cache: the file may have changed", async () => {
     const url = `http://127.0.0.1:${files.port}/files/notes.txt`;
     const before = files.hits;

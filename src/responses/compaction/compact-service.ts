@@ -19,6 +19,7 @@ import { UpstreamFailure } from "../../upstream/errors.js";
 import { countCompaction, keptUserItems, readSummary, routerCompactionsAsText, sealedCompactionItem, summaryRequestBody } from "./compact.js";
 import { recordTokenUsage } from "../create/execute.js";
 import { buildPlan, type Plan } from "../create/plan.js";
+import { fetchFileUrls } from "../files/fetch-files.js";
 import { validateCreateRequest } from "../create/validate.js";
 
 /** Fields of a compact body the router does not pass on or take: a compaction is never stored, streamed or run in the background. */
@@ -42,7 +43,7 @@ export class CompactService {
     const fields: JsonObject = { ...(body as JsonObject) };
     for (const k of NOT_COMPACT_FIELDS) delete fields[k];
     const req = validateCreateRequest({ ...fields, store: false });
-    const plan = await buildPlan(req, { cfg: rt.config, responses: rt.stores.responses, conversations: rt.stores.conversations, ids: rt.ids, now: Date.now }, ctx.owner, ctx.key ?? null);
+    const plan = await fetchFileUrls(await buildPlan(req, { cfg: rt.config, responses: rt.stores.responses, conversations: rt.stores.conversations, ids: rt.ids, now: Date.now }, ctx.owner, ctx.key ?? null), ctx.signal);
     if (plan.input.at(-1)?.type === "compaction_trigger") throw invalidRequest("A 'compaction_trigger' item belongs in POST /v1/responses, not in a compact request.", "input", "invalid_value");
     const items = [...plan.history, ...plan.input];
     const attempt = await UpstreamAttempt.open(rt, {
