@@ -19,6 +19,7 @@ beforeAll(async () => {
   files.server = createServer((req, res) => {
     files.hits++;
     if (req.url === "/files/notes.txt") return res.writeHead(200, { "content-type": "text/plain; charset=utf-8" }).end("notes from a URL");
+    if (req.url === "/files/redirect") return res.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" }).end();
     if (req.url === "/files/big.bin") return res.writeHead(200, { "content-type": "application/octet-stream" }).end(Buffer.alloc(4096));
     res.writeHead(404).end();
   });
@@ -135,6 +136,8 @@ describe("files and audio on chat", () => {
     const localhost = await badRequest(file({ type: "input_file", file_url: `http://localhost:${files.port}/anywhere/x.txt` }));
     expect(localhost.message).toContain("private address");
     expect(files.hits).toBe(before);
+    const redirected = await badRequest(file({ type: "input_file", file_url: `http://127.0.0.1:${files.port}/files/redirect` }));
+    expect(redirected.message).toContain("answered 302");
     const big = await badRequest(file({ type: "input_file", file_url: `http://127.0.0.1:${files.port}/files/big.bin` }));
     expect(big.code).toBe("file_too_large");
     expect(env.chat.requests).toHaveLength(0);

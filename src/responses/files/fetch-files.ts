@@ -83,7 +83,8 @@ async function fetchFile(cfg: RouterConfig, ref: FileRef, signal: AbortSignal): 
   const dispatcher = new Agent({ connect: { lookup: privateAllowed ? undefined : publicOnlyLookup, timeout: settings.timeout } });
   const timeout = AbortSignal.timeout(settings.timeout);
   try {
-    const res = await request(url, { method: "GET", dispatcher, signal: AbortSignal.any([signal, timeout]), maxRedirections: 0, headersTimeout: settings.timeout, bodyTimeout: settings.timeout } as Parameters<typeof request>[1]);
+    // No redirect is followed (undici follows none without its redirect interceptor): a 3xx is an answer like any non-2xx.
+    const res = await request(url, { method: "GET", dispatcher, signal: AbortSignal.any([signal, timeout]), headersTimeout: settings.timeout, bodyTimeout: settings.timeout });
     if (res.statusCode < 200 || res.statusCode >= 300) {
       await res.body.dump();
       throw invalidRequest(`The file_url '${short(ref.url)}' could not be fetched: the server answered ${res.statusCode}.`, ref.param, "invalid_value");
