@@ -76,6 +76,12 @@ describe("freeform custom tools", () => {
     const messages = env.chat.requests[1]!.body.messages;
     expect(messages.at(-2).tool_calls).toEqual([{ id: "call_p1", type: "function", function: { name: "apply_patch", arguments: JSON.stringify({ input: PATCH }) } }]);
     expect(messages.at(-1)).toEqual({ role: "tool", tool_call_id: "call_p1", content: "Done!" });
+    // Listed as OpenAI lists them: the call (from the previous output) and its output, each with a status.
+    const listed = (await client.responses.inputItems.list(second.id, { order: "asc" })).data;
+    expect(listed.slice(-2)).toEqual([
+      expect.objectContaining({ type: "custom_tool_call", id: expect.stringMatching(/^ctc_/), call_id: "call_p1", input: PATCH, status: "completed" }),
+      expect.objectContaining({ type: "custom_tool_call_output", call_id: "call_p1", output: "Done!", status: "completed" }),
+    ]);
   });
 
   it("openai: the custom tool and the call pass through untouched", async () => {

@@ -167,7 +167,7 @@ export async function loadOwned(store: ResponseStore, id: string, owner: string 
   return rec;
 }
 
-const PREFIX: Record<string, IdPrefix> = { message: "msg", function_call: "fc", function_call_output: "fco", reasoning: "rs" };
+const PREFIX: Record<string, IdPrefix> = { message: "msg", function_call: "fc", function_call_output: "fco", reasoning: "rs", custom_tool_call: "ctc" };
 
 /** Gives every item an id (input_items lists them by id), copying only the items that need one. */
 export function withIds(items: Item[], ids: IdGenerator): Item[] {
