@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError, toApiError } from "../../src/ops/errors.js";
 import { normalizeInput, responsesToChatRequest } from "../../src/translate/chat/request.js";
 import type { ChatRequestOptions } from "../../src/translate/chat/request.js";
-import { chatCompletionToResponse } from "../../src/translate/chat/response.js";
+import { chatCompletionToResponse, wantsReasoningSummary } from "../../src/translate/chat/response.js";
 import { ChatStreamTranslator } from "../../src/translate/chat/stream.js";
 import { customInputFromArguments } from "../../src/translate/chat/custom-tools.js";
 import { responseToEvents } from "../../src/translate/replay.js";
@@ -309,6 +309,14 @@ describe("reasoning as a summary when the request asks for one", () => {
     expect(types).toContain("response.reasoning_text.delta");
     expect(types).not.toContain("response.reasoning_summary_text.delta");
     expect(summary.items[0]).toMatchObject({ summary: [], content: [{ type: "reasoning_text", text: "Thinking." }] });
+  });
+
+  it("asked for by reasoning.summary (or its deprecated name generate_summary), not by null or an effort alone", () => {
+    expect(wantsReasoningSummary({ summary: "auto" })).toBe(true);
+    expect(wantsReasoningSummary({ generate_summary: "concise" })).toBe(true);
+    expect(wantsReasoningSummary({ summary: null, effort: "high" })).toBe(false);
+    expect(wantsReasoningSummary({ effort: "low" })).toBe(false);
+    expect(wantsReasoningSummary(null)).toBe(false);
   });
 
   it("JSON answers follow the same rule", () => {

@@ -73,8 +73,11 @@ export interface OutputItemOptions {
 
 /** Whether a request asks for reasoning summaries: then a chat backend's reasoning is emitted as one. */
 export function wantsReasoningSummary(reasoning: unknown): boolean {
-  const summary = reasoning && typeof reasoning === "object" ? (reasoning as { summary?: unknown }).summary : undefined;
-  return typeof summary === "string" && summary !== "";
+  if (!reasoning || typeof reasoning !== "object") return false;
+  // `generate_summary` is the field's deprecated name.
+  const r = reasoning as { summary?: unknown; generate_summary?: unknown };
+  const summary = r.summary ?? r.generate_summary;
+  return typeof summary === "string" && summary !== "" && summary !== "none";
 }
 
 /** The text of a chat message `content` (a string, or text parts some servers send). */
