@@ -230,6 +230,19 @@ describe("files and audio on chat", () => {
     expect(apiError(() => translate(user(part))).param).toBe("input[0].content[0].file_url");
   });
 
+  it("a file in a tool output follows the tool message as a user message, like an image", () => {
+    const { body } = translate({
+      input: [
+        { type: "function_call", call_id: "c", name: "read", arguments: "{}" },
+        { type: "function_call_output", call_id: "c", output: [{ type: "input_text", text: "here" }, { type: "input_file", filename: "a.pdf", file_data: pdf }] },
+      ] as Item[],
+    });
+    expect(body.messages.slice(1)).toEqual([
+      { role: "tool", tool_call_id: "c", content: "here" },
+      { role: "user", content: [{ type: "file", file: { file_data: pdf, filename: "a.pdf" } }] },
+    ]);
+  });
+
   it("file_id is a 400 naming it", () => {
     const e = apiError(() => translate(user({ type: "input_file", file_id: "file-abc" })));
     expect(e.param).toBe("input[0].content[0].file_id");

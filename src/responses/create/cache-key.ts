@@ -38,5 +38,6 @@ function stripId(item: Item): unknown {
 }
 
 function hasFileUrl(item: Item): boolean {
-  return Array.isArray(item.content) && (item.content as Item[]).some((p) => p?.type === "input_file" && typeof p.file_url === "string");
+  const parts = Array.isArray(item.content) ? item.content : Array.isArray(item.output) ? item.output : null;
+  return parts !== null && (parts as Item[]).some((p) => p?.type === "input_file" && typeof p.file_url === "string");
 }

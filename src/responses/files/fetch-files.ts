@@ -24,17 +24,20 @@ interface FileRef {
   param: string;
 }
 
-/** The `file_url`s of message parts without `file_data`, with the param that names each. */
+/** The `file_url`s of message parts and tool outputs without `file_data`, with the param that names each. */
 function fileUrls(plan: Plan): FileRef[] {
   const refs: FileRef[] = [];
   const scan = (items: Item[], at: (i: number) => string) =>
     items.forEach((item, i) => {
-      if (!Array.isArray(item.content)) return;
-      (item.content as Item[]).forEach((part, j) => {
-        if (part?.type === "input_file" && typeof part.file_url === "string" && part.file_url && !part.file_data) {
-          refs.push({ url: part.file_url, param: `${at(i)}.content[${j}].file_url` });
-        }
-      });
+      for (const key of ["content", "output"]) {
+        const parts = item[key];
+        if (!Array.isArray(parts)) continue;
+        (parts as Item[]).forEach((part, j) => {
+          if (part?.type === "input_file" && typeof part.file_url === "string" && part.file_url && !part.file_data) {
+            refs.push({ url: part.file_url, param: `${at(i)}.${key}[${j}].file_url` });
+          }
+        });
+      }
     });
   scan(plan.history, () => "previous_response_id");
   scan(plan.input, (i) => `input[${i}]`);

@@ -7,8 +7,8 @@
  *   text part collapses to a string; assistant history parts are joined into one string;
  * - consecutive function_call items (and an assistant message right before them) form
  *   ONE assistant message with tool_calls;
- * - function_call_output -> a `tool` message; images in a tool output cannot ride on a
- *   chat tool message, so they follow the run of tool messages as one user message;
+ * - function_call_output -> a `tool` message; images and files in a tool output cannot ride
+ *   on a chat tool message, so they follow the run of tool messages as one user message;
  * - reasoning items are dropped, their text replayed as `reasoning_content` on the next
  *   assistant message (discarded if a non-assistant message comes first);
  * - input_file -> a `file` part (`file_data`, `filename`; a `file_url` by the contents the
@@ -136,7 +136,7 @@ class MessageBuilder {
     if (images.length) this.toolImages.push(...images);
   }
 
-  /** Tool-output images go in one user message after the run of tool messages. */
+  /** Tool-output images and files go in one user message after the run of tool messages. */
   flushToolImages(nextRole: string | null): void {
     if (!this.toolImages.length || nextRole === "tool") return;
     const images = this.toolImages;
@@ -163,7 +163,7 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
         break;
       case "function_call_output":
       case "custom_tool_call_output":
-        out.addToolOutput(...functionOutputToChat(item, at));
+        out.addToolOutput(...functionOutputToChat(item, at, opts.files));
         break;
       case "custom_tool_call":
         out.addToolCall(customCallToChat(item, at, opts.toolNames));
@@ -290,7 +290,7 @@ function functionCallToChat(item: Item, at: string, toolNames: ToolNameMap | und
   return { id: callId, type: "function", function: { name: chatNameFor(toolNames, name, namespace), arguments: args } };
 }
 
-function functionOutputToChat(item: Item, at: string): [ChatMessage, ContentPart[]] {
+function functionOutputToChat(item: Item, at: string, files: FileOptions | undefined): [ChatMessage, ContentPart[]] {
   const callId = stringField(item, "call_id", `${at}.call_id`);
   const output = item.output;
   const images: ContentPart[] = [];
@@ -301,6 +301,7 @@ function functionOutputToChat(item: Item, at: string): [ChatMessage, ContentPart
     for (let j = 0; j < output.length; j++) {
       const part = output[j] as Item;
       if (part?.type === "input_image") images.push(imageToChat(part, `${at}.output[${j}]`));
+      else if (part?.type === "input_file") images.push(fileToChat(part, `${at}.output[${j}]`, files));
       else if (typeof part?.text === "string") content += part.text;
     }
   } else if (output === undefined || output === null) {
