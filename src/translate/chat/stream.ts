@@ -7,6 +7,10 @@
  * and are mutated in place as deltas arrive (the live snapshot); `*.added` events get
  * their own small objects so an event never changes after it was emitted.
  *
+ * Reasoning streams as `reasoning_text`, or as a summary (`reasoning_summary_*` events) when
+ * the request asked for one (`reasoningSummary`). A call of a freeform `custom` tool is a
+ * `custom_tool_call` item whose input streams as it decodes from the call's arguments.
+ *
  * Item boundaries: text/refusal, reasoning and tool calls each close whatever other
  * kind is open before they open their own item, so output indexes follow emission
  * order and each item is opened and closed by its own events.
