@@ -112,7 +112,8 @@ export class UpstreamFailure extends Error {
         headers,
       });
     }
-    if (status === 400 && isContextOverflow(this.body)) return contextLengthExceeded();
+    // A backend that already says context_length_exceeded keeps its own words (OpenAI's are OpenAI's).
+    if (status === 400 && this.body?.code !== "context_length_exceeded" && isContextOverflow(this.body)) return contextLengthExceeded();
     return new ApiError(status, this.body?.message ?? `The upstream answered HTTP ${status}.`, {
       type: this.body?.type ?? (status === 429 ? "rate_limit_error" : "invalid_request_error"),
       param: this.body?.param ?? null,
@@ -125,7 +126,7 @@ export class UpstreamFailure extends Error {
 /**
  * A backend's own words for an input over its context window: vLLM ("This model's maximum
  * context length is ..."), llama.cpp (`exceed_context_size_error`, "the request exceeds the
- * available context size"), OpenAI-compatible servers that already say `context_length_exceeded`.
+ * available context size") and servers that say "context length exceeded" without OpenAI's code.
  */
 const CONTEXT_OVERFLOW = /maximum context length|context[ _]length[ _]exceeded|exceeds? the (available )?context (size|window|length)|exceed_context_size/i;
 
