@@ -72,8 +72,8 @@ async function fetchFile(cfg: RouterConfig, ref: FileRef, signal: AbortSignal): 
   } catch {
     throw invalidRequest(`Invalid 'file_url': '${short(ref.url)}' is not a URL.`, ref.param, "invalid_value");
   }
-  const pattern = settings.allow.find((p) => globMatch(p, ref.url));
-  if ((url.protocol !== "http:" && url.protocol !== "https:") || !pattern) {
+  const patterns = settings.allow.filter((p) => globMatch(p, ref.url));
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || patterns.length === 0) {
     throw invalidRequest(
       `The file_url '${short(ref.url)}' cannot be fetched: the router fetches files only from the URLs its configuration allows (files.fetch.allow).`,
       ref.param,
@@ -81,7 +81,7 @@ async function fetchFile(cfg: RouterConfig, ref: FileRef, signal: AbortSignal): 
     );
   }
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  const privateAllowed = patternHost(pattern) === host.toLowerCase();
+  const privateAllowed = patterns.some((p) => patternHost(p) === host.toLowerCase());
   if (!privateAllowed && isIP(host) && isPrivate(host)) throw refused(ref);
   const dispatcher = new Agent({ connect: { lookup: privateAllowed ? undefined : publicOnlyLookup, timeout: settings.timeout } });
   const timeout = AbortSignal.timeout(settings.timeout);
