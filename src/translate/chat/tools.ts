@@ -31,27 +31,31 @@ interface Source {
   at: string;
 }
 
-/** The request's tools followed by those of `additional_tools` items, one per name (or per type for unnamed ones). */
-function toolSources(input: JsonObject[] | undefined, items: Item[], historyItems: number): Source[] {
-  if (input !== undefined && input !== null && !Array.isArray(input)) throw untranslatable("'tools' must be an array.", "tools");
-  const out: Source[] = (input ?? []).map((tool, i) => ({ tool, at: `tools[${i}]` }));
-  if (!items.some((it) => it.type === "additional_tools")) return out;
+const NO_SOURCES: readonly Source[] = [];
+
+/**
+ * The tools of `additional_tools` items, once per name (or per type for unnamed ones): a later
+ * item's definition replaces an earlier one, and none replaces one of the request's own `tools`.
+ */
+function additionalTools(input: JsonObject[] | undefined, items: Item[], historyItems: number): readonly Source[] {
+  if (!items.some((it) => it.type === "additional_tools")) return NO_SOURCES;
+  const own = new Set((input ?? []).map(toolKey));
+  const out: Source[] = [];
   const seen = new Map<string, number>();
-  out.forEach((s, n) => seen.set(toolKey(s.tool), n));
-  const fromRequest = out.length;
   items.forEach((item, i) => {
     if (item.type !== "additional_tools") return;
     const at = i < historyItems ? "previous_response_id" : `input[${i - historyItems}]`;
     if (!Array.isArray(item.tools)) throw untranslatable("An 'additional_tools' item needs a 'tools' array.", `${at}.tools`);
     (item.tools as JsonObject[]).forEach((tool, j) => {
       const key = toolKey(tool);
+      if (own.has(key)) return;
       const source = { tool, at: `${at}.tools[${j}]` };
       const n = seen.get(key);
       if (n === undefined) {
         seen.set(key, out.length);
         out.push(source);
-      } else if (n >= fromRequest) {
-        out[n] = source; // a later item's definition of the same tool replaces an earlier one
+      } else {
+        out[n] = source;
       }
     });
   });
@@ -62,10 +66,15 @@ const toolKey = (tool: JsonObject): string => (typeof tool?.name === "string" ? 
 
 export function mapTools(input: JsonObject[] | undefined, hosted: "drop" | "reject", items: Item[] = [], historyItems = 0): MappedTools {
   const out: MappedTools = { tools: [], droppedTools: [], toolNames: emptyToolNameMap(), dropped: new Set() };
-  const sources = toolSources(input, items, historyItems);
-  if (sources.length === 0) return out;
+  if (input !== undefined && input !== null && !Array.isArray(input)) throw untranslatable("'tools' must be an array.", "tools");
+  const extra = additionalTools(input, items, historyItems);
+  if (!input?.length && extra.length === 0) return out;
   const taken = new Set<string>();
-  for (const { tool } of sources) if ((tool?.type === "function" || tool?.type === "custom") && typeof tool.name === "string") taken.add(tool.name);
+  const claim = (tool: JsonObject) => {
+    if ((tool?.type === "function" || tool?.type === "custom") && typeof tool.name === "string") taken.add(tool.name);
+  };
+  input?.forEach(claim);
+  for (const { tool } of extra) claim(tool);
 
   const hostedTool = (type: string, param: string) => {
     if (hosted === "reject") {
@@ -75,7 +84,7 @@ export function mapTools(input: JsonObject[] | undefined, hosted: "drop" | "reje
     out.dropped.add(type);
   };
 
-  for (const { tool, at } of sources) {
+  const add = (tool: JsonObject, at: string) => {
     const type = tool?.type;
     if (typeof type !== "string" || !type) throw untranslatable("Each tool needs a 'type'.", `${at}.type`);
     if (type === "function") {
@@ -108,7 +117,9 @@ export function mapTools(input: JsonObject[] | undefined, hosted: "drop" | "reje
       // Every other type is a tool OpenAI runs itself (web_search, file_search, mcp, ...): a chat backend cannot honour it.
       hostedTool(type, `${at}.type`);
     }
-  }
+  };
+  input?.forEach((tool, i) => add(tool, `tools[${i}]`));
+  for (const { tool, at } of extra) add(tool, at);
   return out;
 }
 
