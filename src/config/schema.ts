@@ -106,6 +106,7 @@ const modelSchema = z
     encrypted_reasoning: z.boolean().optional(),
     /** Models that serve the request, in order, when every endpoint of this model's pool failed before the first byte. */
     fallbacks: z.array(z.string().min(1)).default([]),
+    context_window: z.number().int().positive().optional(),
   })
   .strict();
 
