@@ -17,6 +17,7 @@ import { appendTurn } from "./conversations/turn.js";
 import { connect, recordTokenUsage, type RunOutcome } from "./create/execute.js";
 import { buildPlan, loadOwned, type HistorySource, type Plan } from "./create/plan.js";
 import { listPage } from "./items/input-items.js";
+import { checkInclude, includedResponse, includedView } from "./items/include.js";
 import { callStore, requireConnected } from "./create/store-access.js";
 import { StreamShutdown } from "./create/stream-shutdown.js";
 import { tracePlan } from "./create/trace.js";
@@ -153,8 +154,10 @@ export class ResponsesService {
     return { kind: "events", run, endpoint, model: conn.model };
   }
 
-  async retrieve(id: string, owner: string | null): Promise<ResponseObject> {
-    return (await loadOwned(this.rt.stores.responses, id, owner)).response;
+  /** GET /v1/responses/{id}: the parts OpenAI returns only on request only when `include` names them. */
+  async retrieve(id: string, owner: string | null, include: readonly string[] = []): Promise<ResponseObject> {
+    checkInclude(include);
+    return includedResponse((await loadOwned(this.rt.stores.responses, id, owner)).response, include);
   }
 
   async remove(id: string, owner: string | null): Promise<JsonObject> {
@@ -183,9 +186,12 @@ export class ResponsesService {
     return { kind: "stream", body: this.background.follow(plan.id, -1, false), endpoint: "background" };
   }
 
-  async inputItems(id: string, owner: string | null, query: { after?: string; limit?: string; order?: string }): Promise<ResponseItemList> {
+  async inputItems(id: string, owner: string | null, query: { after?: string; limit?: string; order?: string; include?: readonly string[] }): Promise<ResponseItemList> {
+    const include = query.include ?? [];
+    checkInclude(include);
     const rec = await loadOwned(this.rt.stores.responses, id, owner);
-    return listPage(rec.input, query);
+    const page = listPage(rec.input, query);
+    return { ...page, data: (page.data as unknown as Item[]).map((i) => includedView(i, include)) as unknown as ResponseItemList["data"] };
   }
 
   /** Stores (when asked) and accounts for a finished response. Store failures surface as 503. */

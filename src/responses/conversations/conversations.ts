@@ -5,7 +5,7 @@ import type { Runtime } from "../../runtime/runtime.js";
 import type { StoredConversation } from "../../store/types.js";
 import { normalizeInput } from "../../translate/index.js";
 import type { Item, JsonObject } from "../../wire/types.js";
-import { omitEncryptedContent } from "../../translate/openai/rewrite.js";
+import { checkInclude as checkIncludeValues, includedView } from "../items/include.js";
 import { inputItemView, listPage, type ListQuery } from "../items/input-items.js";
 import { loadConversation, resolveReferences, uniqueIds, withIds } from "../create/plan.js";
 import { callStore } from "../create/store-access.js";
@@ -147,15 +147,10 @@ function readMetadata(value: unknown, required: boolean): Record<string, string>
 }
 
 function checkInclude(include: string[]): void {
-  for (const v of include) {
-    if (!INCLUDABLE.has(v)) {
-      throw invalidRequest(`Invalid value: '${v.slice(0, 64)}'. Supported values are: ${[...INCLUDABLE].map((x) => `'${x}'`).join(", ")}.`, "include", "invalid_value");
-    }
-  }
+  checkIncludeValues(include, INCLUDABLE);
 }
 
-/** An item as the client sees it: encrypted reasoning only when asked for. */
+/** An item as the client sees it: the parts OpenAI returns only on request (encrypted reasoning, logprobs, ...) only when asked for. */
 function view(item: Item, include: string[]): ConversationItem {
-  if (item.type !== "reasoning" || item.encrypted_content === undefined || include.includes("reasoning.encrypted_content")) return item as unknown as ConversationItem;
-  return JSON.parse(JSON.stringify(item, omitEncryptedContent)) as ConversationItem;
+  return includedView(item, include) as unknown as ConversationItem;
 }

@@ -89,8 +89,14 @@ export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObj
   return obj as ResponseObject;
 }
 
-/** JSON.stringify replacer hiding encrypted reasoning the client did not ask for (the stored copy keeps it). */
-export const omitEncryptedContent = (key: string, value: unknown): unknown => (key === "encrypted_content" ? undefined : value);
+/**
+ * JSON.stringify replacer hiding encrypted reasoning the client did not ask for (the stored
+ * copy keeps it). Only a reasoning item's `encrypted_content` goes: a `compaction` item's is
+ * the item itself and must reach the client. `this` is the object holding the key.
+ */
+export function omitEncryptedContent(this: unknown, key: string, value: unknown): unknown {
+  return key === "encrypted_content" && (this as { type?: unknown }).type === "reasoning" ? undefined : value;
+}
 
 /** A response serialised as the client should see it (the object itself, which the store keeps, is not touched). */
 export function clientJson(response: ResponseObject, hide: boolean): string {
