@@ -44,7 +44,7 @@ describe("include on retrieval", () => {
     env.oai.enqueue("/responses", { kind: "json", body: upstreamAnswer("resp_up_i2") });
     const r = await env.router.client.responses.create({ model: "o4-mini", input: "q?" });
     const res = await env.router.fetch(`/v1/responses/${r.id}?include=reasoning.encrypted_content&include=web_search_call.action.sources`);
-    const body = await res.json();
+    const body: any = await res.json();
     expect(body.output[0].encrypted_content).toBe("gAAAA-secret");
     expect(body.output[1].action.sources).toHaveLength(1);
   });

@@ -9,6 +9,14 @@ export interface LruLimits {
   maxBytes: number;
 }
 
+/**
+ * Bounds for an index of item ids next to a store of records: many items per record, each
+ * entry a short id, so more entries within the same bytes.
+ */
+export function itemIndexLimits(limits: LruLimits): LruLimits {
+  return { maxEntries: limits.maxEntries * 64, maxBytes: limits.maxBytes };
+}
+
 interface Entry {
   value: string;
   expiresAt: number;

@@ -1,6 +1,12 @@
-import type { Redis } from "ioredis";
+import type { ChainableCommander, Redis } from "ioredis";
 import { redisCall, RedisStatus, waitReady } from "./client.js";
-import type { CachedResponse, ResponseCache, ResponseStore, StoreStatus, StoredResponse } from "../types.js";
+import { itemOfRecord, recordItemIds, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type StoreStatus, type StoredResponse } from "../types.js";
+
+/** The response an item id points to, in one round trip. KEYS: item key. ARGV: the response key prefix. */
+const FIND_ITEM = `
+local id = redis.call('GET', KEYS[1])
+if not id then return false end
+return redis.call('GET', ARGV[1] .. id)`;
 
 export interface RedisStoreOptions {
   /** Key namespace, e.g. "rr:" -> "rr:resp:<id>". */
@@ -14,7 +20,8 @@ export interface RedisStoreOptions {
 
 /**
  * Stored responses in Redis: one JSON string per response under `${prefix}resp:${id}`,
- * expiring after ttlMs (SET PX). Unreachable Redis -> StoreUnavailableError within about
+ * expiring after ttlMs (SET PX), and per item id `${prefix}item:${itemId}` naming the
+ * response that last saved it (same TTL, written in the same transaction; findItem). Unreachable Redis -> StoreUnavailableError within about
  * a second; the client keeps reconnecting in the background.
  */
 export class RedisResponseStore implements ResponseStore, StoreStatus {
@@ -39,17 +46,27 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     return `${this.opts.prefix}resp:${id}`;
   }
 
+  private itemKey(itemId: string): string {
+    return `${this.opts.prefix}item:${itemId}`;
+  }
+
   async save(record: StoredResponse): Promise<void> {
     const json = JSON.stringify(record);
     await redisCall(
       this.client,
       "store.save",
       async () => {
-        await this.client.set(this.key(record.response.id), json, "PX", this.opts.ttlMs);
+        const tx = this.client.multi().set(this.key(record.response.id), json, "PX", this.opts.ttlMs);
+        this.indexItems(tx, record);
+        throwFailed(await tx.exec());
         await this.opts.confirm?.("store.save");
       },
       this.opts.readyTimeoutMs,
     );
+  }
+
+  private indexItems(tx: ChainableCommander, record: StoredResponse): void {
+    for (const id of recordItemIds(record)) tx.set(this.itemKey(id), record.response.id, "PX", this.opts.ttlMs);
   }
 
   async saveIfExists(record: StoredResponse): Promise<boolean> {
@@ -59,8 +76,12 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
       "store.save",
       async () => {
         const ok = (await this.client.set(this.key(record.response.id), json, "PX", this.opts.ttlMs, "XX")) === "OK";
-        if (ok) await this.opts.confirm?.("store.save");
-        return ok;
+        if (!ok) return false;
+        const tx = this.client.multi();
+        this.indexItems(tx, record);
+        throwFailed(await tx.exec());
+        await this.opts.confirm?.("store.save");
+        return true;
       },
       this.opts.readyTimeoutMs,
     );
@@ -69,6 +90,11 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
   async get(id: string): Promise<StoredResponse | null> {
     const json = await redisCall(this.client, "store.get", () => this.client.get(this.key(id)), this.opts.readyTimeoutMs);
     return json === null ? null : (JSON.parse(json) as StoredResponse);
+  }
+
+  async findItem(itemId: string): Promise<FoundItem | null> {
+    const json = (await redisCall(this.client, "store.findItem", () => this.client.eval(FIND_ITEM, 1, this.itemKey(itemId), this.key("")), this.opts.readyTimeoutMs)) as string | null;
+    return json ? itemOfRecord(JSON.parse(json) as StoredResponse, itemId) : null;
   }
 
   async delete(id: string): Promise<boolean> {
@@ -88,6 +114,12 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
 
   /** The client is shared and closed by whoever created it (createStores). */
   async close(): Promise<void> {}
+}
+
+/** A MULTI whose reply holds an error (e.g. OOM) failed: throw it. */
+function throwFailed(results: [Error | null, unknown][] | null): void {
+  const failed = results?.find(([err]) => err);
+  if (failed) throw failed[0];
 }
 
 export type CacheErrorHook = (op: "get" | "set", err: unknown) => void;
