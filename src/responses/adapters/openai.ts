@@ -25,7 +25,7 @@ export class NativeRequest implements AdaptedRequest {
     private readonly lease: Lease,
     stream: boolean,
   ) {
-    const body = nativeRequestBody(plan.req, { upstreamModel: lease.target.upstreamModel, history: plan.history, stream, wantEncryptedReasoning: wantsEncryptedReasoning(plan) });
+    const body = nativeRequestBody(plan.req, { upstreamModel: lease.target.upstreamModel, history: plan.history, stream, wantEncryptedReasoning: wantsEncryptedReasoning(plan), resolved: plan.input });
     body.input = routerCompactionsAsText(body.input, plan.cfg) as typeof body.input;
     this.body = JSON.stringify(body);
     this.hidesEncryptedReasoning = shouldHideEncryptedReasoning(plan);

@@ -94,6 +94,7 @@ function nativeCompactBody(plan: Plan, fields: JsonObject, lease: Lease): JsonOb
     history: plan.history,
     stream: false,
     wantEncryptedReasoning: false,
+    resolved: plan.input,
   });
   delete body.store;
   delete body.stream;

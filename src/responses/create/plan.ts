@@ -8,6 +8,7 @@ import type { ConversationStore, ResponseStore, StoredConversation, StoredRespon
 import { normalizeInput } from "../../translate/index.js";
 import type { CreateResponseRequest, Item } from "../../wire/types.js";
 import { callStore } from "./store-access.js";
+import { resolveReferences, storedItemLookup, type LocalItems } from "./references.js";
 
 /** Everything decided about a create request before any upstream is called. */
 export interface Plan {
@@ -42,10 +43,11 @@ export interface Plan {
 }
 
 /**
- * Responses held outside the store, looked up before it for `previous_response_id`: a
- * WebSocket connection's recent turns (so a `store: false` turn chains on its socket).
+ * Responses held outside the store, looked up before it for `previous_response_id` (and
+ * their items for `item_reference`): a WebSocket connection's recent turns (so a
+ * `store: false` turn chains on its socket).
  */
-export interface HistorySource {
+export interface HistorySource extends LocalItems {
   get(id: string): StoredResponse | undefined;
 }
 
@@ -82,7 +84,7 @@ export async function buildPlan(
     lastEndpoint = conv.endpoint;
     req.conversation = { id: conversationId }; // echoed in the Response as OpenAI does
   }
-  const input = resolveReferences(withIds(normalizeInput(req.input), deps.ids), history);
+  const input = await resolveReferences(withIds(normalizeInput(req.input), deps.ids), history, storedItemLookup(deps, owner));
   if (input.length === 0 && history.length === 0 && !req.instructions && req.prompt == null) {
     throw invalidRequest("The request has no input for the model: send 'input' (or 'instructions').", "input", "missing_required_parameter");
   }
@@ -192,16 +194,5 @@ export function uniqueIds<T extends Item>(items: T[], taken: Set<string | undefi
     const fresh = withIds([rest], ids)[0] as T;
     taken.add(fresh.id);
     return fresh;
-  });
-}
-
-/** Replaces `item_reference` items by the referenced item from the history. */
-export function resolveReferences(items: Item[], history: Item[]): Item[] {
-  if (!items.some((i) => i.type === "item_reference")) return items;
-  return items.map((it, i) => {
-    if (it.type !== "item_reference") return it;
-    const found = history.find((h) => h.id === it.id);
-    if (!found) throw invalidRequest(`Item with id '${String(it.id)}' not found in the conversation history.`, `input[${i}].id`, "item_not_found");
-    return found;
   });
 }
