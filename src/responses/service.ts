@@ -34,6 +34,8 @@ export interface RequestContext {
   stats?: { upstreamMs?: number; tokens?: TokenCount };
   /** Responses to chain from before the store (a WebSocket connection's recent turns). */
   history?: HistorySource;
+  /** Client headers a `kind: openai` upstream receives (allow-listed by the transport, e.g. OpenAI-Beta). */
+  upstreamHeaders?: Readonly<Record<string, string>>;
   /** Told of every finished response with its full input (stored or not), before its terminal event. */
   remember?(record: StoredResponse): void;
 }
@@ -108,7 +110,7 @@ export class ResponsesService {
 
   private async plan(body: unknown, ctx: RequestContext): Promise<Plan> {
     const req = validateCreateRequest(body);
-    const deps = { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now, local: ctx.history, tracing: this.rt.tracing };
+    const deps = { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now, local: ctx.history, tracing: this.rt.tracing, upstreamHeaders: ctx.upstreamHeaders };
     const plan = await buildPlan(req, deps, ctx.owner, ctx.key ?? null);
     const span = this.rt.tracing.current();
     if (span) tracePlan(span, plan, this.rt.tracing.captureContent);

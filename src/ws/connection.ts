@@ -69,6 +69,8 @@ export class ResponsesSocket {
     private readonly onClosed: (conn: ResponsesSocket, reason: WebSocketCloseReason) => void,
     /** The upgrade request's `traceparent`/`tracestate`: each response.create's span continues that trace. */
     private readonly traceHeaders: Readonly<Record<string, string | undefined>> = {},
+    /** The upgrade request's allow-listed headers (OpenAI-Beta): each response.create's native upstream call carries them. */
+    private readonly upstreamHeaders?: Readonly<Record<string, string>>,
   ) {
     const limitMs = rt.config.server.websocket.max_connection_duration;
     this.limitTimer = setTimeout(() => this.reachLimit(limitMs), limitMs);
@@ -182,6 +184,7 @@ export class ResponsesSocket {
         stats,
         history: this.recent,
         remember: (record) => this.recent.add(record),
+        upstreamHeaders: this.upstreamHeaders,
       };
       const events = msg.generate ? await this.rt.beforeDeadline(ctx.abort, () => this.service.createEvents(msg.body, ctx)) : await this.service.prepare(msg.body, ctx);
       const sink = this.sink(msg.streamId);

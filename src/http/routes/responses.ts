@@ -3,6 +3,7 @@ import type { ResponsesService } from "../../responses/service.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { AppEnv } from "../context.js";
 import { ClientLink, includeQuery, labelModel, markServedModel, readJsonBody } from "../context.js";
+import { forwardedHeaders } from "../forward-headers.js";
 import { admitKey } from "../key-gate.js";
 import { jsonText } from "../json.js";
 import { sseResponse } from "../sse.js";
@@ -17,7 +18,7 @@ export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt
     const link = new ClientLink(c);
     let result;
     try {
-      result = await rt.beforeDeadline(link.abort, () => service.create(body, { owner: c.get("owner"), key: c.get("apiKey"), signal: link.signal, abort: link.abort, stats }));
+      result = await rt.beforeDeadline(link.abort, () => service.create(body, { owner: c.get("owner"), key: c.get("apiKey"), signal: link.signal, abort: link.abort, stats, upstreamHeaders: forwardedHeaders((name) => c.req.header(name)) }));
     } catch (err) {
       link.detach();
       throw err;

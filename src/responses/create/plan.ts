@@ -40,6 +40,8 @@ export interface Plan {
    * summarises is left out) and it is the response's first output item.
    */
   compacted?: Item;
+  /** Client headers a `kind: openai` upstream receives (the allow-listed ones, e.g. OpenAI-Beta). */
+  upstreamHeaders?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -59,7 +61,16 @@ function traced<T>(tracing: Tracing | undefined, op: string, fn: () => Promise<T
 /** Resolves model, history and ids for a validated request. */
 export async function buildPlan(
   body: CreateResponseRequest,
-  deps: { cfg: RouterConfig; responses: ResponseStore; conversations: ConversationStore; ids: IdGenerator; now(): number; local?: HistorySource; tracing?: Tracing },
+  deps: {
+    cfg: RouterConfig;
+    responses: ResponseStore;
+    conversations: ConversationStore;
+    ids: IdGenerator;
+    now(): number;
+    local?: HistorySource;
+    tracing?: Tracing;
+    upstreamHeaders?: Readonly<Record<string, string>>;
+  },
   owner: string | null,
   key: ApiKey | null = null,
 ): Promise<Plan> {
@@ -108,6 +119,7 @@ export async function buildPlan(
     background: req.background === true,
     stream: req.stream === true,
     useCache: ext?.cache ?? cacheByModel,
+    upstreamHeaders: deps.upstreamHeaders,
   };
 }
 
@@ -123,6 +135,8 @@ export interface BackgroundPayload {
   requestId?: string;
   /** The trace context of the request that created the job (tracing on), so the job's span links to it. */
   trace?: TraceCarrier;
+  /** The client headers a native upstream receives (Plan.upstreamHeaders). */
+  upstreamHeaders?: Readonly<Record<string, string>>;
 }
 
 /** Rebuilds the run's plan from the stored record and the current config (the job may run on another instance). */
@@ -143,6 +157,7 @@ export function planFromRecord(cfg: RouterConfig, rec: StoredResponse, payload: 
     previousResponseId: typeof rec.response.previous_response_id === "string" ? rec.response.previous_response_id : null,
     conversationId: (rec.response.conversation as { id?: string } | undefined)?.id ?? null,
     preferEndpoint: payload.preferEndpoint ?? null,
+    upstreamHeaders: payload.upstreamHeaders,
     store: true,
     background: true,
     stream: true,
