@@ -23,6 +23,7 @@ import { logIds, type Span } from "../tracing/index.js";
 const GOING_AWAY = 1001;
 const UNSUPPORTED_DATA = 1003;
 const POLICY_VIOLATION = 1008;
+const MESSAGE_TOO_BIG = 1009;
 const SERVICE_RESTART = 1012;
 
 /** Responses a connection keeps for `previous_response_id` (the newest; OpenAI keeps the last one per socket). */
@@ -76,6 +77,7 @@ export class ResponsesSocket {
     this.limitTimer = setTimeout(() => this.reachLimit(limitMs), limitMs);
     this.limitTimer.unref();
     ws.on("message", (data, isBinary) => this.onMessage(data as Buffer, isBinary));
+    withCloseReasons(ws, rt);
     ws.on("pong", () => (this.alive = true));
     ws.on("error", (err: Error & { code?: string }) => {
       // ws closes the socket itself after a protocol error (1009 for a message over maxPayload).
@@ -130,6 +132,8 @@ export class ResponsesSocket {
     try {
       const event = parseEvent(data);
       if (event.type === "response.steer") return this.send(steerFailed(event));
+      // Codex tells the server it has handled a response; nothing to answer.
+      if (event.type === "response.processed") return;
       msg = parseCreate(event, data.length);
     } catch (err) {
       this.send(errorEvent(toApiError(err), streamIdOf(err)));
@@ -316,7 +320,13 @@ function parseCreate(event: Record<string, unknown>, bytes: number): CreateMessa
   if (generate !== undefined && typeof generate !== "boolean") {
     throw tagged(new ApiError(400, `Invalid type for 'generate': expected a boolean, but got ${typeof generate}.`, { type: "invalid_request_error", param: "generate", code: "invalid_type" }), streamId);
   }
-  return { body, streamId, generate: generate !== false, bytes };
+  // `prompt_cache_options.prewarm: true` "overrides generate to false" (OpenAI): a warm-up, no generation.
+  return { body, streamId, generate: generate !== false && !prewarms(body), bytes };
+}
+
+function prewarms(body: Record<string, unknown>): boolean {
+  const options = body.prompt_cache_options as { prewarm?: unknown } | null | undefined;
+  return typeof options === "object" && options !== null && options.prewarm === true;
 }
 
 /** An error about a message that named its lane: the error event goes to that lane. */
@@ -331,4 +341,16 @@ function streamIdOf(err: unknown): string | undefined {
 /** Only configured model names become metric labels. */
 function configuredModel(rt: Runtime, model: unknown): string {
   return typeof model === "string" && Object.hasOwn(rt.config.models, model) ? model : "";
+}
+
+/**
+ * The `ws` library closes a socket itself on a protocol error (1009 for a message over
+ * maxPayload) with no reason; the close frame then says why, as every other close here does.
+ */
+function withCloseReasons(ws: WebSocket, rt: Runtime): void {
+  const close = ws.close.bind(ws);
+  ws.close = (code?: number, reason?: string | Buffer) => {
+    if (code === MESSAGE_TOO_BIG && !reason) reason = `message too big: the limit is ${rt.config.server.websocket.max_message_bytes} bytes`;
+    close(code, reason);
+  };
 }
