@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import type { Item } from "../../wire/types.js";
 import { redisCall } from "./client.js";
+import type { DurableWriter } from "./durable.js";
 import type { ConversationRecord, ConversationStore, FoundItem, StoredConversation } from "../types.js";
 
 /**
@@ -65,7 +66,8 @@ return 0`;
 export class RedisConversationStore implements ConversationStore {
   constructor(
     private readonly client: Redis,
-    private readonly opts: { prefix: string; ttlMs: number; readyTimeoutMs?: number; confirm?: (what: string) => Promise<void> },
+    /** `durable`: storage.durability: replica - writes run on its connections, each confirmed by a replica. */
+    private readonly opts: { prefix: string; ttlMs: number; readyTimeoutMs?: number; durable?: DurableWriter },
   ) {}
 
   private keys(id: string): [string, string] {
@@ -82,17 +84,22 @@ export class RedisConversationStore implements ConversationStore {
     return redisCall(this.client, `conversations.${what}`, fn, this.opts.readyTimeoutMs);
   }
 
+  /** A write a client depends on: on the durable writer's connections when there is one (confirmed by a replica when `confirm` holds). */
+  private write<T>(what: string, fn: (client: Redis) => Promise<T>, confirm?: (result: T) => boolean): Promise<T> {
+    const durable = this.opts.durable;
+    return durable ? durable.write(`conversations.${what}`, fn, confirm) : this.call(what, () => fn(this.client));
+  }
+
   async create(record: StoredConversation, items: Item[]): Promise<void> {
     const [hash, list] = this.keys(record.conversation.id);
     const ttl = this.opts.ttlMs;
-    await this.call("create", async () => {
-      const tx = this.client.multi().del(hash, list).hset(hash, "record", JSON.stringify({ conversation: record.conversation, owner: record.owner }), "endpoint", record.endpoint ?? "");
+    await this.write("create", async (client) => {
+      const tx = client.multi().del(hash, list).hset(hash, "record", JSON.stringify({ conversation: record.conversation, owner: record.owner }), "endpoint", record.endpoint ?? "");
       if (items.length > 0) tx.rpush(list, ...items.map((i) => JSON.stringify(i))).pexpire(list, ttl);
       for (const id of itemIds(items)) if (id) tx.set(this.itemPrefix + id, record.conversation.id, "PX", ttl);
       const results = await tx.pexpire(hash, ttl).exec();
       const failed = results?.find(([err]) => err);
       if (failed) throw failed[0];
-      await this.opts.confirm?.("conversations.create");
     });
   }
 
@@ -108,11 +115,7 @@ export class RedisConversationStore implements ConversationStore {
     const next: StoredConversation = { ...current, conversation: { ...current.conversation, metadata } };
     const [hash] = this.keys(id);
     const json = JSON.stringify({ conversation: next.conversation, owner: next.owner });
-    const done = await this.call("update", async () => {
-      const n = await this.client.eval(UPDATE, 1, hash, json);
-      if (n === 1) await this.opts.confirm?.("conversations.update");
-      return n;
-    });
+    const done = await this.write("update", (client) => client.eval(UPDATE, 1, hash, json), (n) => n === 1);
     return done === 1 ? next : null;
   }
 
@@ -125,11 +128,7 @@ export class RedisConversationStore implements ConversationStore {
   async append(id: string, items: Item[], endpoint?: string): Promise<boolean> {
     const [hash, list] = this.keys(id);
     const args = [String(this.opts.ttlMs), endpoint ?? "", this.itemPrefix, id, String(items.length), ...items.map((i) => JSON.stringify(i)), ...itemIds(items)];
-    const done = await this.call("append", async () => {
-      const n = await this.client.eval(APPEND, 2, hash, list, ...args);
-      if (n === 1) await this.opts.confirm?.("conversations.append");
-      return n;
-    });
+    const done = await this.write("append", (client) => client.eval(APPEND, 2, hash, list, ...args), (n) => n === 1);
     return done === 1;
   }
 

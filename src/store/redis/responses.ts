@@ -1,5 +1,6 @@
 import type { ChainableCommander, Redis } from "ioredis";
 import { redisCall, RedisStatus, waitReady } from "./client.js";
+import type { DurableWriter } from "./durable.js";
 import { itemOfRecord, recordItemIds, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type StoreStatus, type StoredResponse } from "../types.js";
 
 /** The response an item id points to, in one round trip. KEYS: item key. ARGV: the response key prefix. */
@@ -14,8 +15,8 @@ export interface RedisStoreOptions {
   ttlMs: number;
   /** How long a call waits for a reconnecting client before StoreUnavailableError (default 500 ms). */
   readyTimeoutMs?: number;
-  /** storage.durability: replica - waits for a replica after a write (see replicaConfirm). */
-  confirm?: (what: string) => Promise<void>;
+  /** storage.durability: replica - writes run on the writer's connections, each confirmed by a replica. */
+  durable?: DurableWriter;
 }
 
 /**
@@ -50,19 +51,19 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     return `${this.opts.prefix}item:${itemId}`;
   }
 
+  /** A write a client depends on: on the durable writer's connections when there is one (confirmed by a replica when `confirm` holds). */
+  private write<T>(what: string, fn: (client: Redis) => Promise<T>, confirm?: (result: T) => boolean): Promise<T> {
+    const durable = this.opts.durable;
+    return durable ? durable.write(what, fn, confirm) : redisCall(this.client, what, () => fn(this.client), this.opts.readyTimeoutMs);
+  }
+
   async save(record: StoredResponse): Promise<void> {
     const json = JSON.stringify(record);
-    await redisCall(
-      this.client,
-      "store.save",
-      async () => {
-        const tx = this.client.multi().set(this.key(record.response.id), json, "PX", this.opts.ttlMs);
-        this.indexItems(tx, record);
-        throwFailed(await tx.exec());
-        await this.opts.confirm?.("store.save");
-      },
-      this.opts.readyTimeoutMs,
-    );
+    await this.write("store.save", async (client) => {
+      const tx = client.multi().set(this.key(record.response.id), json, "PX", this.opts.ttlMs);
+      this.indexItems(tx, record);
+      throwFailed(await tx.exec());
+    });
   }
 
   private indexItems(tx: ChainableCommander, record: StoredResponse): void {
@@ -71,19 +72,17 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
 
   async saveIfExists(record: StoredResponse): Promise<boolean> {
     const json = JSON.stringify(record);
-    return redisCall(
-      this.client,
+    return this.write(
       "store.save",
-      async () => {
-        const ok = (await this.client.set(this.key(record.response.id), json, "PX", this.opts.ttlMs, "XX")) === "OK";
+      async (client) => {
+        const ok = (await client.set(this.key(record.response.id), json, "PX", this.opts.ttlMs, "XX")) === "OK";
         if (!ok) return false;
-        const tx = this.client.multi();
+        const tx = client.multi();
         this.indexItems(tx, record);
         throwFailed(await tx.exec());
-        await this.opts.confirm?.("store.save");
         return true;
       },
-      this.opts.readyTimeoutMs,
+      (saved) => saved,
     );
   }
 
