@@ -8,9 +8,9 @@ import { sseBody, type EventSink, type StreamBody } from "../wire/sse-writer.js"
 import type { StoredResponse } from "../store/types.js";
 import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import { emitted } from "../wire/emitted.js";
-import type { EmittedResponse, Item, JsonObject, ResponseObject } from "../wire/types.js";
+import type { CreateResponseRequest, EmittedResponse, Item, JsonObject, ResponseObject } from "../wire/types.js";
 import { clientJson, omitEncryptedContent } from "../translate/openai/rewrite.js";
-import { AutoCompactor } from "./compaction/auto-compact.js";
+import { AutoCompactor, servedByChat } from "./compaction/auto-compact.js";
 import { BackgroundJobs } from "./background/jobs.js";
 import { cacheKey } from "./create/cache-key.js";
 import { appendTurn } from "./conversations/turn.js";
@@ -92,14 +92,24 @@ export class ResponsesService {
   async prepare(body: Record<string, unknown>, ctx: RequestContext): Promise<CreateEvents> {
     const plan = await this.plan({ ...body, stream: true, background: false }, ctx);
     if (plan.store) await requireConnected(this.rt.stores.status);
+    return this.withoutOutputEvents(plan, await this.keepWithoutOutput(plan, ctx));
+  }
+
+  /** A completed response without output, kept like any other (stored, appended, remembered) so a later turn chains from it. No backend is called. */
+  private async keepWithoutOutput(plan: Plan, ctx: RequestContext): Promise<ResponseObject> {
     if (ctx.stats) ctx.stats.tokens = NO_TOKENS;
     const response = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "completed", previousResponseId: plan.previousResponseId });
     const endpoint = plan.preferEndpoint ?? undefined;
     await appendTurn(this.rt, plan, response, endpoint);
     if (plan.store) await this.save(plan, response, endpoint);
     ctx.remember?.({ response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint });
+    return response;
+  }
+
+  private withoutOutputEvents(plan: Plan, response: ResponseObject): CreateEvents & { kind: "events" } {
     const events = responseToEvents(response);
     return {
+      kind: "events",
       run: async (sink) => {
         for (const ev of events) sink.send(ev.type, JSON.stringify(ev));
       },
@@ -123,6 +133,11 @@ export class ResponsesService {
     if (plan.store) await requireConnected(this.rt.stores.status);
     // No upstream tokens for this request itself: a background job counts its own, a cache hit costs none.
     if (plan.background) return this.createBackground(plan, ctx);
+    // A prompt-cache warm-up generates nothing (OpenAI's prewarm); a chat backend has no cache to warm from here.
+    if (prewarms(plan.req) && servedByChat(plan)) {
+      const response = await this.keepWithoutOutput(plan, ctx);
+      return plan.stream ? this.withoutOutputEvents(plan, response) : { kind: "json", text: JSON.stringify(response), endpoint: "none", model: plan.model };
+    }
     plan = await this.compactor.apply(plan, ctx.signal, ctx.stats); // context_management over its threshold
 
     const key = plan.useCache ? cacheKey(plan.req, plan.model, [...plan.history, ...plan.input]) : null;
@@ -290,4 +305,10 @@ export class ResponsesService {
 
 function idPrefix(item: Item): "msg" | "fc" | "rs" | "item" {
   return item.type === "message" ? "msg" : item.type === "function_call" ? "fc" : item.type === "reasoning" ? "rs" : "item";
+}
+
+/** `prompt_cache_options.prewarm: true`: prepare the prompt cache without generating output (it overrides `generate` to false). */
+function prewarms(req: CreateResponseRequest): boolean {
+  const options = (req as { prompt_cache_options?: unknown }).prompt_cache_options as { prewarm?: unknown } | null | undefined;
+  return typeof options === "object" && options !== null && options.prewarm === true;
 }

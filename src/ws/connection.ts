@@ -320,13 +320,7 @@ function parseCreate(event: Record<string, unknown>, bytes: number): CreateMessa
   if (generate !== undefined && typeof generate !== "boolean") {
     throw tagged(new ApiError(400, `Invalid type for 'generate': expected a boolean, but got ${typeof generate}.`, { type: "invalid_request_error", param: "generate", code: "invalid_type" }), streamId);
   }
-  // `prompt_cache_options.prewarm: true` "overrides generate to false" (OpenAI): a warm-up, no generation.
-  return { body, streamId, generate: generate !== false && !prewarms(body), bytes };
-}
-
-function prewarms(body: Record<string, unknown>): boolean {
-  const options = body.prompt_cache_options as { prewarm?: unknown } | null | undefined;
-  return typeof options === "object" && options !== null && options.prewarm === true;
+  return { body, streamId, generate: generate !== false, bytes };
 }
 
 /** An error about a message that named its lane: the error event goes to that lane. */

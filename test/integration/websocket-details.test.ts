@@ -23,29 +23,29 @@ describe("WebSocket details", () => {
     }
   });
 
-  it("prompt_cache_options.prewarm: true is a warm-up without generation on both kinds, and chains", async () => {
+  it("prompt_cache_options.prewarm: true on chat is a warm-up without generation that chains (socket and HTTP); openai backends get it as sent", async () => {
     const ws = new WsClient(env.router.url);
     try {
-      for (const model of ["local", "gpt-4.1"]) {
-        const events = await ws.create({ model, input: "long shared prefix", prompt_cache_options: { prewarm: true } } as any);
-        expect(events.map((e) => e.type)).toEqual(["response.created", "response.in_progress", "response.completed"]);
-        const warm = finalResponse(events);
-        expect(warm.status).toBe("completed");
-        expect(warm.output).toEqual([]);
-        expect(env.chat.requests).toHaveLength(0);
-        expect(env.oai.requests).toHaveLength(0);
+      const events = await ws.create({ model: "local", input: "long shared prefix", prompt_cache_options: { prewarm: true } } as any);
+      expect(events.map((e) => e.type)).toEqual(["response.created", "response.in_progress", "response.completed"]);
+      const warm = finalResponse(events);
+      expect(warm).toMatchObject({ status: "completed", output: [] });
+      expect(env.chat.requests).toHaveLength(0);
+      env.chat.enqueue("/chat/completions", sse("answer"));
+      finalResponse(await ws.create({ model: "local", input: "the question", previous_response_id: warm.id }));
+      expect(env.chat.requests.at(-1)!.body.messages.map((m: any) => m.content)).toEqual(["long shared prefix", "the question"]);
 
-        if (model === "local") env.chat.enqueue("/chat/completions", sse("answer"));
-        else env.oai.enqueue("/responses", { kind: "sse", frames: nativeEvents(nativeResponse("answer")) });
-        finalResponse(await ws.create({ model, input: "the question", previous_response_id: warm.id }));
-        const sent = model === "local" ? env.chat.requests.at(-1)!.body.messages.map((m: any) => m.content) : env.oai.requests.at(-1)!.body.input.map((i: any) => JSON.stringify(i.content));
-        expect(sent).toHaveLength(2);
-        env.chat.requests.length = 0;
-        env.oai.requests.length = 0;
-      }
+      env.oai.enqueue("/responses", { kind: "sse", frames: nativeEvents(nativeResponse("")) });
+      finalResponse(await ws.create({ model: "gpt-4.1", input: "prefix", prompt_cache_options: { prewarm: true } } as any));
+      expect(env.oai.requests.at(-1)!.body.prompt_cache_options).toEqual({ prewarm: true });
     } finally {
       ws.close();
     }
+    const overHttp = await env.router.client.responses.create({ model: "local", input: "prefix", prompt_cache_options: { prewarm: true } } as any);
+    expect(overHttp).toMatchObject({ status: "completed", output: [] });
+    const streamed = await env.router.client.responses.stream({ model: "local", input: "prefix", prompt_cache_options: { prewarm: true } } as any).finalResponse();
+    expect(streamed).toMatchObject({ status: "completed", output: [] });
+    expect(env.chat.requests).toHaveLength(1);
   });
 
   it("context_management.compact_threshold below 1000 is OpenAI's 400, over HTTP and the socket", async () => {

@@ -91,7 +91,8 @@ export class AutoCompactor {
 }
 
 /** Every endpoint of the model's pool is `kind: chat` (the router compacts only what it translates). */
-function servedByChat(plan: Plan): boolean {
+/** Every endpoint of the model's pool is `kind: chat`. */
+export function servedByChat(plan: Pick<Plan, "cfg" | "targets">): boolean {
   const kinds = new Map(plan.cfg.endpoints.map((e) => [e.name, e.kind]));
   return plan.targets.length > 0 && plan.targets.every((t) => kinds.get(t.endpoint) === "chat");
 }
