@@ -10,11 +10,12 @@ export interface LruLimits {
 }
 
 /**
- * Bounds for an index of item ids next to a store of records: many items per record, each
- * entry a short id, so more entries within the same bytes.
+ * Bounds for an index of item ids (item id -> record id) beside a store of records: several
+ * items per record (an id met again in a later record moves, it is not added), each entry two
+ * short ids, so more entries within a small share of the bytes.
  */
 export function itemIndexLimits(limits: LruLimits): LruLimits {
-  return { maxEntries: limits.maxEntries * 64, maxBytes: limits.maxBytes };
+  return { maxEntries: limits.maxEntries * 16, maxBytes: Math.ceil(limits.maxBytes / 8) };
 }
 
 interface Entry {
