@@ -50,8 +50,12 @@ export function modelObject(id: string, m: ModelConfig): Record<string, unknown>
  * request's `instructions`, so they must not be empty). Codex's own `base_instructions` /
  * `model_instructions_file` setting replaces them.
  */
-export const CODEX_BASE_INSTRUCTIONS =
-  "You are a coding agent working in the user's workspace through the tools you are given. Read the relevant files before changing them, make focused changes, run commands to check your work when you can, and finish with a short summary of what you did.";
+export const CODEX_BASE_INSTRUCTIONS = [
+  "You are a coding agent running in the Codex CLI on the user's machine. You work in the current workspace through the tools you are given: run shell commands to inspect and test, and edit files with the patch tool when there is one.",
+  "Read the relevant files before changing them. Keep changes focused on the task, match the existing style, and do not revert changes you did not make.",
+  "Check your work by running the project's build or tests when that is possible. If something fails, read the error and fix the cause.",
+  "Ask only when you cannot proceed safely. When you are done, reply with a short summary of what you changed and anything the user should know.",
+].join("\n\n");
 
 const EFFORTS = [
   { effort: "low", description: "Fast responses with lighter reasoning" },
