@@ -6,6 +6,7 @@ const env = useTwoKindRouter({
   models: {
     local: { endpoints: ["box"], upstream_model: "llama3.1:8b", context_window: 32768, max_output_tokens: 4096, input_modalities: ["text", "image", "audio"], reasoning: true },
     plain: { endpoints: ["box"] },
+    sized: { endpoints: ["box"], context_window: 8192 },
     "gpt-4.1": { endpoints: ["oai"], context_window: 1047576 },
   },
 });
@@ -27,10 +28,11 @@ describe("/v1/models metadata", () => {
     expect(res.status).toBe(200);
     const body: any = await res.json();
     expect(body.object).toBe("list");
-    expect(body.data.map((m: any) => m.id)).toEqual(["local", "plain", "gpt-4.1"]);
-    // Models Codex has its own metadata for (gpt-*, o*, codex*) are left to it.
-    expect(body.models.map((m: any) => m.slug)).toEqual(["local", "plain"]);
-    const [local, plain] = body.models;
+    expect(body.data.map((m: any) => m.id)).toEqual(["local", "plain", "sized", "gpt-4.1"]);
+    // Models Codex has its own metadata for (gpt-*, o*, codex*), and those without a known
+    // context window, are left to Codex's own metadata and fallback.
+    expect(body.models.map((m: any) => m.slug)).toEqual(["local", "sized"]);
+    const [local, sized] = body.models;
     expect(local).toMatchObject({
       slug: "local",
       display_name: "local",
@@ -40,14 +42,16 @@ describe("/v1/models metadata", () => {
       supports_reasoning_summaries: true,
       visibility: "list",
       supported_in_api: true,
-      shell_type: "default",
+      shell_type: "shell_command",
+      apply_patch_tool_type: "freeform",
       truncation_policy: { mode: "bytes", limit: 10000 },
       experimental_supported_tools: [],
     });
     expect(local.supported_reasoning_levels.map((l: any) => l.effort)).toEqual(["low", "medium", "high"]);
     expect(local.base_instructions.length).toBeGreaterThan(0);
-    expect(plain.context_window).toBeUndefined();
-    expect(plain.supported_reasoning_levels).toEqual([]);
+    expect(sized).toMatchObject({ context_window: 8192, supported_reasoning_levels: [], supports_reasoning_summaries: false });
+    expect(sized.default_reasoning_level).toBeUndefined();
+    expect(sized.input_modalities).toBeUndefined();
     for (const m of body.models) {
       for (const field of ["slug", "display_name", "supported_reasoning_levels", "shell_type", "visibility", "supported_in_api", "priority", "base_instructions", "supports_reasoning_summaries", "support_verbosity", "truncation_policy", "supports_parallel_tool_calls", "experimental_supported_tools"]) {
         expect(m, field).toHaveProperty(field);

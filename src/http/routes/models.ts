@@ -16,7 +16,7 @@ export function modelsRoutes(app: Hono<AppEnv>, rt: Runtime): void {
     const names = visibleModels(rt.config, c.get("apiKey"));
     const list = { object: "list", data: names.map((id) => modelObject(id, rt.config.models[id]!)) };
     if (c.req.query("client_version") === undefined) return c.json(list);
-    const models = names.filter((id) => !CODEX_KNOWS.test(id)).map((id, i) => codexModelInfo(id, rt.config.models[id]!, i));
+    const models = names.filter((id) => inCodexCatalog(id, rt.config.models[id]!)).map((id, i) => codexModelInfo(id, rt.config.models[id]!, i));
     return c.json({ ...list, models });
   });
 
@@ -34,6 +34,15 @@ const STARTED = Math.floor(Date.now() / 1000);
  * windows): left out of its catalog, since an entry here would replace that metadata.
  */
 export const CODEX_KNOWS = /^(gpt-|o\d|codex)/i;
+
+/**
+ * Codex takes a catalog entry instead of everything it would otherwise assume for a model
+ * (its fallback for unknown names: prompt, tools, context window), so only models whose
+ * context window router.yaml knows are listed; the rest keep Codex's own fallback.
+ */
+export function inCodexCatalog(id: string, m: ModelConfig): boolean {
+  return m.context_window !== undefined && !CODEX_KNOWS.test(id);
+}
 
 /** OpenAI's Model object, plus what the config knows (only the fields it sets). */
 export function modelObject(id: string, m: ModelConfig): Record<string, unknown> {
@@ -64,8 +73,10 @@ const EFFORTS = [
 ];
 
 /**
- * One model as Codex's catalog entry (codex-rs `ModelInfo`: every field it requires, and
- * `context_window` when the config knows it, so Codex sizes its context instead of guessing).
+ * One model as Codex's catalog entry (codex-rs `ModelInfo`: every field it requires, the
+ * capabilities as Codex's recent fallback for unknown models has them - shell_command tool,
+ * freeform apply_patch, parallel calls - and `context_window`, so Codex sizes its context and
+ * auto-compaction instead of guessing).
  */
 export function codexModelInfo(id: string, m: ModelConfig, priority: number): Record<string, unknown> {
   const out: Record<string, unknown> = {
@@ -73,7 +84,7 @@ export function codexModelInfo(id: string, m: ModelConfig, priority: number): Re
     display_name: id,
     description: null,
     supported_reasoning_levels: m.reasoning ? EFFORTS : [],
-    shell_type: "default",
+    shell_type: "shell_command",
     visibility: "list",
     supported_in_api: true,
     priority,
@@ -82,9 +93,9 @@ export function codexModelInfo(id: string, m: ModelConfig, priority: number): Re
     supports_reasoning_summaries: m.reasoning === true,
     support_verbosity: false,
     default_verbosity: null,
-    apply_patch_tool_type: null,
+    apply_patch_tool_type: "freeform",
     truncation_policy: { mode: "bytes", limit: 10_000 },
-    supports_parallel_tool_calls: false,
+    supports_parallel_tool_calls: true,
     experimental_supported_tools: [],
   };
   if (m.reasoning) out.default_reasoning_level = "medium";
