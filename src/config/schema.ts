@@ -110,6 +110,12 @@ const modelSchema = z
     inline_text_files: z.boolean().default(false),
     /** Models that serve the request, in order, when every endpoint of this model's pool failed before the first byte. */
     fallbacks: z.array(z.string().min(1)).default([]),
+    /** The most tokens the model writes in one answer (told to clients in /v1/models). */
+    max_output_tokens: z.number().int().positive().optional(),
+    /** What the model reads besides text (told to clients in /v1/models and Codex's catalog). */
+    input_modalities: z.array(z.enum(["text", "image", "audio", "file"])).min(1).optional(),
+    /** The model reasons (told to clients in /v1/models; Codex offers reasoning efforts and summaries). */
+    reasoning: z.boolean().optional(),
   })
   .strict();
 

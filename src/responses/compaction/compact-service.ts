@@ -11,6 +11,7 @@ import type { ApiKey } from "../../keys/policy.js";
 import type { TokenCount } from "../../keys/usage.js";
 import { fallbackSteps } from "../../runtime/models.js";
 import { nativeRequestBody } from "../../translate/openai/rewrite.js";
+import { clientHeadersFor } from "../adapters/openai.js";
 import type { Lease } from "../../routing/pool.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { CreateResponseRequest, JsonObject } from "../../wire/types.js";
@@ -31,6 +32,8 @@ export interface CompactContext {
   signal: AbortSignal;
   /** Filled in for metrics and limits: time on the upstream, tokens it reported. */
   stats?: { upstreamMs?: number; tokens?: TokenCount };
+  /** Client headers a `kind: openai` upstream receives (OpenAI-Beta). */
+  upstreamHeaders?: Readonly<Record<string, string>>;
 }
 
 /** POST /v1/responses/compact: OpenAI's body and `response.compaction` object on both endpoint kinds. */
@@ -55,7 +58,7 @@ export class CompactService {
       prepare: (lease) =>
         lease.endpoint.config.kind === "chat"
           ? { path: "/chat/completions", body: summaryRequestBody(plan, items, lease, false) }
-          : { path: "/responses/compact", body: JSON.stringify(nativeCompactBody(plan, fields, lease)) },
+          : { path: "/responses/compact", body: JSON.stringify(nativeCompactBody(plan, fields, lease)), headers: clientHeadersFor(ctx.upstreamHeaders, lease.endpoint.config.headers) },
     });
     let ok = false;
     try {
@@ -95,6 +98,7 @@ function nativeCompactBody(plan: Plan, fields: JsonObject, lease: Lease): JsonOb
     history: plan.history,
     stream: false,
     wantEncryptedReasoning: false,
+    resolved: plan.input,
   });
   delete body.store;
   delete body.stream;

@@ -59,7 +59,7 @@ export class InputTokensService {
   }
 
   private async upstream(plan: Plan, lease: Lease, client: UpstreamClient, signal: AbortSignal): Promise<{ tokens: number; source: TokenCountSource }> {
-    const full = nativeRequestBody(plan.req, { upstreamModel: lease.target.upstreamModel, history: plan.history, stream: false, wantEncryptedReasoning: false });
+    const full = nativeRequestBody(plan.req, { upstreamModel: lease.target.upstreamModel, history: plan.history, stream: false, wantEncryptedReasoning: false, resolved: plan.input });
     const body: JsonObject = {};
     for (const k of COUNT_FIELDS) if (full[k] !== undefined) body[k] = full[k];
     const reply = await client.post("/responses/input_tokens", JSON.stringify(body), signal);
