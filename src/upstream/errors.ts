@@ -41,7 +41,8 @@ export class UpstreamFailure extends Error {
   get endpointFault(): boolean {
     if (this.kind !== "status") return true;
     const s = this.status ?? 0;
-    if (s === 502 || s === 503 || s === 504 || s === 401 || s === 403) return true;
+    // 529: Anthropic's overloaded_error, the endpoint saying it is too busy.
+    if (s === 502 || s === 503 || s === 504 || s === 529 || s === 401 || s === 403) return true;
     if (s === 429) return this.retryAfterMs !== undefined;
     if (s >= 500) return !this.detail.jsonBody;
     return this.routeMissing;
@@ -105,7 +106,7 @@ export class UpstreamFailure extends Error {
       return new ApiError(502, `The upstream endpoint "${this.endpoint}" refused the router's credentials.`, { type: "server_error", code: "upstream_auth_failed" });
     }
     if (status >= 500) {
-      const mapped = status === 503 || status === 504 ? status : 502;
+      const mapped = status === 503 || status === 504 ? status : status === 529 ? 503 : 502;
       return new ApiError(mapped, `The upstream endpoint "${this.endpoint}" failed: ${this.body?.message ?? `HTTP ${status}`}`, {
         type: "server_error",
         code: this.body?.code ?? "upstream_error",
