@@ -179,12 +179,12 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     streamChunks: counter("stream_chunks_total", "Streaming events sent to clients, by kind (translated|native).", ["kind"]),
     compactions: counter(
       "compactions_total",
-      "Context compactions that completed, by model, endpoint kind (chat: summarised by the router | openai: passed through) and trigger (compact|trigger|threshold).",
+      "Context compactions that completed, by model, endpoint kind (chat, anthropic: summarised by the router | openai: passed through) and trigger (compact|trigger|threshold).",
       ["model", "kind", "trigger"],
     ),
     compactionTokens: counter(
       "compaction_tokens_total",
-      "Context tokens of compactions: stage=before is the input the summary was written from (the backend's usage), stage=after the compacted context (kept user messages + summary, estimated at 4 characters a token; chat only, the openai kind's is opaque). after/before is the compression ratio.",
+      "Context tokens of compactions: stage=before is the input the summary was written from (the backend's usage), stage=after the compacted context (kept user messages + summary, estimated at 4 characters a token; chat and anthropic only, the openai kind's is opaque). after/before is the compression ratio.",
       ["kind", "trigger", "stage"],
     ),
     responses: counter(

@@ -11,6 +11,7 @@ import { readSseFrames } from "../../upstream/sse.js";
 import { END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "../adapters/adapter.js";
 import { ChatRequest } from "../adapters/chat.js";
 import { NativeRequest } from "../adapters/openai.js";
+import { AnthropicRequest } from "../adapters/anthropic.js";
 import { CompactTriggerRequest, endsWithCompactionTrigger } from "../compaction/trigger-adapter.js";
 import { countCompaction } from "../compaction/compact.js";
 import type { Plan } from "./plan.js";
@@ -50,6 +51,7 @@ export interface Connection {
 const ADAPTERS: Record<Endpoint["config"]["kind"], new (plan: Plan, lease: Lease, stream: boolean) => AdaptedRequest> = {
   chat: ChatRequest,
   openai: NativeRequest,
+  anthropic: AnthropicRequest,
 };
 
 /**
@@ -95,9 +97,9 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
   };
 }
 
-/** A `compaction_trigger` as the last input item: the chat kind summarises instead of answering (adapter-compact.ts). */
+/** A `compaction_trigger` as the last input item: the chat and anthropic kinds summarise instead of answering (compaction/trigger-adapter.ts). */
 function adapterFor(kind: Endpoint["config"]["kind"], plan: Plan): (typeof ADAPTERS)[typeof kind] {
-  return kind === "chat" && endsWithCompactionTrigger(plan) ? CompactTriggerRequest : ADAPTERS[kind];
+  return kind !== "openai" && endsWithCompactionTrigger(plan) ? CompactTriggerRequest : ADAPTERS[kind];
 }
 
 function servedPlan(plan: Plan, step: ModelStep): Plan {

@@ -26,3 +26,9 @@ export function anthropicHeaders(cfg: { api_key?: string; anthropic_version?: st
   if (cfg.anthropic_beta?.length) headers["anthropic-beta"] = cfg.anthropic_beta.join(",");
   return headers;
 }
+
+/** A model's beta features join its endpoint's: the request's `anthropic-beta` header, replacing the endpoint's own; none when the model adds nothing. */
+export function modelBetaHeader(endpoint: string[] | undefined, model: string[] | undefined): Record<string, string> | undefined {
+  if (!model?.length) return undefined;
+  return { "anthropic-beta": [...new Set([...(endpoint ?? []), ...model])].join(",") };
+}

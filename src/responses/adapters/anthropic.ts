@@ -1,0 +1,139 @@
+/** `kind: anthropic` endpoints: the request translated to POST /v1/messages, the answer translated back (translate/anthropic/). */
+import type { Lease } from "../../routing/pool.js";
+import type { EventSink } from "../../wire/sse-writer.js";
+import { responseSkeleton } from "../../translate/index.js";
+import { AnthropicStreamTranslator, anthropicErrorBody, messageToResponse, modelBetaHeader, responsesToMessagesRequest, versionTraits } from "../../translate/anthropic/index.js";
+import type { AnswerOptions, Message, RawMessageStreamEvent } from "../../translate/anthropic/index.js";
+import { omitEncryptedContent } from "../../translate/openai/rewrite.js";
+import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
+import type { ResponseObject, StreamEvent } from "../../wire/types.js";
+import { UpstreamFailure, scrubSecret } from "../../upstream/errors.js";
+import type { SseFrame } from "../../upstream/sse.js";
+import { ChunkCount, END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
+import type { Plan } from "../create/plan.js";
+import { compactionOptions } from "../compaction/compaction-key.js";
+
+export class AnthropicRequest implements AdaptedRequest {
+  readonly path = "/messages";
+  readonly body: string;
+  readonly headers: Record<string, string> | undefined;
+  readonly droppedTools: readonly string[];
+  /** The thinking blocks ride in encrypted_content; a client sees it when it asks, as on OpenAI. */
+  readonly hidesEncryptedReasoning: boolean;
+  private readonly answer: AnswerOptions;
+
+  constructor(
+    private readonly plan: Plan,
+    lease: Lease,
+    stream: boolean,
+  ) {
+    const ep = lease.endpoint.config;
+    const m = plan.modelCfg;
+    const items = plan.compacted ? [...plan.history, ...plan.input, plan.compacted] : [...plan.history, ...plan.input];
+    const t = responsesToMessagesRequest(plan.req, items, {
+      upstreamModel: lease.target.upstreamModel,
+      stream,
+      version: versionTraits(ep.anthropic_version),
+      defaultMaxTokens: m.max_output_tokens ?? 8192,
+      thinkingBudget: m.thinking_budget ?? { minimal: 1024, low: 2048, medium: 8192, high: 16384, xhigh: 32768 },
+      promptCaching: m.prompt_caching ?? true,
+      structuredOutput: m.structured_output ?? "tool",
+      hostedTools: m.hosted_tools,
+      historyItems: plan.history.length,
+      compaction: compactionOptions(plan.cfg),
+    });
+    this.body = JSON.stringify(t.body);
+    this.headers = modelBetaHeader(ep.anthropic_beta, m.anthropic_beta);
+    this.droppedTools = t.droppedTools;
+    this.answer = { toolNames: t.toolNames, answerTool: t.answerTool, thinkingAsSummary: t.thinkingAsSummary };
+    this.hidesEncryptedReasoning = !(plan.req.include ?? []).includes(ENCRYPTED_REASONING);
+  }
+
+  fromJson(json: unknown, rd: ReadContext): ResponseObject {
+    if (!json || typeof json !== "object" || !Array.isArray((json as Message).content)) {
+      throw new UpstreamFailure(rd.attempt.endpoint.name, "protocol", "the Messages answer had no content");
+    }
+    const response = messageToResponse(json as Message, this.skeleton(rd), rd.rt.ids, this.answer);
+    if (this.plan.compacted) response.output.unshift(this.plan.compacted);
+    return response;
+  }
+
+  stream(rd: ReadContext): StreamTranslation {
+    const compaction = this.plan.compacted as { id: string; type: "compaction"; encrypted_content: string } | undefined;
+    const tr = new AnthropicStreamTranslator(this.skeleton(rd), rd.rt.ids, this.answer, { compaction });
+    return new AnthropicStream(tr, rd, this.hidesEncryptedReasoning);
+  }
+
+  private skeleton(rd: ReadContext): ResponseObject {
+    const p = this.plan;
+    return responseSkeleton(p.req, { id: p.id, createdAt: p.createdAt, model: p.model, status: rd.initialStatus, previousResponseId: p.previousResponseId });
+  }
+}
+
+class AnthropicStream implements StreamTranslation {
+  private readonly chunks: ChunkCount;
+  constructor(
+    private readonly tr: AnthropicStreamTranslator,
+    private readonly rd: ReadContext,
+    private readonly hide: boolean,
+  ) {
+    this.chunks = new ChunkCount(rd.rt, "translated");
+  }
+
+  get response(): ResponseObject {
+    return this.tr.response;
+  }
+
+  start(sink: EventSink): void {
+    sendEvents(sink, this.tr.start(), this.serialise.bind(this));
+  }
+
+  push(frame: SseFrame, sink: EventSink): typeof END | null {
+    const ev = JSON.parse(frame.data) as RawMessageStreamEvent | { type: "error"; error?: { type?: string; message?: string } } | { type: "ping" };
+    this.chunks.add(frame.more);
+    switch (ev.type) {
+      case "ping":
+        return null;
+      case "message_stop":
+        this.chunks.flush();
+        return END;
+      case "error":
+        throw this.streamError(ev.error);
+      case "content_block_delta":
+        this.rd.attempt.firstToken();
+        break;
+      default:
+        break;
+    }
+    sendEvents(sink, this.tr.push(ev), this.serialise.bind(this), !frame.more);
+    return null;
+  }
+
+  /** An `error` event after the headers (overloaded mid-stream, ...): the stream fails with Anthropic's reason. */
+  private streamError(e: { type?: string; message?: string } | undefined): UpstreamFailure {
+    const ep = this.rd.attempt.endpoint;
+    const status = e?.type === "overloaded_error" ? 529 : e?.type === "rate_limit_error" ? 429 : 500;
+    const message = scrubSecret(e?.message ?? "upstream error", ep.config.api_key);
+    const body = anthropicErrorBody({ message, type: e?.type ?? "api_error", param: null, code: null }, status);
+    return new UpstreamFailure(ep.name, "status", message, status, body, undefined, { jsonBody: true });
+  }
+
+  finish(): StreamEvent[] {
+    this.chunks.flush();
+    return this.tr.finish();
+  }
+
+  fail(error: { code: string; message: string }): StreamEvent[] {
+    this.chunks.flush();
+    return this.tr.fail(error);
+  }
+
+  cancel(): StreamEvent[] {
+    this.chunks.flush();
+    return this.tr.cancel();
+  }
+
+  serialise(ev: StreamEvent): string {
+    return JSON.stringify(ev, this.hide ? omitEncryptedContent : undefined);
+  }
+}
