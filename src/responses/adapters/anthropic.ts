@@ -3,7 +3,7 @@ import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import { responseSkeleton } from "../../translate/index.js";
 import { AnthropicStreamTranslator, anthropicErrorBody, messageToResponse, modelBetaHeader, responsesToMessagesRequest, versionTraits } from "../../translate/anthropic/index.js";
-import type { AnswerOptions, Message, RawMessageStreamEvent } from "../../translate/anthropic/index.js";
+import type { AnswerOptions, AnthropicRequestOptions, Message, RawMessageStreamEvent } from "../../translate/anthropic/index.js";
 import { omitEncryptedContent } from "../../translate/openai/rewrite.js";
 import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
@@ -27,23 +27,10 @@ export class AnthropicRequest implements AdaptedRequest {
     lease: Lease,
     stream: boolean,
   ) {
-    const ep = lease.endpoint.config;
-    const m = plan.modelCfg;
     const items = plan.compacted ? [...plan.history, ...plan.input, plan.compacted] : [...plan.history, ...plan.input];
-    const t = responsesToMessagesRequest(plan.req, items, {
-      upstreamModel: lease.target.upstreamModel,
-      stream,
-      version: versionTraits(ep.anthropic_version),
-      defaultMaxTokens: m.max_output_tokens ?? 8192,
-      thinkingBudget: m.thinking_budget ?? { minimal: 1024, low: 2048, medium: 8192, high: 16384, xhigh: 32768 },
-      promptCaching: m.prompt_caching ?? true,
-      structuredOutput: m.structured_output ?? "tool",
-      hostedTools: m.hosted_tools,
-      historyItems: plan.history.length,
-      compaction: compactionOptions(plan.cfg),
-    });
+    const t = responsesToMessagesRequest(plan.req, items, messagesOptions(plan, lease, stream));
     this.body = JSON.stringify(t.body);
-    this.headers = modelBetaHeader(ep.anthropic_beta, m.anthropic_beta);
+    this.headers = betaHeader(plan, lease);
     this.droppedTools = t.droppedTools;
     this.answer = { toolNames: t.toolNames, answerTool: t.answerTool, thinkingAsSummary: t.thinkingAsSummary };
     this.hidesEncryptedReasoning = !(plan.req.include ?? []).includes(ENCRYPTED_REASONING);
@@ -68,6 +55,29 @@ export class AnthropicRequest implements AdaptedRequest {
     const p = this.plan;
     return responseSkeleton(p.req, { id: p.id, createdAt: p.createdAt, model: p.model, status: rd.initialStatus, previousResponseId: p.previousResponseId });
   }
+}
+
+/** What the translation needs of the model's and endpoint's config (also for count_tokens and the compaction summary). */
+export function messagesOptions(plan: Plan, lease: Lease, stream: boolean): AnthropicRequestOptions {
+  const m = plan.modelCfg;
+  return {
+    upstreamModel: lease.target.upstreamModel,
+    stream,
+    version: versionTraits(lease.endpoint.config.anthropic_version),
+    // Configs built in code (tests) may lack the parsed defaults.
+    defaultMaxTokens: m.max_output_tokens ?? 8192,
+    thinkingBudget: m.thinking_budget ?? { minimal: 1024, low: 2048, medium: 8192, high: 16384, xhigh: 32768 },
+    promptCaching: m.prompt_caching ?? true,
+    structuredOutput: m.structured_output ?? "tool",
+    hostedTools: m.hosted_tools ?? "drop",
+    historyItems: plan.history.length,
+    compaction: compactionOptions(plan.cfg),
+  };
+}
+
+/** The request's `anthropic-beta` header when the model adds features to its endpoint's. */
+export function betaHeader(plan: Plan, lease: Lease): Record<string, string> | undefined {
+  return modelBetaHeader(lease.endpoint.config.anthropic_beta, plan.modelCfg.anthropic_beta);
 }
 
 class AnthropicStream implements StreamTranslation {

@@ -13,7 +13,8 @@ import type { CompactionTrigger } from "../../ops/metrics.js";
 import type { Lease } from "../../routing/pool.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { isRouterSealed, sealSummary } from "../../wire/seal.js";
-import { anthropicUsageToResponses, modelBetaHeader, responsesToMessagesRequest, versionTraits, type Message } from "../../translate/anthropic/index.js";
+import { anthropicUsageToResponses, responsesToMessagesRequest, type Message } from "../../translate/anthropic/index.js";
+import { betaHeader, messagesOptions } from "../adapters/anthropic.js";
 import type { PreparedRequest } from "../../upstream/attempt.js";
 import { chatUsageToResponses, DEFAULT_SUMMARY_PROMPT, keptUserMessages, messageText, responsesToChatRequest, summaryMessageText, supersededByCompaction } from "../../translate/index.js";
 import type { ChatUsage, CreateResponseRequest, Item, Usage } from "../../wire/types.js";
@@ -46,25 +47,13 @@ export function summaryRequestBody(plan: Plan, items: Item[], lease: Lease, stre
  * with tool calls, but none may be called).
  */
 export function summaryRequest(plan: Plan, items: Item[], lease: Lease, stream: boolean): PreparedRequest {
-  const ep = lease.endpoint.config;
-  if (ep.kind !== "anthropic") return { path: "/chat/completions", body: summaryRequestBody(plan, items, lease, stream) };
+  if (lease.endpoint.config.kind !== "anthropic") return { path: "/chat/completions", body: summaryRequestBody(plan, items, lease, stream) };
   const cfg = plan.cfg.compaction;
-  const m = plan.modelCfg;
   const req: CreateResponseRequest = { model: plan.req.model, instructions: plan.req.instructions ?? null, tools: plan.req.tools, tool_choice: plan.req.tools?.length ? "none" : undefined };
   const prompt: Item = { type: "message", role: "user", content: cfg.prompt ?? DEFAULT_SUMMARY_PROMPT };
-  const t = responsesToMessagesRequest(req, [...items, prompt], {
-    upstreamModel: lease.target.upstreamModel,
-    stream,
-    version: versionTraits(ep.anthropic_version),
-    defaultMaxTokens: cfg.summary_max_tokens ?? m.max_output_tokens ?? 8192,
-    thinkingBudget: { minimal: 0, low: 0, medium: 0, high: 0, xhigh: 0 },
-    promptCaching: m.prompt_caching ?? true,
-    structuredOutput: "tool",
-    hostedTools: "drop",
-    historyItems: plan.history.length,
-    compaction: compactionOptions(plan.cfg),
-  });
-  return { path: "/messages", body: JSON.stringify(t.body), headers: modelBetaHeader(ep.anthropic_beta, m.anthropic_beta) };
+  const opts = messagesOptions(plan, lease, stream);
+  const t = responsesToMessagesRequest(req, [...items, prompt], { ...opts, defaultMaxTokens: cfg.summary_max_tokens ?? opts.defaultMaxTokens, hostedTools: "drop" });
+  return { path: "/messages", body: JSON.stringify(t.body), headers: betaHeader(plan, lease) };
 }
 
 /** A compaction item sealed by the router. */
