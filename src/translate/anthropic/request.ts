@@ -68,9 +68,10 @@ export function responsesToMessagesRequest(req: CreateResponseRequest, items: It
   let answerTool: string | null = null;
   if (answer?.kind === "native") body.output_config = { format: { type: "json_schema", schema: answer.schema } };
   else if (answer?.kind === "tool") {
+    const clientTools = tools.length > 0;
     answerTool = freeName(answer.name, tools);
     tools.push({ name: answerTool, description: "Give the final answer: its input is the answer, in the requested format.", input_schema: answer.schema as Tool["input_schema"] });
-    choice = answerChoice(choice, answerTool, budget !== null);
+    choice = answerChoice(choice, answerTool, budget !== null, clientTools);
     if (budget !== null) system.push({ type: "text", text: `Give your final answer by calling the tool '${answerTool}' with the answer as its input.` });
   }
   if (tools.length) {
@@ -195,11 +196,11 @@ function mapToolChoice(choice: unknown, dropped: Set<string>, toolNames: ToolNam
 }
 
 /** The tool choice once the answer tool exists: the client's own tools stay callable, the answer is the way to finish. */
-function answerChoice(choice: Choice | null, answerTool: string, thinking: boolean): Choice {
+function answerChoice(choice: Choice | null, answerTool: string, thinking: boolean, clientTools: boolean): Choice {
   // Anthropic does not force a tool while thinking: the model is told to use it instead.
   if (thinking) return { type: "auto" };
   if (choice?.type === "tool") return choice;
-  if (choice === null || choice.type === "any") return { type: "any" };
+  if (clientTools && (choice === null || choice.type === "any")) return { type: "any" };
   return { type: "tool", name: answerTool };
 }
 
