@@ -59,6 +59,9 @@ export function encodeThinking(block: ThinkingParam): string {
   return PREFIX + Buffer.from(JSON.stringify(json), "utf8").toString("base64");
 }
 
+/** An `encrypted_content` that carries an Anthropic thinking block (only an anthropic endpoint can take it). */
+export const isAnthropicThinking = (encrypted: string): boolean => encrypted.startsWith(PREFIX);
+
 /** The thinking block of an `encrypted_content` this core wrote, or null (OpenAI's, another provider's, altered). */
 export function decodeThinking(encrypted: unknown): ThinkingParam | null {
   if (typeof encrypted !== "string" || !encrypted.startsWith(PREFIX)) return null;

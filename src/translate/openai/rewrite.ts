@@ -1,3 +1,4 @@
+import { isAnthropicThinking } from "../anthropic/types.js";
 import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
 import type { CreateResponseRequest, Item, JsonObject, ResponseObject } from "../../wire/types.js";
 
@@ -53,13 +54,14 @@ export function nativeRequestBody(
  * History items as OpenAI accepts them with `store: false`: it cannot look up
  * ids it never stored, so ids are dropped, except on reasoning items that carry
  * their encrypted content (which OpenAI decrypts); reasoning without it (from a
- * chat backend, or an old turn) is dropped. Output-only fields are removed.
+ * chat backend, or an old turn) is dropped, and so is an Anthropic thinking block
+ * (a turn served by `kind: anthropic`: OpenAI cannot read it). Output-only fields are removed.
  */
 export function replayableItems(items: Item[]): Item[] {
   const out: Item[] = [];
   for (const item of items) {
     if (item.type === "reasoning") {
-      if (typeof item.encrypted_content === "string" && item.encrypted_content) {
+      if (typeof item.encrypted_content === "string" && item.encrypted_content && !isAnthropicThinking(item.encrypted_content)) {
         out.push({ type: "reasoning", id: item.id, summary: item.summary ?? [], encrypted_content: item.encrypted_content });
       }
       continue;
