@@ -222,6 +222,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, BodySource {
       new UpstreamFailure(cfg.name, "status", `HTTP ${status}`, status, cfg.kind === "anthropic" ? anthropicErrorBody(body, status) : body, parseRetryAfter(rawHeader(rawHeaders, "retry-after")), {
         route: this.route,
         jsonBody: isJsonErrorBody(text.trimStart()),
+        rateLimitHeaders: status === 429 ? rateLimitHeaders(rawHeaders) : undefined,
       }),
     );
   }
@@ -229,6 +230,18 @@ class UpstreamCall implements Dispatcher.DispatchHandler, BodySource {
   private unlisten(): void {
     if (this.onAbort) this.signal!.removeEventListener("abort", this.onAbort);
   }
+}
+
+const RATE_LIMIT_HEADER = /^(x-ratelimit-|anthropic-ratelimit-)/;
+
+/** The rate-limit headers of a raw undici list (lower-case names), or undefined when there are none. */
+function rateLimitHeaders(raw: Buffer[]): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toString("latin1").toLowerCase();
+    if (RATE_LIMIT_HEADER.test(name)) (out ??= {})[name] = raw[i + 1]!.toString("latin1");
+  }
+  return out;
 }
 
 /** A header of a raw undici list (name, value, name, value...), lower-case name, the first one if repeated. */

@@ -10,6 +10,8 @@ export interface FailureDetail {
   jsonBody?: boolean;
   /** No connection was made (a connect timeout): the request never reached the endpoint. */
   unreached?: boolean;
+  /** A 429's rate-limit headers (`x-ratelimit-*`, `anthropic-ratelimit-*`), passed on to the client with it. */
+  rateLimitHeaders?: Record<string, string>;
 }
 
 /**
@@ -80,7 +82,7 @@ export class UpstreamFailure extends Error {
 
   /** The error the client sees. Upstream 4xx/429 keep their status and body; the rest become 502/503/504. */
   toApiError(): ApiError {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...this.detail.rateLimitHeaders };
     if (this.retryAfterMs !== undefined) headers["retry-after"] = String(Math.max(1, Math.ceil(this.retryAfterMs / 1000)));
     if (this.kind === "connect") {
       return new ApiError(502, `Could not reach the upstream endpoint "${this.endpoint}" for this model (${this.message}).`, { type: "server_error", code: "upstream_unreachable" });

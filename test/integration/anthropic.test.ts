@@ -254,6 +254,12 @@ describe("kind: anthropic, failures", () => {
     const limited = await post({ model: "claude-legacy", input: "hi" });
     expect(limited.status).toBe(429);
     expect(limited.headers.get("retry-after")).toBe("7");
+    a.enqueue("/messages", anthropicError(429, "rate_limit_error", "rate limited", { "retry-after": "30", "anthropic-ratelimit-requests-remaining": "0", "anthropic-ratelimit-requests-reset": "2026-11-24T08:00:03Z" }));
+    const own = await post({ model: "claude", input: "hi" });
+    expect(own.status).toBe(429);
+    expect(own.json.error).toMatchObject({ type: "rate_limit_error", code: "rate_limit_exceeded" });
+    expect(own.headers.get("retry-after")).toBe("30");
+    expect(own.headers.get("anthropic-ratelimit-requests-remaining")).toBe("0");
     a.enqueue("/messages", anthropicError(400, "invalid_request_error", `max_tokens: must be at most 64000 (key ${SECRET})`));
     const bad = await post({ model: "claude", input: "hi", max_output_tokens: 999999 });
     expect(bad.status).toBe(400);
