@@ -133,9 +133,9 @@ describe("kind: anthropic, JSON and stream", () => {
   });
 });
 
-describe("kind: anthropic, a tool loop with thinking", () => {
-  const turn1 = message([thinkingBlock("The user wants weather; call the tool.", SIG), toolUseBlock("toolu_01", "get_weather", { city: "Paris" })], { stop_reason: "tool_use" });
+const turn1 = message([thinkingBlock("The user wants weather; call the tool.", SIG), toolUseBlock("toolu_01", "get_weather", { city: "Paris" })], { stop_reason: "tool_use" });
 
+describe("kind: anthropic, a tool loop with thinking", () => {
   it("round-trips the thinking block byte for byte by previous_response_id", async () => {
     a.enqueue("/messages", streamReply(turn1));
     const events = await streamEventsOf({ model: "claude", input: "Weather in Paris?", tools: TOOLS, reasoning: { effort: "medium" } });
@@ -170,6 +170,53 @@ describe("kind: anthropic, a tool loop with thinking", () => {
     const sent = sentMessages(a);
     expect(sent[1].messages[1].content[0]).toEqual({ type: "thinking", thinking: "The user wants weather; call the tool.", signature: SIG });
     expect(JSON.stringify(sent[1].messages[1].content[0])).toBe(JSON.stringify(turn1.content[0]));
+  });
+
+  it("round-trips it on the WebSocket with store: false (the connection's history) and in a conversation", async () => {
+    const ws = new WsClient(router.url);
+    sockets.push(ws);
+    a.enqueue("/messages", streamReply(turn1));
+    const first = finalResponse(await ws.create({ model: "claude", input: "Weather in Paris?", tools: TOOLS, reasoning: { effort: "low" }, store: false }));
+    const events = await ws.create({ model: "claude", previous_response_id: first.id, input: [{ type: "function_call_output", call_id: "toolu_01", output: "18C" }], tools: TOOLS, reasoning: { effort: "low" }, store: false });
+    expect(finalResponse(events).status).toBe("completed");
+    ws.close();
+    const conv = await router.client.conversations.create({});
+    a.enqueue("/messages", { kind: "json", body: turn1 });
+    await router.client.responses.create({ model: "claude", conversation: conv.id, input: "Weather in Paris?", tools: TOOLS, reasoning: { effort: "low" } });
+    await router.client.responses.create({ model: "claude", conversation: conv.id, input: [{ type: "function_call_output", call_id: "toolu_01", output: "18C" }], tools: TOOLS, reasoning: { effort: "low" } });
+    const sent = sentMessages(a);
+    for (const i of [1, 3]) {
+      expect(sent[i].messages[1].content[0]).toEqual(turn1.content[0]);
+      expect(sent[i].thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
+    }
+  });
+});
+
+describe("kind: anthropic, routing", () => {
+  it("keeps a chain on the endpoint that served its previous turn (so the prompt cache is reused)", async () => {
+    // The first turn fails over to claude-b; by weight alone the next ones would go back to claude-a.
+    a.enqueue("/messages", anthropicError(529, "overloaded_error", "Overloaded"));
+    const served: string[] = [];
+    let previous: string | undefined;
+    for (let i = 0; i < 4; i++) {
+      const before = { a: a.requests.length, b: b.requests.length };
+      const r = await router.client.responses.create({ model: "claude-pool", input: `turn ${i}`, previous_response_id: previous });
+      previous = r.id;
+      served.push(b.requests.length > before.b ? "b" : a.requests.length > before.a ? "a" : "?");
+    }
+    expect(served).toEqual(["b", "b", "b", "b"]);
+    const fresh = await router.client.responses.create({ model: "claude-pool", input: "new chain" });
+    expect(fresh.output_text).toBe("Hello from Claude");
+    expect(a.requests.filter((r) => r.path === "/messages").length).toBe(2); // the 529, then the new chain
+  });
+
+  it("the mock speaks the Messages API as the official @anthropic-ai/sdk reads it", async () => {
+    const { default: Anthropic } = await import("@anthropic-ai/sdk");
+    const sdk = new Anthropic({ baseURL: a.url.replace(/\/v1$/, ""), apiKey: "test", maxRetries: 0 });
+    a.enqueue("/messages", streamReply(turn1));
+    const final = await sdk.messages.stream({ model: "claude-upstream", max_tokens: 100, messages: [{ role: "user", content: "hi" }] }).finalMessage();
+    expect(final.content).toEqual(turn1.content);
+    expect(final.stop_reason).toBe("tool_use");
   });
 });
 
