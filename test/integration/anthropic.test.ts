@@ -130,6 +130,12 @@ describe("kind: anthropic, JSON and stream", () => {
     const events = await streamEventsOf({ model: "claude", input: "hi" });
     expect(events.at(-1)).toMatchObject({ type: "response.failed", response: { status: "failed", error: { code: "server_error" } } });
     expect(JSON.stringify(events)).not.toContain(SECRET);
+    // A stream that closes before message_stop was cut off: failed, not completed.
+    a.enqueue("/messages", { kind: "sse", frames: sseFrames(evs.slice(0, 4)) });
+    const cut = await streamEventsOf({ model: "claude", input: "hi" });
+    expect(cut.at(-1)).toMatchObject({ type: "response.failed", response: { error: { code: "server_error" } } });
+    expect((cut.at(-1)!.response as any).output[0]).toMatchObject({ status: "incomplete" });
+    expect((cut.at(-1)!.response as any).output[0].content[0].text).toBe("partial answer");
   });
 });
 

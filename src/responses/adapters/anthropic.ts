@@ -82,6 +82,8 @@ export function betaHeader(plan: Plan, lease: Lease): Record<string, string> | u
 
 class AnthropicStream implements StreamTranslation {
   private readonly chunks: ChunkCount;
+  /** message_stop arrived: the stream ended as Anthropic ends one. */
+  private stopped = false;
   constructor(
     private readonly tr: AnthropicStreamTranslator,
     private readonly rd: ReadContext,
@@ -106,6 +108,7 @@ class AnthropicStream implements StreamTranslation {
         return null;
       case "message_stop":
         this.chunks.flush();
+        this.stopped = true;
         return END;
       case "error":
         throw this.streamError(ev.error);
@@ -130,6 +133,8 @@ class AnthropicStream implements StreamTranslation {
 
   finish(): StreamEvent[] {
     this.chunks.flush();
+    // A Messages stream always ends with message_stop: one that closes before it was cut off.
+    if (!this.stopped) throw new UpstreamFailure(this.rd.attempt.endpoint.name, "protocol", "the Messages stream ended before message_stop");
     return this.tr.finish();
   }
 
