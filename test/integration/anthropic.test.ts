@@ -342,6 +342,10 @@ describe("kind: anthropic, failures", () => {
       expect(typeof r.json.error.message).toBe("string");
     }
     expect(a.requests.length).toBe(0);
+    const emb = await router.fetch("/v1/embeddings", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "claude", input: "x" }) });
+    expect(emb.status).toBe(400);
+    expect(((await emb.json()) as any).error).toMatchObject({ param: "model", code: "model_not_supported" });
+    expect(a.requests.length).toBe(0);
   });
 });
 
