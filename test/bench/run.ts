@@ -92,6 +92,7 @@ function routerConfig(mockUrl: string, redisUrl = "", storage: Record<string, un
       "chat-tool": chat("chat-tool"),
       "oai-tool": { endpoints: ["oai-ep"] },
       "ant-s": { endpoints: ["ant-ep"] },
+      "ant-long": { endpoints: ["ant-ep"] },
     },
     storage: { redis_url: redisUrl, ...storage },
     logging: { level: LOG_LEVEL },
@@ -430,6 +431,7 @@ async function main(): Promise<void> {
       log(`router process CPU over long streams (${LONG_CHUNKS} chunks each)`);
       streamsCpu.routerTranslatedUs = await perChunk(router, routerOrigin, "/v1/responses", responsesBody("chat-long", true), 20);
       streamsCpu.routerNativeUs = await perChunk(router, routerOrigin, "/v1/responses", responsesBody("oai-long", true), 20);
+      streamsCpu.routerAnthropicUs = await perChunk(router, routerOrigin, "/v1/responses", responsesBody("ant-long", true), 20);
       streamsCpu.bareUs = await perChunk(bare, bareOrigin, "/v1/chat/completions", chatBody("chat-long", true), 20);
       streamsCpu.honoUs = await perChunk(hono, honoOrigin, "/v1/chat/completions", chatBody("chat-long", true), 20);
       if (hasChat) streamsCpu.routerChatUs = await perChunk(router, routerOrigin, "/v1/chat/completions", chatBody("chat-long", true), 20);
