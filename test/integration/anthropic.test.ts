@@ -380,6 +380,28 @@ describe("kind: anthropic, background and compaction", () => {
     expect(JSON.stringify(next.messages)).not.toContain("Done: parser refactored.");
   });
 
+  it("a compaction_trigger answers one sealed compaction item, streamed from the Messages events", async () => {
+    a.enqueue("/messages", streamReply(message([textBlock("SUMMARY of the work")], { usage: usage({ input_tokens: 300, output_tokens: 20 }) })));
+    const events = await streamEventsOf({ model: "claude", input: [{ role: "user", content: "long work" }, { role: "assistant", content: "done a lot" }, { type: "compaction_trigger" }] });
+    expect(events.map((e) => e.type)).toEqual(["response.created", "response.in_progress", "response.output_item.added", "response.compaction.compacting", "response.output_item.done", "response.completed"]);
+    const done = events.at(-1)!.response as any;
+    expect(done.output.map((i: any) => i.type)).toEqual(["compaction"]);
+    expect(done.usage).toMatchObject({ input_tokens: 300, output_tokens: 20 });
+    expect(sentMessages(a)[0].stream).toBe(true);
+  });
+
+  it("context_management over its threshold compacts first (counted with count_tokens), then answers over the summary", async () => {
+    a.enqueue("/messages", { kind: "json", body: message([textBlock("SUMMARY before answering")]) });
+    const r = await router.client.responses.create({
+      model: "claude",
+      input: [{ role: "user", content: "first" }, { role: "assistant", content: "reply" }, { role: "user", content: "second" }],
+      context_management: [{ type: "compaction", compact_threshold: 10 }],
+    } as never);
+    expect(r.output.map((i) => i.type)).toEqual(["compaction", "message"]);
+    expect(a.requests.map((x) => x.path)).toEqual(["/messages/count_tokens", "/messages", "/messages"]);
+    expect(JSON.stringify(sentMessages(a)[1].messages)).toContain("SUMMARY before answering");
+  });
+
   it("check --probe style GET /models reaches the endpoint with its key", async () => {
     const { probeEndpoints } = await import("../../src/upstream/config-probe.js");
     const results = await probeEndpoints(router.config);
