@@ -93,6 +93,22 @@ describe("anthropic request: messages", () => {
     ]);
   });
 
+  it("sends an empty tool result without content, and drops empty text", () => {
+    const { body } = build({
+      input: [
+        { role: "user", content: [{ type: "input_text", text: "" }, { type: "input_text", text: "go" }] },
+        { type: "function_call", call_id: "c1", name: "f", arguments: "" },
+        { type: "function_call_output", call_id: "c1", output: "" },
+        { role: "assistant", content: [] },
+      ] as Item[],
+    });
+    expect(body.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "go" }] },
+      { role: "assistant", content: [{ type: "tool_use", id: "c1", name: "f", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "c1" }] },
+    ]);
+  });
+
   it("returns thinking blocks byte for byte, redacted ones too, and drops reasoning it cannot replay", () => {
     const redacted = { type: "redacted_thinking" as const, data: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP" };
     const input: Item[] = [

@@ -200,6 +200,8 @@ function toolUse(item: Item, at: string, toolNames: ToolNameMap | undefined): Co
 function toolResult(item: Item, at: string): ToolResultBlockParam {
   const id = stringField(item, "call_id", `${at}.call_id`);
   const output = item.output;
+  // An empty result is sent without content (Anthropic rejects empty text).
+  if (output === "") return { type: "tool_result", tool_use_id: id };
   if (typeof output === "string") return { type: "tool_result", tool_use_id: id, content: output };
   if (output === undefined || output === null) throw untranslatable("function_call_output needs an 'output'.", `${at}.output`);
   if (!Array.isArray(output)) return { type: "tool_result", tool_use_id: id, content: JSON.stringify(output) };
@@ -212,7 +214,7 @@ function toolResult(item: Item, at: string): ToolResultBlockParam {
       if (block) content.push(block);
     }
   });
-  return { type: "tool_result", tool_use_id: id, content };
+  return content.length ? { type: "tool_result", tool_use_id: id, content } : { type: "tool_result", tool_use_id: id };
 }
 
 function openCompaction(item: Item, at: string, compaction: CompactionOptions | undefined): string {
