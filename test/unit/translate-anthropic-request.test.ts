@@ -193,6 +193,10 @@ describe("anthropic request: options", () => {
     expect(capped).toMatchObject({ max_tokens: 3000, thinking: { type: "enabled", budget_tokens: 2999 } });
     expect(build({ input: "x", reasoning: { effort: "high" }, max_output_tokens: 900 }).body.thinking).toBeUndefined();
     expect(build({ input: "x", reasoning: { effort: "none" } }).body.thinking).toBeUndefined();
+    // A forced tool and thinking do not go together on Anthropic: the forced choice wins.
+    const forced = build({ input: "x", reasoning: { effort: "low" }, tools: [{ type: "function", name: "f" }], tool_choice: "required" }).body;
+    expect(forced.thinking).toBeUndefined();
+    expect(forced.tool_choice).toEqual({ type: "any" });
   });
 
   it("turns thinking off for a tool loop whose last assistant turn came back without its thinking", () => {

@@ -59,11 +59,13 @@ export function responsesToMessagesRequest(req: CreateResponseRequest, items: It
   }
 
   const maxTokens = typeof req.max_output_tokens === "number" ? req.max_output_tokens : null;
-  const budget = thinkingBudget(req, opts, maxTokens, input.messages);
+  let choice = mapToolChoice(req.tool_choice, dropped, toolNames, tools.length > 0);
+  // Anthropic does not think while a tool is forced: the client's forced choice wins over its effort.
+  const forced = choice?.type === "any" || choice?.type === "tool";
+  const budget = forced ? null : thinkingBudget(req, opts, maxTokens, input.messages);
   const body: MessagesRequest = { model: opts.upstreamModel, max_tokens: maxTokens ?? opts.defaultMaxTokens + (budget ?? 0), messages: [] };
   if (budget !== null) body.thinking = { type: "enabled", budget_tokens: budget };
 
-  let choice = mapToolChoice(req.tool_choice, dropped, toolNames, tools.length > 0);
   const answer = answerFormat(req.text, opts.structuredOutput);
   let answerTool: string | null = null;
   if (answer?.kind === "native") body.output_config = { format: { type: "json_schema", schema: answer.schema } };
