@@ -144,7 +144,7 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
       LATENCY_BUCKETS,
     ),
     overhead: histogram("overhead_seconds", "Router time per request: total minus time waiting on upstreams.", ["route"], OVERHEAD_BUCKETS),
-    tokens: counter("tokens_total", "Tokens reported by upstream usage, by type (input|output|cached|reasoning) and api key name.", ["model", "upstream", "type", "key"]),
+    tokens: counter("tokens_total", "Tokens reported by upstream usage, by type (input|output|cached|cache_write|reasoning) and api key name. cached/input is the prompt-cache hit ratio.", ["model", "upstream", "type", "key"]),
     inFlight: gauge("endpoint_in_flight", "Requests currently holding a slot on the endpoint.", ["upstream"]),
     maxConcurrency: gauge("endpoint_max_concurrency", "Configured max_concurrency of the endpoint.", ["upstream"]),
     endpointUp: gauge("endpoint_up", "1 when the endpoint takes traffic (healthy or half-open), 0 in cooldown.", ["upstream"]),

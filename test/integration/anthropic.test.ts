@@ -85,6 +85,7 @@ describe("kind: anthropic, JSON and stream", () => {
     expect(sent).toMatchObject({ model: "claude-upstream", max_tokens: 300, system: [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }], messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] });
     const metrics = await (await router.fetch("/metrics")).text();
     expect(metricSample(metrics, "responses_router_tokens_total", { model: "claude", upstream: "claude-a", type: "cached", key: "" })).toBeGreaterThanOrEqual(90);
+    expect(metricSample(metrics, "responses_router_tokens_total", { model: "claude", upstream: "claude-a", type: "cache_write", key: "" })).toBeGreaterThanOrEqual(5);
   });
 
   it("streams through the SDK with the exact Responses grammar", async () => {

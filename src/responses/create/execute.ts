@@ -117,6 +117,9 @@ export function recordTokenUsage(rt: Runtime, out: Pick<RunOutcome, "response" |
   m.inc({ model, upstream, type: "input", key: k }, u.input_tokens ?? 0);
   m.inc({ model, upstream, type: "output", key: k }, u.output_tokens ?? 0);
   m.inc({ model, upstream, type: "cached", key: k }, u.input_tokens_details?.cached_tokens ?? 0);
+  // Written to the prompt cache (Anthropic reports it; 0 elsewhere): the price of the hits to come.
+  const written = (u.input_tokens_details as { cache_write_tokens?: number } | undefined)?.cache_write_tokens ?? 0;
+  if (written > 0) m.inc({ model, upstream, type: "cache_write", key: k }, written);
   m.inc({ model, upstream, type: "reasoning", key: k }, u.output_tokens_details?.reasoning_tokens ?? 0);
   return { input: u.input_tokens ?? 0, output: u.output_tokens ?? 0 };
 }
