@@ -93,6 +93,13 @@ describe("anthropic request: messages", () => {
     ]);
   });
 
+  it("a turn without tools after a tool loop still defines the tools its history used, none callable", () => {
+    const { body } = build({ input: [{ role: "user", content: "q" }, { type: "function_call", call_id: "c1", name: "lookup", arguments: "{}" }, { type: "function_call_output", call_id: "c1", output: "r" }, { role: "user", content: "thanks" }] as Item[] });
+    expect(body.tools).toEqual([{ name: "lookup", description: expect.any(String), input_schema: { type: "object" } }]);
+    expect(body.tool_choice).toEqual({ type: "none" });
+    expect(build({ input: "x" }).body.tools).toBeUndefined();
+  });
+
   it("sends an empty tool result without content, and drops empty text", () => {
     const { body } = build({
       input: [

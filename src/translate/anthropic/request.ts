@@ -82,6 +82,14 @@ export function responsesToMessagesRequest(req: CreateResponseRequest, items: It
       if (req.parallel_tool_calls === false && choice.type !== "none") choice.disable_parallel_tool_use = true;
       body.tool_choice = choice;
     } else if (req.parallel_tool_calls === false) body.tool_choice = { type: "auto", disable_parallel_tool_use: true };
+  } else {
+    // Anthropic takes tool_use/tool_result blocks only in a request that defines tools: a turn
+    // without tools after a tool loop names the tools its history used, none of them callable.
+    const used = historyToolNames(input.messages);
+    if (used.length) {
+      body.tools = used.map((name) => ({ name, description: "Not available in this turn.", input_schema: { type: "object" } }));
+      body.tool_choice = { type: "none" };
+    }
   }
 
   if (opts.promptCaching) placeBreakpoints(tools, system, input.messages);
@@ -120,6 +128,12 @@ function lastTurnLacksThinking(messages: BuiltMessage[]): boolean {
   if (after.length === 0 || !after.every((m) => m.role === "user" && m.content.some((b) => b.type === "tool_result"))) return false;
   const first = messages[last]!.content[0];
   return first?.type !== "thinking" && first?.type !== "redacted_thinking";
+}
+
+function historyToolNames(messages: BuiltMessage[]): string[] {
+  const names = new Set<string>();
+  for (const m of messages) for (const b of m.content) if (b.type === "tool_use") names.add(b.name);
+  return [...names];
 }
 
 function wantsSummary(req: CreateResponseRequest): boolean {
