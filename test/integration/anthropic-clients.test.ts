@@ -131,3 +131,29 @@ describe("Vercel AI SDK and LangChain on an anthropic backend", () => {
     }
   });
 });
+
+describe("traces on an anthropic backend", () => {
+  it("the upstream attempt's span names the provider anthropic and carries traceparent to the endpoint, never the key", async () => {
+    const { startOtlpReceiver, KIND } = await import("../helpers/otlp-receiver.js");
+    const receiver = await startOtlpReceiver();
+    const key = "sk-ant-trace-secret-0123456789";
+    const r = await startTestRouter(
+      { endpoints: [{ name: "claude-ep", url: mock.url, kind: "anthropic", api_key: key }], models: { claude: { endpoints: ["claude-ep"], upstream_model: "claude-up" } }, tracing: { endpoint: receiver.url } },
+      { env: {} },
+    );
+    try {
+      mock.setDefault("/messages", (req) => messageReply(message([textBlock("traced")]), req));
+      await r.client.responses.create({ model: "claude", input: "hi" });
+      await r.runtime.tracing.flush();
+      const attempt = receiver.spans.find((s) => s.kind === KIND.client && s.attributes["router.upstream"] === "claude-ep");
+      expect(attempt?.attributes).toMatchObject({ "gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude-up" });
+      expect(mock.requests.at(-1)!.headers.traceparent).toMatch(/^00-/);
+      expect(mock.requests.at(-1)!.headers["x-api-key"]).toBe(key);
+      expect(JSON.stringify(receiver.spans)).not.toContain(key);
+    } finally {
+      mock.setDefault("/messages", backend);
+      await r.close(500);
+      await receiver.close();
+    }
+  });
+});
