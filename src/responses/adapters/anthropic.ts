@@ -101,7 +101,15 @@ class AnthropicStream implements StreamTranslation {
   }
 
   push(frame: SseFrame, sink: EventSink): typeof END | null {
+    // Some Anthropic-compatible servers end with OpenAI's marker instead of message_stop.
+    if (frame.data === "[DONE]") {
+      this.chunks.flush();
+      this.stopped = true;
+      return END;
+    }
     const ev = JSON.parse(frame.data) as RawMessageStreamEvent | { type: "error"; error?: { type?: string; message?: string } } | { type: "ping" };
+    // The event's name is in its data; a server that puts it only on the `event:` line is read too.
+    if (typeof ev.type !== "string" && frame.event) (ev as { type: string }).type = frame.event;
     this.chunks.add(frame.more);
     switch (ev.type) {
       case "ping":
