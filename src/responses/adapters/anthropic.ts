@@ -84,12 +84,15 @@ class AnthropicStream implements StreamTranslation {
   private readonly chunks: ChunkCount;
   /** message_stop arrived: the stream ended as Anthropic ends one. */
   private stopped = false;
+  /** Made once: push runs per upstream event. */
+  private readonly write: (ev: StreamEvent) => string;
   constructor(
     private readonly tr: AnthropicStreamTranslator,
     private readonly rd: ReadContext,
-    private readonly hide: boolean,
+    hide: boolean,
   ) {
     this.chunks = new ChunkCount(rd.rt, "translated");
+    this.write = hide ? hidden : plain;
   }
 
   get response(): ResponseObject {
@@ -97,7 +100,7 @@ class AnthropicStream implements StreamTranslation {
   }
 
   start(sink: EventSink): void {
-    sendEvents(sink, this.tr.start(), this.serialise.bind(this));
+    sendEvents(sink, this.tr.start(), this.write);
   }
 
   push(frame: SseFrame, sink: EventSink): typeof END | null {
@@ -126,7 +129,7 @@ class AnthropicStream implements StreamTranslation {
       default:
         break;
     }
-    sendEvents(sink, this.tr.push(ev), this.serialise.bind(this), !frame.more);
+    sendEvents(sink, this.tr.push(ev), this.write, !frame.more);
     return null;
   }
 
@@ -157,6 +160,10 @@ class AnthropicStream implements StreamTranslation {
   }
 
   serialise(ev: StreamEvent): string {
-    return JSON.stringify(ev, this.hide ? omitEncryptedContent : undefined);
+    return this.write(ev);
   }
 }
+
+const plain = (ev: StreamEvent): string => JSON.stringify(ev);
+/** Encrypted reasoning the client did not ask for stays in the stored copy only. */
+const hidden = (ev: StreamEvent): string => JSON.stringify(ev, omitEncryptedContent);
