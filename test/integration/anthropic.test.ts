@@ -399,6 +399,8 @@ describe("kind: anthropic, background and compaction", () => {
       context_management: [{ type: "compaction", compact_threshold: 10 }],
     } as never);
     expect(r.output.map((i) => i.type)).toEqual(["compaction", "message"]);
+    // Hiding encrypted reasoning never hides a compaction item's content.
+    expect((r.output[0] as { encrypted_content?: string }).encrypted_content).toMatch(/^rrc1\./);
     expect(a.requests.map((x) => x.path)).toEqual(["/messages/count_tokens", "/messages", "/messages"]);
     expect(JSON.stringify(sentMessages(a)[1].messages)).toContain("SUMMARY before answering");
   });

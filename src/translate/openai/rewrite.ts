@@ -91,8 +91,13 @@ export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObj
   return obj as ResponseObject;
 }
 
-/** JSON.stringify replacer hiding encrypted reasoning the client did not ask for (the stored copy keeps it). */
-export const omitEncryptedContent = (key: string, value: unknown): unknown => (key === "encrypted_content" ? undefined : value);
+/**
+ * JSON.stringify replacer hiding encrypted reasoning the client did not ask for (the stored copy
+ * keeps it). Only a reasoning item's: a compaction item's encrypted_content is its content.
+ */
+export function omitEncryptedContent(this: unknown, key: string, value: unknown): unknown {
+  return key === "encrypted_content" && (this as { type?: unknown } | null)?.type === "reasoning" ? undefined : value;
+}
 
 /** A response serialised as the client should see it (the object itself, which the store keeps, is not touched). */
 export function clientJson(response: ResponseObject, hide: boolean): string {
