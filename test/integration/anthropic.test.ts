@@ -281,6 +281,12 @@ describe("kind: anthropic, inputs and formats", () => {
     const req = a.requests.find((r) => r.path === "/messages/count_tokens")!;
     expect(req.headers["x-api-key"]).toBe(SECRET);
     expect(Object.keys(req.body).sort()).toEqual(["messages", "model", "tools"]);
+    // A compatible server without count_tokens: the estimate, never an error.
+    a.enqueue("/messages/count_tokens", { kind: "json", status: 404, body: { type: "error", error: { type: "not_found_error", message: "Not Found" } } });
+    const est = await router.fetch("/v1/responses/input_tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "claude", input: "count me" }) });
+    expect(est.status).toBe(200);
+    expect(est.headers.get("x-router-token-count")).toBe("estimate");
+    expect(((await est.json()) as { input_tokens: number }).input_tokens).toBeGreaterThan(0);
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * POST /v1/responses/input_tokens: how many input tokens a create request would use.
  * OpenAI endpoints answer it themselves (pass-through), Anthropic endpoints with their
- * `POST /v1/messages/count_tokens` over the request as it would be sent. Chat endpoints have no such route:
+ * `POST /v1/messages/count_tokens` over the request as it would be sent (an Anthropic-compatible
+ * server without that route gets the estimate). Chat endpoints have no such route:
  * the router renders the request as the chat messages it would send and asks the backend's
  * own tokenizer - llama.cpp (`POST /apply-template`, then `POST /tokenize`) or vLLM
  * (`POST /tokenize` with the messages) - and, when the backend has neither, estimates
@@ -79,7 +80,15 @@ export class InputTokensService {
     const t = responsesToMessagesRequest(plan.req, [...plan.history, ...plan.input], { ...messagesOptions(plan, lease, false), promptCaching: false });
     const body: JsonObject = {};
     for (const k of ANTHROPIC_COUNT_FIELDS) if (t.body[k] !== undefined) body[k] = t.body[k];
-    const reply = await client.post("/messages/count_tokens", JSON.stringify(body), signal, betaHeader(plan, lease));
+    let reply;
+    try {
+      reply = await client.post("/messages/count_tokens", JSON.stringify(body), signal, betaHeader(plan, lease));
+    } catch (err) {
+      // An Anthropic-compatible server without count_tokens: the documented estimate instead.
+      if (!(err instanceof UpstreamFailure) || !err.routeMissing) throw err;
+      const messages = (t.body.system ? [{ role: "system", content: t.body.system }, ...t.body.messages] : t.body.messages) as ChatMessage[];
+      return { tokens: estimateTokens(messages, t.body.tools), source: "estimate" };
+    }
     const json = JSON.parse(await reply.body.text()) as { input_tokens?: unknown };
     if (typeof json.input_tokens !== "number") throw new UpstreamFailure(lease.endpoint.name, "protocol", "the count_tokens answer had no count");
     return { tokens: json.input_tokens, source: "upstream" };
