@@ -178,6 +178,8 @@ describe("anthropic stream", () => {
     expect(summary.items[0]).toMatchObject({ summary: [{ type: "summary_text", text: "sum" }] });
     expect(summary.items[2]).toMatchObject({ name: "ping", arguments: "{}" });
     expect(outputText({ output: summary.items })).toBe('{"a":1}');
+    const empty = run([start(), blockStart(0, { type: "tool_use", id: "t3", name: "answer", input: {}, caller: { type: "direct" } }), stop(0), delta("tool_use", 1)], { answerTool: "answer" });
+    expect(outputText({ output: empty.summary.items })).toBe("{}");
   });
 
   it("max_tokens ends incomplete; a refusal adds a refusal part", () => {

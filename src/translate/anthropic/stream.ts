@@ -35,6 +35,7 @@ interface MessageState {
 /** The content block open now (Anthropic's `index`). */
 type Block =
   | { kind: "text"; index: number }
+  | { kind: "answer"; index: number; empty: boolean }
   | { kind: "thinking"; index: number; out: number; item: ResponseReasoningItem; text: string; signature: string; summary: boolean }
   | { kind: "call"; index: number; out: number; item: ResponseFunctionToolCall & { id: string } }
   | { kind: "ignored"; index: number };
@@ -188,7 +189,7 @@ export class AnthropicStreamTranslator {
       this.block = { kind: "ignored", index };
     } else if (cb.type === "tool_use" && typeof cb.name === "string") {
       if (this.opts.answerTool && cb.name === this.opts.answerTool) {
-        this.block = { kind: "text", index };
+        this.block = { kind: "answer", index, empty: true };
         return;
       }
       this.closeMessage(out, "completed");
@@ -205,9 +206,12 @@ export class AnthropicStreamTranslator {
   private delta(index: number, d: Loose, out: StreamEvent[]): void {
     const b = this.block;
     if (!b || b.index !== index) return;
-    if (b.kind === "text") {
-      const t = d.type === "text_delta" ? d.text : d.type === "input_json_delta" ? d.partial_json : null;
-      if (typeof t === "string" && t) this.text(t, out);
+    if (b.kind === "text" || b.kind === "answer") {
+      const t = b.kind === "text" ? (d.type === "text_delta" ? d.text : null) : d.type === "input_json_delta" ? d.partial_json : null;
+      if (typeof t === "string" && t) {
+        if (b.kind === "answer") b.empty = false;
+        this.text(t, out);
+      }
     } else if (b.kind === "thinking") {
       if (d.type === "thinking_delta" && typeof d.thinking === "string" && d.thinking) this.thinking(d.thinking, out);
       else if (d.type === "signature_delta" && typeof d.signature === "string") b.signature += d.signature;
@@ -222,6 +226,10 @@ export class AnthropicStreamTranslator {
     if (!b) return;
     this.block = null;
     if (b.kind === "text") this.closePart(out);
+    else if (b.kind === "answer") {
+      if (b.empty) this.text("{}", out); // an answer tool called without input streams no fragment
+      this.closePart(out);
+    }
     else if (b.kind === "thinking") this.closeThinking(b, out, status);
     else if (b.kind === "call") {
       const item = b.item;
