@@ -197,8 +197,8 @@ describe("anthropic request: options", () => {
     expect(b.max_tokens).toBe(5096);
     expect(b.temperature).toBeUndefined();
     const capped = build({ input: "x", reasoning: { effort: "high" }, max_output_tokens: 3000 }).body;
-    expect(capped).toMatchObject({ max_tokens: 3000, thinking: { type: "enabled", budget_tokens: 2999 } });
-    expect(build({ input: "x", reasoning: { effort: "high" }, max_output_tokens: 900 }).body.thinking).toBeUndefined();
+    expect(capped).toMatchObject({ max_tokens: 3000, thinking: { type: "enabled", budget_tokens: 2250 } });
+    expect(build({ input: "x", reasoning: { effort: "high" }, max_output_tokens: 1300 }).body.thinking).toBeUndefined();
     expect(build({ input: "x", reasoning: { effort: "none" } }).body.thinking).toBeUndefined();
     // A forced tool and thinking do not go together on Anthropic: the forced choice wins.
     const forced = build({ input: "x", reasoning: { effort: "low" }, tools: [{ type: "function", name: "f" }], tool_choice: "required" }).body;

@@ -114,7 +114,8 @@ function thinkingBudget(req: CreateResponseRequest, opts: AnthropicRequestOption
   const effort = req.reasoning?.effort;
   if (typeof effort !== "string" || !EFFORTS.has(effort)) return null;
   let budget = opts.thinkingBudget[effort as Effort] ?? 0;
-  if (maxTokens !== null) budget = Math.min(budget, maxTokens - 1); // thinking counts toward max_tokens and must leave room
+  // Thinking counts toward max_tokens (Anthropic wants it below): a client's cap keeps a quarter for the answer.
+  if (maxTokens !== null) budget = Math.min(budget, Math.floor((maxTokens * 3) / 4));
   if (budget < MIN_THINKING) return null;
   // A tool loop whose last assistant turn came without its thinking (sent back without
   // encrypted_content) cannot be continued with thinking on: Anthropic rejects it.
