@@ -399,10 +399,11 @@ describe("kind: anthropic, background and compaction", () => {
 
   it("context_management over its threshold compacts first (counted with count_tokens), then answers over the summary", async () => {
     a.enqueue("/messages", { kind: "json", body: message([textBlock("SUMMARY before answering")]) });
+    a.enqueue("/messages/count_tokens", { kind: "json", body: { input_tokens: 5000 } });
     const r = await router.client.responses.create({
       model: "claude",
       input: [{ role: "user", content: "first" }, { role: "assistant", content: "reply" }, { role: "user", content: "second" }],
-      context_management: [{ type: "compaction", compact_threshold: 10 }],
+      context_management: [{ type: "compaction", compact_threshold: 1000 }],
     } as never);
     expect(r.output.map((i) => i.type)).toEqual(["compaction", "message"]);
     // Hiding encrypted reasoning never hides a compaction item's content.

@@ -15,7 +15,7 @@ describe("kind: anthropic config", () => {
   it("parses with the defaults a Messages request needs", () => {
     const cfg = buildConfig(base({ kind: "anthropic", api_key: "k" }));
     expect(cfg.endpoints[0]).toMatchObject({ kind: "anthropic" });
-    expect(cfg.models.m).toMatchObject({ max_output_tokens: 8192, prompt_caching: true, structured_output: "tool", thinking_budget: { minimal: 1024, low: 2048, medium: 8192, high: 16384, xhigh: 32768 } });
+    expect(cfg.models.m).toMatchObject({ prompt_caching: true, structured_output: "tool", thinking_budget: { minimal: 1024, low: 2048, medium: 8192, high: 16384, xhigh: 32768 } });
   });
 
   it("rejects anthropic settings on other kinds, a bad version and a budget under Anthropic's minimum", () => {
