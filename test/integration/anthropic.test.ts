@@ -98,7 +98,7 @@ describe("kind: anthropic, JSON and stream", () => {
     expect(types.at(-1)).toBe("response.completed");
     expect(types.filter((t) => t === "response.output_text.delta").length).toBe(2);
     expect(sentMessages(a)[0].stream).toBe(true);
-    expect(sentMessages(a)[0].max_tokens).toBe(8192); // no max_output_tokens: the default Anthropic requires
+    expect(sentMessages(a)[0].max_tokens).toBe(2000); // no max_output_tokens: the model's configured default (Anthropic requires one)
   });
 
   it("serves over the WebSocket, with thinking shown as a summary when asked", async () => {
