@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import { redisCall, RedisStatus, waitReady } from "./client.js";
 import type { CachedResponse, ResponseCache, ResponseStore, StoreStatus, StoredResponse } from "../types.js";
+import { recordJson } from "../record-json.js";
 
 export interface RedisStoreOptions {
   /** Key namespace, e.g. "rr:" -> "rr:resp:<id>". */
@@ -39,8 +40,8 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     return `${this.opts.prefix}resp:${id}`;
   }
 
-  async save(record: StoredResponse): Promise<void> {
-    const json = JSON.stringify(record);
+  async save(record: StoredResponse, responseJson?: string): Promise<void> {
+    const json = recordJson(record, responseJson);
     await redisCall(
       this.client,
       "store.save",
@@ -116,10 +117,10 @@ export class RedisResponseCache implements ResponseCache {
     }
   }
 
-  async set(key: string, value: CachedResponse, ttlMs: number): Promise<void> {
+  async set(key: string, value: CachedResponse, ttlMs: number, responseJson?: string): Promise<void> {
     if (ttlMs <= 0) return;
     try {
-      const json = JSON.stringify(value);
+      const json = recordJson(value, responseJson);
       await redisCall(this.client, "cache.set", () => this.client.set(this.key(key), json, "PX", Math.ceil(ttlMs)), this.opts.readyTimeoutMs ?? 100);
     } catch (err) {
       this.opts.onError?.("set", err);
