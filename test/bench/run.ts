@@ -16,7 +16,8 @@
  * without it the JSON and chart go to the OS temp dir and BENCHMARKS.md is left alone) --out FILE
  * --paths k1,k2 (only these paths: translated-json, translated-stream, native-json, native-stream,
  * chat-json, chat-stream) --nice N (priority of the bench and its children, default -10 when root; 0 leaves it)
- * --loops N (section ws: 10-turn tool loops per way and backend kind, default 100).
+ * --loops N (section ws: 10-turn tool loops per way and backend kind, default 100)
+ * --warmup S (seconds at concurrency 64 per path and server before anything is measured, default 2; 0: none).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -52,6 +53,7 @@ const { values: flags } = parseArgs({
     nice: { type: "string" },
     paths: { type: "string" },
     loops: { type: "string" },
+    warmup: { type: "string" },
   },
 });
 
@@ -61,6 +63,7 @@ const OPEN_STREAMS = Number(flags.streams ?? 1000);
 const MOCK_LATENCY = Number(flags["latency-ms"] ?? 0);
 const SECTIONS = new Set((flags.only ?? "latency,rps,cpu,open,storage,limits,ws,tracing").split(","));
 const LOOPS = Number(flags.loops ?? 100);
+const WARMUP = Number(flags.warmup ?? 2);
 const LOG_LEVEL = flags["log-level"] ?? "info";
 const OUT = resolve(flags.out ?? (flags.write ? "test/bench/results/latest.json" : join(os.tmpdir(), "responses-router-bench", "latest.json")));
 const TSX = ["--import", "tsx"];
@@ -252,6 +255,7 @@ function estimateSeconds(): number {
   const paths = flags.paths ? flags.paths.split(",").length : 6;
   const targets = flags["no-peer"] ? 4 : 5;
   let s = flags["no-build"] ? 10 : 25;
+  if (SECTIONS.has("latency") || SECTIONS.has("rps")) s += paths * targets * WARMUP;
   if (SECTIONS.has("latency")) s += paths * targets * (ROUNDS + 200) * 0.001;
   if (SECTIONS.has("rps")) s += paths * targets * (DURATION + 1.5);
   if (SECTIONS.has("open")) s += 10 + OPEN_STREAMS * 0.01;
@@ -327,6 +331,23 @@ async function main(): Promise<void> {
     log(hasChat ? "router serves /v1/chat/completions: measured" : `router has no chat pass-through (HTTP ${chatProbe.status}): not measured`);
     const only = flags.paths ? new Set(flags.paths.split(",")) : null;
     const specs = pathSpecs(hasChat).filter((p) => !only || only.has(p.key));
+
+    // Every server first runs every path for WARMUP seconds: a fresh process compiles its code and
+    // grows its heap on the pinned core, which cost the first path measured 2-3.5x its steady
+    // state (BENCHMARKS.md, "Why the two harnesses disagreed"); ab.ts's medians never had it.
+    if (WARMUP > 0 && (SECTIONS.has("latency") || SECTIONS.has("rps"))) {
+      log(`warm-up: every path through every server for ${WARMUP}s at concurrency 64`);
+      for (const spec of specs) {
+        const warm: Target[] = [
+          { name: "direct", origin: mockOrigin, ...spec.upstream },
+          { name: "bare", origin: bareOrigin, ...spec.upstream },
+          { name: "hono", origin: honoOrigin, ...spec.upstream },
+        ];
+        if (spec.router) warm.push({ name: "router", origin: routerOrigin, ...spec.router });
+        if (peer && typeof spec.peer !== "string") warm.push({ name: "portkey", origin: peerOrigin, ...spec.peer, headers: peerHeaders });
+        for (const t of warm) await throughput(t, 64, WARMUP, 0);
+      }
+    }
 
     const paths: PathResult[] = [];
     for (const spec of specs) {
