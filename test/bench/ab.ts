@@ -31,6 +31,8 @@ const PATHS: Record<string, { up: { path: string; body: string }; r: { path: str
   // store: true (the API's default, what an SDK sends unless told otherwise): the memory store keeps each response.
   "translated-json-store": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/responses", body: rb("chat-s", false, true) } },
   "translated-stream-store": { up: { path: "/v1/chat/completions", body: cb("chat-s", true) }, r: { path: "/v1/responses", body: rb("chat-s", true, true) } },
+  // A response-cache hit on every request after the first (key over the request, lookup, a new response from the cached one).
+  "translated-json-cached": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/responses", body: rb("chat-cached", false) } },
   "native-json": { up: { path: "/v1/responses", body: rb("oai-s", false) }, r: { path: "/v1/responses", body: rb("oai-s", false) } },
   "native-stream": { up: { path: "/v1/responses", body: rb("oai-s", true) }, r: { path: "/v1/responses", body: rb("oai-s", true) } },
   "chat-json": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/chat/completions", body: cb("chat-s", false) } },
@@ -46,7 +48,7 @@ const cfg = {
     { name: "chat-ep", url: `${mockOrigin}/v1`, kind: "chat", max_concurrency: 4096 },
     { name: "oai-ep", url: `${mockOrigin}/v1`, kind: "openai", api_key: "sk-bench", max_concurrency: 4096 },
   ],
-  models: { "chat-s": { endpoints: ["chat-ep"], upstream_model: "chat-s" }, "oai-s": { endpoints: ["oai-ep"] } },
+  models: { "chat-s": { endpoints: ["chat-ep"], upstream_model: "chat-s" }, "chat-cached": { endpoints: ["chat-ep"], upstream_model: "chat-s", cache: { ttl: "1h" } }, "oai-s": { endpoints: ["oai-ep"] } },
   logging: { level: "info" },
 };
 const servers: { name: string; child: Child; up: boolean }[] = [];
