@@ -5,7 +5,7 @@
  * median and every round. The first round of a fresh process carries its JIT/heap warm-up
  * (see BENCHMARKS.md), so compare medians of 4+ rounds. Build the "before" into its own dir:
  *   npm run build && cp -r dist .bench/dist-base   (then change, build, and:)
- *   node --import tsx test/bench/ab.ts --dists .bench/dist-base,dist --paths translated-json,native-stream --rounds 5 [--floors]
+ *   npx tsx test/bench/ab.ts --dists .bench/dist-base,dist --paths translated-json,native-stream --rounds 5 [--floors]
  * --prof DIR profiles that child's last round only (test/bench/prof-child.mjs -> .bench/prof/steady.cpuprofile);
  * --c1 N first sends N sequential requests per server and path (the warm-up of the latency section).
  * A dist may carry node flags after "@" (comma-free, space-separated): `--dists dist,dist@--max-semi-space-size=32`.
@@ -39,6 +39,9 @@ const PATHS: Record<string, { up: { path: string; body: string }; r: { path: str
   "chat-stream": { up: { path: "/v1/chat/completions", body: cb("chat-s", true) }, r: { path: "/v1/chat/completions", body: cb("chat-s", true) } },
 };
 const paths = (f.paths ?? Object.keys(PATHS).join(",")).split(",");
+// Every child runs on this process's node: `npx tsx` (or `npm run`) finds the project's node
+// (node_modules/.bin/node), a bare `node --import tsx` the system's, which may be another major.
+console.log(`node ${process.version} (${process.execPath})`);
 
 const mock = await spawnNode({ name: "mock", args: ["--import", "tsx", "test/bench/mock-server.ts", "--latency-ms", "0"], cpus: "0", ready: { ipc: true } });
 const mockOrigin = `http://127.0.0.1:${mock.port}`;
