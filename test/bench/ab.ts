@@ -71,6 +71,9 @@ if (f.floors) {
   servers.push({ name: "bare", child: await spawnNode({ name: "bare", args: ["--import", "tsx", "test/bench/bare-proxy.ts", "--upstream", mockOrigin], cpus: "1", ready: { ipc: true } }), up: true });
 }
 const res: Record<string, Record<string, number[]>> = {};
+// Cores the server used in each window: near 1 it was saturated; well under 1 the client core was the bottleneck, and an
+// unsaturated server's CPU per request is higher (fewer requests per event-loop turn), so compare windows alike.
+const cores: Record<string, Record<string, number[]>> = {};
 if (f.c1) for (const s of servers) for (const p of paths) {
   const spec = s.up ? PATHS[p]!.up : PATHS[p]!.r;
   const c0 = s.child.cpuSeconds();
@@ -86,7 +89,9 @@ for (let r = 0; r < rounds; r++) {
       const profiling = f.prof === s.name && r === rounds - 1;
       if (profiling) s.child.proc.kill("SIGUSR2");
       const c0 = s.child.cpuSeconds();
+      const w0 = performance.now();
       const out = await throughput(t, 64, dur, 0);
+      ((cores[p] ??= {})[s.name] ??= []).push((s.child.cpuSeconds() - c0) / ((performance.now() - w0) / 1000));
       // A window in which no request completed (the machine stalled the client or the server) has no figure.
       const us = out.requests > 0 ? ((s.child.cpuSeconds() - c0) * 1e6) / out.requests : Number.NaN;
       if (profiling) {
@@ -103,6 +108,6 @@ const med = (all: number[]) => {
   const a = all.filter(Number.isFinite).sort((x, y) => x - y);
   return a.length === 0 ? Number.NaN : a[Math.floor(a.length / 2)]!;
 };
-for (const p of paths) console.log(p.padEnd(18), servers.map((s) => `${s.name}=${med(res[p]![s.name]!).toFixed(0)} [${res[p]![s.name]!.map((x) => x.toFixed(0)).join(",")}]`).join("  "));
+for (const p of paths) console.log(p.padEnd(18), servers.map((s) => `${s.name}=${med(res[p]![s.name]!).toFixed(0)} [${res[p]![s.name]!.map((x) => x.toFixed(0)).join(",")}] cores ${med(cores[p]![s.name]!).toFixed(2)}`).join("  "));
 for (const s of servers) await s.child.stop();
 await mock.stop();
