@@ -30,7 +30,7 @@ export class ChatRequest implements AdaptedRequest {
       upstreamModel: lease.target.upstreamModel,
       stream,
       developerRole: lease.endpoint.config.developer_role,
-      hostedTools: plan.modelCfg.hosted_tools,
+      hostedTools: plan.modelCfg.hosted_tools === "reject" ? "reject" : "drop",
       historyItems: plan.history.length,
       compaction: compactionOptions(plan.cfg),
     });
