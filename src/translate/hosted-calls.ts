@@ -75,10 +75,14 @@ function contentText(content: unknown): string {
   return content.map((p: { type?: string; text?: unknown }) => (p?.type === "text" && typeof p.text === "string" ? p.text : JSON.stringify(p))).join("\n");
 }
 
-/** Items with every hosted-run record replaced by the model's view of it (function call + output). */
-export function hostedItemsForModel(items: readonly Item[], outputs?: ReadonlyMap<string, string>): Item[] {
+/**
+ * Items with every hosted-run record replaced by the model's view of it (function call +
+ * output). `refused`: the refused approvals of the whole conversation, when `items` is a part of it.
+ */
+export function hostedItemsForModel(items: readonly Item[], opts: { refused?: ReadonlySet<string>; outputs?: ReadonlyMap<string, string> } = {}): Item[] {
   if (!items.some((it) => HOSTED_RUN_ITEMS.has(it.type as string))) return items as Item[];
-  const refused = refusedApprovals(items);
+  const refused = opts.refused ?? refusedApprovals(items);
+  const outputs = opts.outputs;
   const out: Item[] = [];
   for (const it of items) {
     if (HOSTED_RUN_ITEMS.has(it.type as string)) out.push(...hostedItemAsCall(it, refused, outputs));

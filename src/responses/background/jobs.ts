@@ -21,7 +21,8 @@ import { jobGate } from "../../keys/limits.js";
 import { NO_KEY } from "../../keys/policy.js";
 import { NO_TOKENS, recordUsage, type TokenCount } from "../../keys/usage.js";
 import { limiterDeps, usageDeps } from "../../runtime/runtime.js";
-import { connect, recordTokenUsage, type RunOutcome } from "../create/execute.js";
+import { recordTokenUsage, type RunOutcome } from "../create/execute.js";
+import { openRun } from "../tool-loop/index.js";
 import { loadOwned, planFromRecord, type BackgroundPayload, type Plan } from "../create/plan.js";
 import { callStore } from "../create/store-access.js";
 import { failed, logIds } from "../../tracing/index.js";
@@ -169,7 +170,7 @@ export class BackgroundJobs {
       plan = planFromRecord(this.rt.config, rec, payload);
       const span = this.rt.tracing.current();
       if (span) tracePlan(span, plan, this.rt.tracing.captureContent);
-      const conn = await connect(this.rt, plan, signal, true, "queued");
+      const conn = await openRun(this.rt, plan, signal, true, "queued");
       outcome = await conn.pump(recorder, { keepPartialOnAbort: true });
       tally.tokens = recordTokenUsage(this.rt, outcome, plan.owner);
       tally.model = outcome.model;

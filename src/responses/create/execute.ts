@@ -40,7 +40,7 @@ export interface PumpOptions {
 
 /** An upstream that answered 2xx; `pump` reads its body to the end and frees the slot. */
 export interface Connection {
-  endpoint: Endpoint;
+  endpoint: Pick<Endpoint, "name">;
   /** The model that serves it: the one asked for, or a fallback. */
   model: string;
   pump(sink: EventSink | null, opts?: PumpOptions): Promise<RunOutcome>;

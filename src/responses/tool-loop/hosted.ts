@@ -1,0 +1,51 @@
+/**
+ * Which of a request's tools the router runs itself. Operator-defined MCP servers (named by
+ * `server_label` alone) always; a client's MCP server (by `server_url`) when the model's
+ * `hosted_tools` is `run`, or unset and its pool has a chat endpoint (a chat backend cannot
+ * run it; an openai endpoint would, so an all-openai pool passes it through). What is left
+ * goes to the endpoint's adapter as before (passed through, dropped or refused).
+ */
+import type { RouterConfig } from "../../config/load.js";
+import { resolveServer, operatorServer, type McpServerSpec } from "../../tools/mcp/index.js";
+import { invalidRequest } from "../../ops/errors.js";
+import type { JsonObject } from "../../wire/types.js";
+import type { Plan } from "../create/plan.js";
+
+export interface HostedTools {
+  /** The MCP servers the router runs for this request, in request order. */
+  servers: McpServerSpec[];
+  /** The request's other tools, left to the endpoint's adapter. */
+  rest: JsonObject[];
+}
+
+/** Whether the router runs the client-named hosted tools of this plan's model. */
+export function runsClientTools(cfg: RouterConfig, plan: Pick<Plan, "modelCfg" | "targets">): boolean {
+  const mode = plan.modelCfg.hosted_tools;
+  if (mode === "run") return true;
+  if (mode !== undefined) return false;
+  return plan.targets.some((t) => cfg.endpoints.find((e) => e.name === t.endpoint)?.kind === "chat");
+}
+
+/** The tools the router runs for this request, or null when it runs none (one plain round). */
+export async function hostedTools(cfg: RouterConfig, plan: Pick<Plan, "req" | "modelCfg" | "targets">): Promise<HostedTools | null> {
+  const tools = plan.req.tools;
+  if (!Array.isArray(tools) || !tools.some((t) => t?.type === "mcp")) return null;
+  const mcp = cfg.tools.mcp;
+  const client = runsClientTools(cfg, plan);
+  const servers: McpServerSpec[] = [];
+  const rest: JsonObject[] = [];
+  const labels = new Set<string>();
+  for (let i = 0; i < tools.length; i++) {
+    const tool = tools[i]!;
+    const ours = tool?.type === "mcp" && (operatorServer(tool, mcp) !== undefined || (client && tool.connector_id == null));
+    if (!ours) {
+      rest.push(tool);
+      continue;
+    }
+    const spec = await resolveServer(tool, `tools[${i}]`, mcp);
+    if (labels.has(spec.label)) throw invalidRequest(`Two mcp tools use the server_label '${spec.label}': labels must be unique.`, `tools[${i}].server_label`, "invalid_value");
+    labels.add(spec.label);
+    servers.push(spec);
+  }
+  return servers.length ? { servers, rest } : null;
+}

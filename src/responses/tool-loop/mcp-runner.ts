@@ -1,0 +1,87 @@
+/**
+ * The MCP servers of one response: one session per server, opened on first use and closed
+ * when the response ends; every listing and call bounded by `tools.mcp.call_timeout`,
+ * counted (tool_calls_total, tool_call_duration_seconds) and traced (a span each).
+ */
+import { McpSession, type CallResult, type ListedTool, type McpServerSpec } from "../../tools/mcp/index.js";
+import type { Runtime } from "../../runtime/runtime.js";
+import { SpanKind, SpanStatusCode } from "../../tracing/index.js";
+
+export class McpRunner {
+  private readonly sessions = new Map<string, Promise<McpSession>>();
+
+  constructor(
+    private readonly rt: Runtime,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  private get limits() {
+    return this.rt.config.tools.mcp;
+  }
+
+  private session(server: McpServerSpec): Promise<McpSession> {
+    let s = this.sessions.get(server.label);
+    if (!s) {
+      s = McpSession.open(server, this.limits.call_timeout, this.signal);
+      s.catch(() => {}); // awaited by every user; a failure is theirs to report
+      this.sessions.set(server.label, s);
+    }
+    return s;
+  }
+
+  /** The server's tools; rejects with a message naming the cause (the request then fails with 424). */
+  async list(server: McpServerSpec): Promise<ListedTool[]> {
+    return this.timed("mcp_list_tools", server.label, async () => {
+      const session = await this.session(server);
+      return session.listTools(this.limits.call_timeout, this.signal);
+    }, (tools) => (tools ? "ok" : "error"));
+  }
+
+  /** Runs one call; every failure comes back as a result with its error. */
+  async call(server: McpServerSpec, tool: string, args: string): Promise<CallResult> {
+    return this.timed("mcp_call", server.label, async () => {
+      let parsed: Record<string, unknown>;
+      try {
+        const v: unknown = args.trim() ? JSON.parse(args) : {};
+        if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error("not an object");
+        parsed = v as Record<string, unknown>;
+      } catch {
+        const message = "The tool call's arguments are not a JSON object.";
+        return { ok: false, error: { type: "mcp_protocol_error", code: -32602, message }, message } satisfies CallResult;
+      }
+      let session: McpSession;
+      try {
+        session = await this.session(server);
+      } catch (err) {
+        const message = `Could not connect to MCP server '${server.label}': ${(err as Error).message}`;
+        return { ok: false, error: { type: "mcp_protocol_error", code: -32000, message }, message } satisfies CallResult;
+      }
+      return session.callTool(tool, parsed, { timeoutMs: this.limits.call_timeout, maxResultBytes: this.limits.max_result_bytes, signal: this.signal });
+    }, (r) => (!r ? "error" : r.ok ? "ok" : r.error.type === "mcp_protocol_error" && r.error.code === -32001 ? "timeout" : "error"));
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(all.map((s) => s.then((x) => x.close(), () => {})));
+  }
+
+  private async timed<T>(type: string, server: string, fn: () => Promise<T>, outcome: (result: T | undefined) => string): Promise<T> {
+    const span = this.rt.tracing.startChild(`${type} ${server}`, SpanKind.CLIENT, { "router.tool.type": type, "router.tool.server": server });
+    const started = performance.now();
+    let result: T | undefined;
+    try {
+      result = await (span ? this.rt.tracing.within(span, fn) : fn());
+      return result;
+    } finally {
+      const o = outcome(result);
+      this.rt.metrics.toolCalls.inc({ type, server, outcome: o });
+      this.rt.metrics.toolCallDuration.observe({ type, server }, (performance.now() - started) / 1000);
+      if (span) {
+        span.setAttribute("router.tool.outcome", o);
+        if (o !== "ok") span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      }
+    }
+  }
+}
