@@ -48,9 +48,10 @@ function globToRegExp(glob: string): RegExp {
 /** The host part of a pattern, when written without a wildcard (it then names that host explicitly). */
 function literalHost(pattern: string): string | null {
   const m = /^[a-z][a-z0-9+.-]*:\/\/([^/]*)/i.exec(pattern);
-  if (!m || m[1]!.includes("*")) return null;
+  const host = m?.[1]!.replace(/:(\d+|\*)$/, ""); // any port may be a wildcard; the host may not
+  if (!host || host.includes("*")) return null;
   try {
-    return new URL(`http://${m[1]}`).hostname.replace(/^\[|\]$/g, "").toLowerCase();
+    return new URL(`http://${host}`).hostname.replace(/^\[|\]$/g, "").toLowerCase();
   } catch {
     return null;
   }
