@@ -121,3 +121,177 @@ describe("MCP on a chat model", () => {
     expect(seen).toContain("response.mcp_call.completed");
   });
 });
+
+describe("approvals, history and limits", () => {
+  it("require_approval: the call waits for the client's mcp_approval_response, then runs before the model is called", async () => {
+    chat.setDefault("/chat/completions", toolScript([{ name: "wiki__echo", args: '{"text":"ok?"}' }]));
+    const listed = mcp.listCount;
+    const first = await router.client.responses.create({ model: "local", input: "echo with approval", tools: [mcpTool({ require_approval: "always" })] });
+    expect(first.status).toBe("completed");
+    expect(first.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_approval_request"]);
+    const request = first.output[1] as any;
+    expect(request).toMatchObject({ server_label: "wiki", name: "echo", arguments: '{"text":"ok?"}' });
+    expect(mcp.calls).toHaveLength(0);
+    expect(chatRequests()).toHaveLength(1);
+
+    const second = await router.client.responses.create({
+      model: "local",
+      previous_response_id: first.id,
+      input: [{ type: "mcp_approval_response", approval_request_id: request.id, approve: true }],
+      tools: [mcpTool({ require_approval: "always" })],
+    });
+    expect(second.status).toBe("completed");
+    expect(second.output.map((i) => i.type)).toEqual(["mcp_call", "message"]);
+    expect(second.output[0]).toMatchObject({ approval_request_id: request.id, output: "echo: ok?", status: "completed" });
+    expect(second.output_text).toBe("Tools said: echo: ok?");
+    expect(mcp.calls).toEqual([{ name: "echo", args: { text: "ok?" } }]);
+    // listed once per conversation: the second turn reused the first turn's mcp_list_tools
+    expect(mcp.listCount - listed).toBe(1);
+  });
+
+  it("a refused approval is not run, and the model is told", async () => {
+    chat.setDefault("/chat/completions", toolScript([{ name: "wiki__echo", args: '{"text":"no"}' }]));
+    const first = await router.client.responses.create({ model: "local", input: "x", tools: [mcpTool({ require_approval: "always" })] });
+    const request = first.output[1] as any;
+    const second = await router.client.responses.create({
+      model: "local",
+      previous_response_id: first.id,
+      input: [{ type: "mcp_approval_response", approval_request_id: request.id, approve: false }],
+      tools: [mcpTool({ require_approval: "always" })],
+    });
+    expect(mcp.calls).toHaveLength(0);
+    expect(second.output.map((i) => i.type)).toEqual(["message"]);
+    expect(second.output_text).toContain("did not approve");
+  });
+
+  it("a later turn replays the stored mcp_call to the model as its tool call and result", async () => {
+    chat.setDefault("/chat/completions", toolScript([{ name: "wiki__echo", args: '{"text":"remember"}' }]));
+    const first = await router.client.responses.create({ model: "local", input: "x", tools: [mcpTool()] });
+    chat.requests.length = 0;
+    chat.setDefault("/chat/completions", (rec) => ({ kind: "json", body: chatCompletion("plain") }));
+    await router.client.responses.create({ model: "local", previous_response_id: first.id, input: "and now?" });
+    const messages = chatRequests()[0]!.body.messages;
+    expect(messages).toContainEqual(expect.objectContaining({ role: "assistant", tool_calls: [expect.objectContaining({ function: { name: "wiki__echo", arguments: '{"text":"remember"}' } })] }));
+    expect(messages).toContainEqual(expect.objectContaining({ role: "tool", content: "echo: remember" }));
+  });
+
+  it("a conversation replays the tool items too, and lists each server once", async () => {
+    const conv = await router.client.conversations.create({});
+    chat.setDefault("/chat/completions", toolScript([{ name: "wiki__echo", args: '{"text":"c1"}' }]));
+    const listed = mcp.listCount;
+    await router.client.responses.create({ model: "local", conversation: conv.id, input: "one", tools: [mcpTool()] });
+    const items = await router.client.conversations.items.list(conv.id);
+    expect(items.data.map((i) => i.type)).toEqual(expect.arrayContaining(["mcp_list_tools", "mcp_call", "message"]));
+    chat.requests.length = 0;
+    const second = await router.client.responses.create({ model: "local", conversation: conv.id, input: "two", tools: [mcpTool()] });
+    expect(second.output.map((i) => i.type)).toEqual(["mcp_call", "message"]);
+    expect(mcp.listCount - listed).toBe(1);
+    expect(chatRequests()[0]!.body.messages).toContainEqual(expect.objectContaining({ role: "tool", content: "echo: c1" }));
+  });
+
+  it("max_tool_calls: calls past it are not run, and the model gets no more tools", async () => {
+    chat.setDefault("/chat/completions", toolScript([
+      { name: "wiki__echo", args: '{"text":"1"}' },
+      { name: "wiki__echo", args: '{"text":"2"}' },
+    ]));
+    const r = await router.client.responses.create({ model: "local", input: "x", max_tool_calls: 1, tools: [mcpTool()] });
+    expect(r.status).toBe("completed");
+    expect(r.max_tool_calls).toBe(1);
+    const calls = r.output.filter((i) => i.type === "mcp_call") as any[];
+    expect(calls.map((c) => c.status)).toEqual(["completed", "incomplete"]);
+    expect(mcp.calls).toHaveLength(1);
+    expect(chatRequests()[1]!.body.tools).toBeUndefined();
+  });
+
+  it("the round bound ends the response incomplete", async () => {
+    // a model that never stops calling tools
+    chat.setDefault("/chat/completions", (rec) => ({ kind: "json", body: chatCompletion(null, "mock", { tool_calls: [{ id: `c${rec.body.messages.length}`, type: "function", function: { name: "wiki__echo", arguments: '{"text":"again"}' } }] }) }));
+    const r = await router.client.responses.create({ model: "local", input: "x", tools: [mcpTool()] });
+    expect(r.status).toBe("incomplete");
+    expect(chatRequests()).toHaveLength(10);
+    const calls = r.output.filter((i) => i.type === "mcp_call") as any[];
+    expect(calls).toHaveLength(10);
+    expect(calls.at(-1).status).toBe("incomplete");
+  });
+
+  it("mixed MCP + function tools: the function call reaches the client, then the loop resumes on its output", async () => {
+    chat.setDefault("/chat/completions", (rec) => {
+      const msgs = rec.body.messages as any[];
+      const tools = msgs.filter((m) => m.role === "tool");
+      if (tools.length === 0) return { kind: "json", body: chatCompletion(null, "mock", { tool_calls: [{ id: "c1", type: "function", function: { name: "wiki__echo", arguments: '{"text":"a"}' } }, { id: "c2", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } }] }) };
+      return { kind: "json", body: chatCompletion(`final: ${tools.map((t) => t.content).join(",")}`) };
+    });
+    const fnTool = { type: "function" as const, name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false };
+    const first = await router.client.responses.create({ model: "local", input: "x", tools: [mcpTool(), fnTool] });
+    expect(first.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "function_call"]);
+    const fc = first.output[2] as any;
+    expect(fc.name).toBe("get_weather");
+    const second = await router.client.responses.create({ model: "local", previous_response_id: first.id, input: [{ type: "function_call_output", call_id: fc.call_id, output: "sunny" }], tools: [mcpTool(), fnTool] });
+    expect(second.output_text).toBe("final: echo: a,sunny");
+    expect(mcp.calls).toHaveLength(1);
+  });
+});
+
+describe("failures", () => {
+  it("a server_url no pattern allows is a 400 naming it", async () => {
+    const err = await router.client.responses.create({ model: "local", input: "x", tools: [{ type: "mcp", server_label: "evil", server_url: "https://mcp.example.com/mcp", require_approval: "never" }] }).catch((e) => e);
+    expect(err.status).toBe(400);
+    expect(err.error.param).toBe("tools[0].server_url");
+    expect(err.message).toContain("https://mcp.example.com/mcp");
+    expect(chatRequests()).toHaveLength(0);
+  });
+
+  it("a server whose tools cannot be listed: 424 external_connector_error (JSON), mcp_list_tools.failed then response.failed (stream)", async () => {
+    const down = { type: "mcp" as const, server_label: "down", server_url: "http://127.0.0.1:9/mcp", require_approval: "never" as const };
+    const err = await router.client.responses.create({ model: "local", input: "x", tools: [down] }).catch((e) => e);
+    expect(err.status).toBe(424);
+    expect(err.error.type).toBe("external_connector_error");
+    expect(err.message).toContain("Error retrieving tool list from MCP server: 'down'");
+    const res = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "local", input: "x", stream: true, tools: [down] }) });
+    const events = parseSse(await res.text()).map((f) => f.data);
+    assertResponsesGrammar(events);
+    const types = events.map((e) => e.type);
+    expect(types).toContain("response.mcp_list_tools.failed");
+    expect(types.at(-1)).toBe("response.failed");
+    expect(events.at(-1).response.error.message).toContain("'down'");
+    expect(chatRequests()).toHaveLength(0);
+  });
+
+  it("a tool error, a timeout and an oversized result are mcp_call errors the model is told about", async () => {
+    chat.setDefault("/chat/completions", toolScript([
+      { name: "wiki__fail", args: "{}" },
+      { name: "wiki__slow", args: '{"ms":5000}' },
+      { name: "wiki__big", args: '{"bytes":50000}' },
+    ]));
+    const r = await router.client.responses.create({ model: "local", input: "x", tools: [mcpTool()] });
+    const calls = r.output.filter((i) => i.type === "mcp_call") as any[];
+    expect(calls.map((c) => c.status)).toEqual(["failed", "failed", "failed"]);
+    expect(calls[0].error.type).toBe("mcp_tool_execution_error");
+    expect(calls[1].error).toMatchObject({ type: "mcp_protocol_error", code: -32001 }); // the 2 s call_timeout, not the tool's 5 s
+    expect(calls[2].error.message).toContain("max_result_bytes");
+    expect(r.status).toBe("completed");
+    const toolMessages = chatRequests()[1]!.body.messages.filter((m: any) => m.role === "tool");
+    expect(toolMessages).toHaveLength(3);
+    expect(toolMessages[0].content).toContain("the tool broke");
+    expect(toolMessages[2].content).toContain("max_result_bytes");
+  });
+});
+
+describe("servers", () => {
+  it("two servers in one request, one over the legacy SSE transport; allowed_tools filters what the model sees", async () => {
+    chat.setDefault("/chat/completions", toolScript([
+      { name: "wiki__echo", args: '{"text":"w"}' },
+      { name: "dict__lookup", args: '{"word":"sse"}' },
+    ]));
+    const r = await router.client.responses.create({
+      model: "local",
+      input: "x",
+      tools: [mcpTool({ allowed_tools: ["echo"] }), { type: "mcp", server_label: "dict", server_url: sseMcp.url, require_approval: "never", allowed_tools: { read_only: true } }],
+    });
+    expect(r.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_list_tools", "mcp_call", "mcp_call", "message"]);
+    expect(r.output_text).toBe("Tools said: echo: w | sse: a word");
+    const names = chatRequests()[0]!.body.tools.map((t: any) => t.function.name).sort();
+    expect(names).toEqual(["dict__lookup", "wiki__echo"]);
+    expect(sseMcp.calls).toEqual([{ name: "lookup", args: { word: "sse" } }]);
+  });
+});
