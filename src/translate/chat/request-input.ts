@@ -11,12 +11,12 @@
  *   chat tool message, so they follow the run of tool messages as one user message;
  * - reasoning items are dropped, their text replayed as `reasoning_content` on the next
  *   assistant message (discarded if a non-assistant message comes first);
- * - `mcp_call` and `web_search_call` items (the router's tool runs, or OpenAI's after a
- *   fallback) replay as the assistant's tool call and its tool result (hosted-calls.ts), so
- *   the model sees what happened; a refused `mcp_approval_request` replays as a call whose
- *   result says so; listings and pending/approved requests are left out; other hosted
- *   tools' items from earlier native turns (file_search_call, ...) are dropped: a chat
- *   backend can neither see nor replay them;
+ * - `mcp_call` items (the router's tool runs, or OpenAI's after a fallback) replay as the
+ *   assistant's tool call and its tool result (hosted-calls.ts), so the model sees what
+ *   happened; a refused `mcp_approval_request` replays as a call whose result says so;
+ *   listings and pending/approved requests are left out; other hosted tools' items from
+ *   earlier turns (web_search_call: its answer carries what was found; file_search_call,
+ *   ...) are dropped: a chat backend can neither see nor replay them;
  * - item_reference must have been resolved by the service: 400 if one remains;
  * - a `compaction` item sealed by the router becomes the user message that frames its
  *   summary (compaction.ts); what it summarises (the items before the last one, but for
@@ -179,7 +179,7 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
       case undefined:
         throw untranslatable(`Input item ${i - history} has no 'type' (and is not a {role, content} message).`, `${at}.type`);
       default:
-        if (HOSTED_RUN_ITEMS.has(type)) {
+        if (HOSTED_RUN_ITEMS.has(type) && type !== "web_search_call") {
           refused ??= refusedApprovals(items);
           for (const it of hostedItemAsCall(item, refused)) {
             if (it.type === "function_call") out.addToolCall(functionCallToChat(it, at, undefined));
