@@ -6,6 +6,7 @@
 import { Agent, OpenAIResponsesModel, hostedMcpTool, run, setTracingDisabled } from "@openai/agents";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import OpenAI from "openai";
+import { Redis } from "ioredis";
 import { until } from "../helpers/background.js";
 import { assertResponsesGrammar } from "../helpers/grammar.js";
 import { startMcpServer, type TestMcpServer } from "../helpers/mcp-server.js";
@@ -110,6 +111,47 @@ describe.each([
     expect(done.status).toBe("completed");
     expect(done.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
     expect(done.output_text).toBe("Result: echo: via");
+  });
+
+  it("background with MCP credentials: the server gets them, the job store never holds them in clear", async () => {
+    const tool = { ...clientTool(), headers: { "X-Bg": "bg-header-secret-111" }, authorization: "bg-token-secret-222" };
+    // a slow model keeps the job (and its payload) in the store while the store is read
+    chat.setDefault("/chat/completions", (rec) => {
+      const reply = chatModel(rec);
+      return reply.kind === "sse" ? { ...reply, delayMs: 60 } : reply;
+    });
+    try {
+      const queued = await router().client.responses.create({ model: "local", input: "x", background: true, tools: [tool] });
+      let dump = "";
+      if (router() === onRedis) {
+        const r = new Redis(redis.url);
+        try {
+          await until(async () => (await router().client.responses.retrieve(queued.id)).status === "in_progress", "the job to start");
+          for (const key of await r.keys("*")) {
+            const type = await r.type(key);
+            if (type === "string") dump += await r.get(key);
+            else if (type === "hash") dump += JSON.stringify(await r.hgetall(key));
+            else if (type === "list") dump += JSON.stringify(await r.lrange(key, 0, -1));
+            else if (type === "zset") dump += JSON.stringify(await r.zrange(key, 0, -1));
+            else if (type === "stream") dump += JSON.stringify(await r.xrange(key, "-", "+"));
+          }
+        } finally {
+          r.disconnect();
+        }
+        expect(dump).toContain("router_sealed_credentials");
+        expect(dump).not.toContain("bg-header-secret-111");
+        expect(dump).not.toContain("bg-token-secret-222");
+      }
+      const done = await until(async () => {
+        const r = await router().client.responses.retrieve(queued.id);
+        return r.status === "completed" || r.status === "failed" ? r : null;
+      }, "the background response");
+      expect(done.status).toBe("completed");
+      expect(mcp.headers.some((h) => h["x-bg"] === "bg-header-secret-111" && h.authorization === "Bearer bg-token-secret-222")).toBe(true);
+      expect(JSON.stringify(done)).not.toContain("secret-");
+    } finally {
+      chat.setDefault("/chat/completions", chatModel);
+    }
   });
 
   it("a previous_response_id chain and a conversation replay the tool items", async () => {
