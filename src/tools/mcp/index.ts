@@ -3,3 +3,4 @@ export { McpSession, scrub, type CallResult, type ListedTool, type McpTarget } f
 export { checkServerUrl, isInternalAddress } from "./guard.js";
 export { isAllowed, needsApproval, type AllowedTools, type RequireApproval } from "./filters.js";
 export { operatorServer, resolveServer, type McpConfig, type McpServerSpec } from "./servers.js";
+export { probeMcpServers, type McpProbe } from "./probe.js";
