@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfigText } from "../../src/config/load.js";
 
@@ -45,5 +46,13 @@ describe("tools.web_search config", () => {
     expect(issuesOf(`${base}tools:\n  web_search: { provider: searxng, url: "http://x", key: k }\n`)[0]).toMatch(/^tools\.web_search: .*key/);
     expect(issuesOf(`${base}tools:\n  web_search: { provider: searxng, url: "http://x", timeout: soon }\n`)[0]).toMatch(/^tools\.web_search\.timeout: invalid duration/);
     expect(issuesOf(`${base}tools:\n  search: {}\n`)[0]).toMatch(/^tools: .*search/);
+  });
+
+  it("the README's Web search example is a valid config", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const example = /### Web search\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toContain("web_search:");
+    const cfg = parseConfigText(base + example, "README.md", { SEARCH_KEY: "k" });
+    expect(cfg.tools?.web_search).toEqual({ provider: "searxng", url: "http://127.0.0.1:8888", api_key: "k", timeout: 15_000 });
   });
 });
