@@ -1,6 +1,16 @@
 import type { ResponseFunctionWebSearch, ResponseItem, ResponseOutputItem, ResponseOutputText } from "openai/resources/responses/responses";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { resultCount, resultsForModel, urlCitations, WEB_SEARCH_FUNCTION, webSearchCallItem, type SearchResult } from "../../src/tools/search/index.js";
+import {
+  isWebSearchType,
+  resultCount,
+  resultsForModel,
+  searchArguments,
+  searchQueryFor,
+  urlCitations,
+  WEB_SEARCH_FUNCTION,
+  webSearchCallItem,
+  type SearchResult,
+} from "../../src/tools/search/index.js";
 import { allowedDomains, hostAllowed, normalizeDomain, plainText, withSiteFilter } from "../../src/tools/search/results.js";
 
 const results: SearchResult[] = [
@@ -187,5 +197,37 @@ describe("domain filter and result text", () => {
     expect(plainText("<strong>Fast</strong>&amp;safe &lt;tags&gt; &#39;x&#39; &unknown; \n\t end")).toBe("Fast&safe <tags> 'x' &unknown; end");
     expect(plainText(undefined)).toBe("");
     expect(plainText(42)).toBe("");
+  });
+});
+
+describe("the request's web search tool", () => {
+  it("recognises web_search, web_search_preview and their dated variants", () => {
+    expect(["web_search", "web_search_2025_08_26", "web_search_preview", "web_search_preview_2025_03_11", "web_search_preview_2026_01_01"].every(isWebSearchType)).toBe(true);
+    expect(["web_search_call", "file_search", "web_searchx", "function", undefined, 1].some(isWebSearchType)).toBe(false);
+  });
+
+  it("builds the SearchQuery from search_context_size, filters.allowed_domains and user_location", () => {
+    expect(searchQueryFor({ type: "web_search" }, "q")).toEqual({ query: "q", count: 5 });
+    expect(
+      searchQueryFor(
+        {
+          type: "web_search",
+          search_context_size: "high",
+          filters: { allowed_domains: ["pubmed.ncbi.nlm.nih.gov"] },
+          user_location: { type: "approximate", country: "GB", city: "London", region: null, timezone: "Europe/London" },
+        },
+        "q",
+      ),
+    ).toEqual({ query: "q", count: 10, allowedDomains: ["pubmed.ncbi.nlm.nih.gov"], userLocation: { country: "GB", city: "London", timezone: "Europe/London" } });
+    expect(searchQueryFor({ type: "web_search_preview", search_context_size: "low", user_location: { type: "approximate" } }, "q")).toEqual({ query: "q", count: 3 });
+    expect(searchQueryFor({ type: "web_search", filters: { allowed_domains: [] }, user_location: null }, "q")).toEqual({ query: "q", count: 5 });
+  });
+
+  it("reads the query of the model's web_search call, however a small model wrote it", () => {
+    expect(searchArguments('{"query": " llama stack "}')).toBe("llama stack");
+    expect(searchArguments('{"queries": ["a", "b"]}')).toBe("a");
+    expect(searchArguments('"just a string"')).toBe("just a string");
+    expect(searchArguments("plain words")).toBe("plain words");
+    expect(["", "{}", '{"query": ""}', '{"query": 3}', "[1]", '{"q": "x"', "null"].map(searchArguments)).toEqual([null, null, null, null, null, null, null]);
   });
 });
