@@ -141,6 +141,11 @@ describe("urlCitations", () => {
   it("cites nothing that is not a result: other URLs, markdown links elsewhere, bracketed words", () => {
     expect(urlCitations("See https://example.com and [this](https://example.org) [note] [x1].", results)).toEqual([]);
     expect(urlCitations("Answer [1]", [])).toEqual([]);
+    expect(urlCitations("In code, `items[1]` and\n```js\nf(x)[2];\n```\nindex arrays; ```\nunclosed[3]", results)).toEqual([]);
+    expect(urlCitations("Two sources[1][2].", results).map((c) => [c.url, c.start_index, c.end_index])).toEqual([
+      [results[0]!.url, 11, 14],
+      [results[1]!.url, 14, 17],
+    ]);
     expect(urlCitations("", results)).toEqual([]);
   });
 

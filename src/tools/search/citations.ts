@@ -8,11 +8,13 @@ const MARKDOWN_LINK = /\[([^\[\]]*)\]\((https?:\/\/(?:[^\s()]|\([^\s()]*\))+)\)/
 const BARE_URL = /https?:\/\/(?:[^\s<>"'`\[\]()]|\([^\s()]*\))+/g;
 /** `[1]`, `[2, 3]`: result numbers as resultsForModel numbers them (a markdown link is not one). */
 const NUMBER_MARKER = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\](?!\()/g;
+/** Markdown code: a fenced block (to its end, or the text's) or an inline span; `items[1]` there is code, not a citation. */
+const CODE = /```[\s\S]*?(?:```|$)|`[^`\n]*`/g;
 
 /**
  * The `url_citation` annotations of an answer: one for each place the text cites a result, by its
  * URL (bare, or as a markdown link's target: the annotation then spans the whole link) or by a
- * `[n]` marker naming result n. The span is [start_index, end_index) in characters (Unicode code
+ * `[n]` marker naming result n (outside markdown code). The span is [start_index, end_index) in characters (Unicode code
  * points); the title is the result's. Sorted by position; URLs that match no result are not cited.
  */
 export function urlCitations(text: string, results: SearchResult[]): URLCitation[] {
@@ -40,10 +42,11 @@ export function urlCitations(text: string, results: SearchResult[]): URLCitation
     found.push({ start, end, result });
     taken.push([start, end]);
   }
+  const code = text.includes("`") ? [...text.matchAll(CODE)].map((m): [number, number] => [m.index, m.index + m[0].length]) : [];
   for (const m of text.matchAll(NUMBER_MARKER)) {
     const start = m.index;
     const end = start + m[0].length;
-    if (!free(start, end)) continue;
+    if (!free(start, end) || code.some(([s, e]) => start < e && end > s)) continue;
     for (const n of m[1]!.split(",").map((s) => Number(s.trim()))) {
       const result = results[n - 1];
       if (n >= 1 && result) found.push({ start, end, result });
