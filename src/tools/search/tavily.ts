@@ -8,7 +8,7 @@ const TAVILY_API = "https://api.tavily.com";
 /** Tavily's largest `max_results`. */
 const MAX_COUNT = 20;
 
-/** The Tavily search API (`POST /search`, key as a Bearer token; domains by `include_domains`). */
+/** The Tavily search API (`POST /search`, key as a Bearer token and in the body; domains by `include_domains`). */
 export class TavilyProvider implements SearchProvider {
   readonly name = "tavily";
   private readonly endpoint: URL;
@@ -22,7 +22,9 @@ export class TavilyProvider implements SearchProvider {
     const domains = allowedDomains(q);
     const country = tavilyCountry(q);
     const body = await withLocationFallback(country !== undefined, (withLocation) => {
+      // The key goes both ways Tavily reads it: the Bearer header (current) and `api_key` in the body (older API and compatible servers).
       const request: Record<string, unknown> = {
+        api_key: this.cfg.api_key,
         query: q.query,
         topic: "general",
         search_depth: "basic",
