@@ -281,6 +281,14 @@ describe("every provider: time limit, abort, failures and the key", () => {
     expect(m.aborted).toBe(3);
   });
 
+  it("a config built in code takes its timeout as milliseconds or a duration, and defaults it when missing", async () => {
+    const m = await serve((req) => (req.query.get("q") === "slow" ? { hang: "headers" } : { json: { results: searxngResults(1) } }));
+    const bare = { provider: "searxng", url: m.url } as WebSearchConfig;
+    expect(await createSearchProvider(bare).search(q(), signal())).toHaveLength(1);
+    const asText = { provider: "searxng", url: m.url, timeout: "120ms" } as unknown as WebSearchConfig;
+    expect((await failure(createSearchProvider(asText).search(q({ query: "slow" }), signal()))).message).toBe("web search provider searxng did not answer within 120 ms");
+  });
+
   it("a signal aborted before the call sends nothing", async () => {
     const m = await serve(() => ({ json: { results: [] } }));
     const ac = new AbortController();

@@ -1,5 +1,9 @@
 import { request } from "undici";
+import { parseDuration } from "../../config/duration.js";
 import { SearchError } from "./types.js";
+
+/** tools.web_search.timeout's default, also used for a config built in code without one. */
+export const DEFAULT_TIMEOUT_MS = 15_000;
 
 /** A provider's answer is a page of results: anything larger is refused rather than buffered. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
@@ -10,7 +14,8 @@ export interface ProviderCall {
   method: "GET" | "POST";
   headers: Record<string, string>;
   body?: string;
-  timeoutMs: number;
+  /** Milliseconds as the parsed config has it (a duration string or a missing value is taken too: configs built in code). */
+  timeoutMs: number | string | undefined;
   /** The provider's key: scrubbed out of every error message. */
   secret: string | undefined;
   signal: AbortSignal;
@@ -23,7 +28,8 @@ export interface ProviderCall {
  */
 export async function callProvider(call: ProviderCall): Promise<unknown> {
   const { provider, secret } = call;
-  const timeout = AbortSignal.timeout(call.timeoutMs);
+  const ms = timeoutMs(call.timeoutMs);
+  const timeout = AbortSignal.timeout(ms);
   const signal = AbortSignal.any([call.signal, timeout]);
   const { url, headers } = withoutUserinfo(call.url, call.headers);
   try {
@@ -41,11 +47,16 @@ export async function callProvider(call: ProviderCall): Promise<unknown> {
   } catch (err) {
     if (err instanceof SearchError) throw err;
     if (call.signal.aborted) throw call.signal.reason;
-    if (timeout.aborted) throw new SearchError(provider, "timeout", `web search provider ${provider} did not answer within ${call.timeoutMs} ms`);
+    if (timeout.aborted) throw new SearchError(provider, "timeout", `web search provider ${provider} did not answer within ${ms} ms`);
     const e = err as Error & { code?: string };
     const why = e?.code && !e.message?.includes(e.code) ? `${e.code}: ${e.message}` : (e?.message ?? String(err));
     throw new SearchError(provider, "network", scrub(`web search provider ${provider} (${url.host}) could not be reached: ${why}`, secret));
   }
+}
+
+function timeoutMs(value: number | string | undefined): number {
+  const ms = typeof value === "string" ? parseDuration(value) : value;
+  return typeof ms === "number" && Number.isFinite(ms) && ms > 0 ? ms : DEFAULT_TIMEOUT_MS;
 }
 
 /** `http://user:pass@host` in a configured URL becomes Basic auth (unless the provider sets its own). */
