@@ -49,7 +49,9 @@ export async function callProvider(call: ProviderCall): Promise<unknown> {
     if (call.signal.aborted) throw call.signal.reason;
     if (timeout.aborted) throw new SearchError(provider, "timeout", `web search provider ${provider} did not answer within ${ms} ms`);
     const e = err as Error & { code?: string };
-    const why = e?.code && !e.message?.includes(e.code) ? `${e.code}: ${e.message}` : (e?.message ?? String(err));
+    // An AggregateError (every address of the host refused) has a code and an empty message.
+    const message = e?.message || (e?.code ? "" : String(err));
+    const why = e?.code && !message.includes(e.code) ? [e.code, message].filter(Boolean).join(": ") : message;
     throw new SearchError(provider, "network", scrub(`web search provider ${provider} (${url.host}) could not be reached: ${why}`, secret));
   }
 }
