@@ -343,3 +343,54 @@ describe("every provider: time limit, abort, failures and the key", () => {
 async function waitFor(cond: () => boolean): Promise<void> {
   for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
 }
+
+describe("from search to what the client sees", () => {
+  it("a SearXNG search through the helpers the tool loop uses: query from the tool, model text, item with sources, citations", async () => {
+    const { isWebSearchType, resultsForModel, searchArguments, searchQueryFor, urlCitations, webSearchCallItem } = await import("../../src/tools/search/index.js");
+    const m = await serve(() => ({
+      json: {
+        results: [
+          { url: "https://docs.example.com/llama", title: "Llama docs", content: "How to run <b>Llama</b>." },
+          { url: "https://elsewhere.org/x", title: "Elsewhere", content: "Off the allowed domains." },
+          { url: "https://example.com/blog", title: "Blog", content: "News." },
+        ],
+      },
+    }));
+    const tool = { type: "web_search_preview_2025_03_11" as const, search_context_size: "low" as const, user_location: { type: "approximate" as const, country: "FR" } };
+    expect(isWebSearchType(tool.type)).toBe(true);
+    const query = searchArguments('{"query":"run llama"}')!;
+    const withDomains = { ...searchQueryFor(tool, query), allowedDomains: ["example.com"] };
+    const results = await createSearchProvider(webSearch({ provider: "searxng", url: m.url })).search(withDomains, signal());
+
+    expect(Object.fromEntries(m.requests[0]!.query)).toEqual({ q: "run llama site:example.com", format: "json", language: "fr-FR" });
+    expect(resultsForModel(results)).toBe(
+      "Web search results (cite a result by its URL or by its number in brackets, e.g. [1]):\n\n[1] Llama docs\nURL: https://docs.example.com/llama\nHow to run Llama.\n\n[2] Blog\nURL: https://example.com/blog\nNews.",
+    );
+    expect(webSearchCallItem("ws_1", query, results, true, "completed")).toEqual({
+      id: "ws_1",
+      type: "web_search_call",
+      status: "completed",
+      action: { type: "search", query: "run llama", sources: [{ type: "url", url: "https://docs.example.com/llama" }, { type: "url", url: "https://example.com/blog" }] },
+    });
+    const answer = "Install it as the docs say [1]; see also [the blog](https://example.com/blog).";
+    expect(urlCitations(answer, results)).toEqual([
+      { type: "url_citation", url: "https://docs.example.com/llama", title: "Llama docs", start_index: 27, end_index: 30 },
+      { type: "url_citation", url: "https://example.com/blog", title: "Blog", start_index: 41, end_index: 77 },
+    ]);
+  });
+
+  it("searches run side by side on one provider (parallel tool calls in a round)", async () => {
+    const m = await serve((req) => ({ json: { results: [{ url: `https://example.com/${encodeURIComponent(req.query.get("q")!)}`, title: req.query.get("q"), content: "" }] } }));
+    const p = createSearchProvider(webSearch({ provider: "searxng", url: m.url }));
+    const all = await Promise.all(["a", "b", "c"].map((query) => p.search(q({ query }), signal())));
+    expect(all.map((r) => r[0]!.title)).toEqual(["a", "b", "c"]);
+    expect(m.requests).toHaveLength(3);
+  });
+
+  it("a redirect is not followed: it is an error status", async () => {
+    const m = await serve((req) => (req.path === "/search" ? { status: 302, text: "" } : { json: { results: searxngResults(1) } }));
+    const err = (await failure(createSearchProvider(webSearch({ provider: "searxng", url: m.url })).search(q(), signal()))) as SearchError;
+    expect([err.failure, err.status, err.message]).toEqual(["status", 302, "web search provider searxng answered HTTP 302"]);
+    expect(m.requests).toHaveLength(1);
+  });
+});
