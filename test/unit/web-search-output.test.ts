@@ -95,7 +95,7 @@ describe("webSearchCallItem", () => {
 
   it("a failed search is a failed item, with an empty source list when sources are asked for", () => {
     expect(webSearchCallItem("ws_f", "x", [], true, "failed")).toEqual({ id: "ws_f", type: "web_search_call", status: "failed", action: { type: "search", query: "x", sources: [] } });
-    expect(JSON.stringify(webSearchCallItem("ws_f", "x", [], false, "failed"))).toBe('{"id":"ws_f","type":"web_search_call","status":"failed","action":{"type":"search","query":"x"}}');
+    expect(JSON.stringify(webSearchCallItem("ws_f", "x", [], false, "failed"))).toBe('{"type":"web_search_call","id":"ws_f","status":"failed","action":{"type":"search","query":"x"}}');
   });
 });
 

@@ -46,5 +46,5 @@ export function webSearchCallItem(
 ): ResponseFunctionWebSearch {
   const action: ResponseFunctionWebSearch.Search = { type: "search", query };
   if (withSources) action.sources = results.map((r) => ({ type: "url", url: r.url }));
-  return { id, type: "web_search_call", status, action };
+  return { type: "web_search_call", id, status, action };
 }
