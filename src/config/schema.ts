@@ -117,6 +117,25 @@ const modelSchema = z
 
 const positiveInt = z.number().int().positive();
 
+/** Where the router's hosted `web_search` tool searches (src/tools/search/). */
+const webSearchSchema = z
+  .object({
+    provider: z.enum(["searxng", "brave", "tavily"]),
+    /** The provider's base URL; required for searxng (self-hosted), the public API when unset for brave and tavily. */
+    url: z.url({ protocol: /^https?$/ }).optional(),
+    /** The provider's key (use ${ENV}); required for brave and tavily, sent as a Bearer token to searxng when set. */
+    api_key: z.string().min(1).optional(),
+    /** How long one search may take before it fails. */
+    timeout: duration.default(15_000),
+  })
+  .strict()
+  .superRefine((ws, ctx) => {
+    if (ws.provider === "searxng" && !ws.url) ctx.addIssue({ code: "custom", path: ["url"], message: "provider searxng needs the url of a SearXNG instance" });
+    if (ws.provider !== "searxng" && !ws.api_key) ctx.addIssue({ code: "custom", path: ["api_key"], message: `provider ${ws.provider} needs an api_key` });
+  });
+
+export type WebSearchConfig = z.output<typeof webSearchSchema>;
+
 const apiKeySchema = z
   .object({
     name,
@@ -178,6 +197,8 @@ const toolsSchema = z
       })
       .strict()
       .prefault({}),
+    /** The search provider hosted `web_search` tools run on (src/tools/search/); unset: web search keeps the model's `hosted_tools` behaviour. */
+    web_search: webSearchSchema.optional(),
   })
   .strict()
   .prefault({});
