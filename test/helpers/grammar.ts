@@ -38,6 +38,7 @@ const ITEM_EVENTS = new Set([
   "response.web_search_call.in_progress",
   "response.web_search_call.searching",
   "response.web_search_call.completed",
+  "response.output_text.annotation.added",
 ]);
 
 /** Item-scoped events of the hosted tools and the item type each belongs to. */
@@ -129,6 +130,10 @@ export function assertResponsesGrammar(events: StreamEvent[], opts: { startSeque
     if (!t) fail(e, `missing output at index ${oi}`);
     if (t.done) fail(e, "event for an item that is already done");
     if (e.type !== "response.output_item.done" && e.item_id !== t.item.id) fail(e, `item_id ${String(e.item_id)} != ${t.item.id}`);
+    if (e.type === "response.output_text.annotation.added") {
+      if (t.item.type !== "message" || !t.parts[e.content_index as number]) fail(e, "annotation for a missing text part");
+      return;
+    }
     const hostedType = HOSTED_EVENT_ITEM[e.type];
     if (hostedType) {
       if (t.item.type !== hostedType) fail(e, `${e.type} for a ${t.item.type} item`);

@@ -6,7 +6,7 @@ import type { ResponseOutputItem } from "openai/resources/responses/responses";
 import type { CallResult, ListedTool } from "../../tools/mcp/index.js";
 import { emitted } from "../../wire/emitted.js";
 import type { Item, StreamEvent } from "../../wire/types.js";
-import type { HostedFunction } from "./toolbox.js";
+import type { McpFunction } from "./toolbox.js";
 
 type McpCallItem = ResponseOutputItem.McpCall;
 type McpListItem = ResponseOutputItem.McpListTools;
@@ -19,7 +19,7 @@ export function listToolsItem(id: string, label: string, tools: ListedTool[], er
 }
 
 /** An `mcp_call` before it ran (what `output_item.added` carries). */
-export function openCall(id: string, fn: HostedFunction, args: string, approvalRequestId: string | null = null): Item {
+export function openCall(id: string, fn: McpFunction, args: string, approvalRequestId: string | null = null): Item {
   const item: McpCallItem = { id, type: "mcp_call", approval_request_id: approvalRequestId, arguments: args, error: null, name: fn.tool.name, output: null, server_label: fn.server.label, status: "in_progress" };
   return item as unknown as Item;
 }
@@ -33,16 +33,29 @@ export function skippedCall(open: Item, why: string): Item {
   return { ...open, status: "incomplete", error: { type: "mcp_tool_execution_error", content: [{ type: "text", text: why }] } };
 }
 
-export function approvalRequest(id: string, fn: HostedFunction, args: string): Item {
+export function approvalRequest(id: string, fn: McpFunction, args: string): Item {
   const item: ApprovalItem = { id, type: "mcp_approval_request", arguments: args, name: fn.tool.name, server_label: fn.server.label };
   return item as unknown as Item;
+}
+
+/**
+ * A web search as the stream opens it, before its query is known: OpenAI's own added
+ * `web_search_call` carries no `action` yet (the openai type asks for one; the done item has it).
+ */
+export function openSearch(id: string): Item {
+  return { id, type: "web_search_call", status: "in_progress" };
 }
 
 /** The first events of an item the stream opens (the model asked for a hosted tool). */
 export function openedEvents(item: Item, outputIndex: number, seq: () => number): StreamEvent[] {
   const events = [emitted({ type: "response.output_item.added", output_index: outputIndex, item: item as unknown as ResponseOutputItem, sequence_number: seq() })];
   if (item.type === "mcp_call") events.push(emitted({ type: "response.mcp_call.in_progress", item_id: item.id as string, output_index: outputIndex, sequence_number: seq() }));
+  if (item.type === "web_search_call") events.push(emitted({ type: "response.web_search_call.in_progress", item_id: item.id as string, output_index: outputIndex, sequence_number: seq() }));
   return events;
+}
+
+export function searchingEvent(item: Item, outputIndex: number, seq: () => number): StreamEvent {
+  return emitted({ type: "response.web_search_call.searching", item_id: item.id as string, output_index: outputIndex, sequence_number: seq() });
 }
 
 /** The closing events of a hosted item: the call's outcome, then `output_item.done`. */
@@ -51,6 +64,7 @@ export function closedEvents(item: Item, outputIndex: number, seq: () => number)
   const events: StreamEvent[] = [];
   if (item.type === "mcp_call" && item.status === "completed") events.push(emitted({ type: "response.mcp_call.completed", item_id: id, output_index: outputIndex, sequence_number: seq() }));
   if (item.type === "mcp_call" && item.status === "failed") events.push(emitted({ type: "response.mcp_call.failed", item_id: id, output_index: outputIndex, sequence_number: seq() }));
+  if (item.type === "web_search_call" && item.status === "completed") events.push(emitted({ type: "response.web_search_call.completed", item_id: id, output_index: outputIndex, sequence_number: seq() }));
   events.push(emitted({ type: "response.output_item.done", output_index: outputIndex, item: item as unknown as ResponseOutputItem, sequence_number: seq() }));
   return events;
 }

@@ -22,9 +22,10 @@ import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } f
 import { connect, type Connection, type PumpOptions, type RunOutcome } from "../create/execute.js";
 import type { Plan } from "../create/plan.js";
 import type { HostedTools } from "./hosted.js";
-import { approvalRequest, closedEvents, finishedCall, listToolsItem, listingEvents, openCall, skippedCall, wholeCallEvents } from "./items.js";
-import type { McpRunner } from "./mcp-runner.js";
-import { RoundSink, type Sequence } from "./round-sink.js";
+import { approvalRequest, closedEvents, finishedCall, listToolsItem, listingEvents, openCall, searchingEvent, skippedCall, wholeCallEvents } from "./items.js";
+import { timedTool, type McpRunner } from "./mcp-runner.js";
+import { isWebSearchType, resultsForModel, searchArguments, searchQueryFor, urlCitations, webSearchCallItem, type SearchResult } from "../../tools/search/index.js";
+import { RoundSink, type Cite, type Sequence } from "./round-sink.js";
 import { Toolbox, type HostedFunction } from "./toolbox.js";
 
 interface PendingCall {
@@ -52,6 +53,9 @@ export class ToolLoop {
   /** Wall time spent waiting on tool servers: counted with the upstream time, as it is not the router's own. */
   private toolMs = 0;
   private span: Span | undefined;
+  /** Every web search result of this response (citations resolve against them) and each search's text for the model. */
+  private readonly searchResults: SearchResult[] = [];
+  private readonly searchOutputs = new Map<string, string>();
 
   constructor(
     private readonly rt: Runtime,
@@ -65,6 +69,7 @@ export class ToolLoop {
     const taken = new Set<string>();
     for (const t of hosted.rest) if (t.type === "function" && typeof t.name === "string") taken.add(t.name);
     this.toolbox = new Toolbox(taken);
+    if (hosted.webSearch) this.toolbox.addWebSearch(hosted.webSearch.tool, hosted.webSearch.provider);
   }
 
   /**
@@ -148,7 +153,7 @@ export class ToolLoop {
     const tools = budgetLeft ? [...this.hosted.rest, ...this.toolbox.functions()] : this.hosted.rest;
     const refused = refusedApprovals([...plan.history, ...plan.input, ...this.items]);
     const history = hostedItemsForModel(plan.history, { refused });
-    const input = hostedItemsForModel([...plan.input, ...this.items], { refused });
+    const input = hostedItemsForModel([...plan.input, ...this.items], { refused, outputs: this.searchOutputs });
     const req = { ...plan.req, tools, input: replayableItems(input) as typeof plan.req.input };
     const choice = this.toolChoice(tools.length > 0);
     if (choice === undefined) delete req.tool_choice;
@@ -162,7 +167,7 @@ export class ToolLoop {
     if (c == null || c === "none" || c === "auto") return c ?? undefined;
     if (!haveTools) return "none";
     if (this.round > 1) return "auto";
-    if (typeof c === "object" && c.type === "mcp") return "required";
+    if (typeof c === "object" && (c.type === "mcp" || isWebSearchType(c.type))) return "required";
     return c as Plan["req"]["tool_choice"];
   }
 
@@ -180,7 +185,7 @@ export class ToolLoop {
     }
     let conn = first;
     for (;;) {
-      const rs = sink ? new RoundSink(sink, this.count, this.items.length, this.toolbox, this.rt.ids) : null;
+      const rs = sink ? new RoundSink(sink, this.count, this.items.length, this.toolbox, this.rt.ids, this.cite()) : null;
       let out: RunOutcome;
       try {
         out = await (this.span ? this.rt.tracing.within(this.span, () => conn.pump(rs, opts)) : conn.pump(rs, opts));
@@ -245,6 +250,13 @@ export class ToolLoop {
     return [emitted({ type: "response.created", response: created, sequence_number: this.seq() }), emitted({ type: "response.in_progress", response: inProgress, sequence_number: this.seq() })];
   }
 
+  /** Citations for the answers of a round, when earlier rounds searched the web. */
+  private cite(): Cite | null {
+    if (this.searchResults.length === 0) return null;
+    const results = this.searchResults.slice();
+    return (text) => urlCitations(text, results);
+  }
+
   private account(out: RunOutcome): void {
     this.upstreamMs += out.upstreamMs;
     const u = out.response.usage as Usage | null | undefined;
@@ -266,16 +278,23 @@ export class ToolLoop {
   private take(output: Item[], rs: RoundSink | null, sink: EventSink | null): { pending: PendingCall[]; stops: boolean } {
     const pending: PendingCall[] = [];
     let stops = false;
+    const cite = this.cite();
     for (const item of output) {
       const fn = item.type === "function_call" ? this.toolbox.get(item.name) : undefined;
       if (!fn) {
         if (item.type === "function_call") stops = true;
-        this.items.push(item);
+        this.items.push(cite ? annotated(item, cite) : item);
         continue;
       }
-      const id = rs?.converted.get(item.id as string)?.id ?? this.rt.ids(fn.approval ? "mcpr" : "mcp");
+      const id = rs?.converted.get(item.id as string)?.id ?? this.rt.ids(fn.kind === "web_search" ? "ws" : fn.approval ? "mcpr" : "mcp");
       const args = typeof item.arguments === "string" ? item.arguments : "";
       const index = this.items.length;
+      if (fn.kind === "web_search") {
+        const open: Item = { id, type: "web_search_call", status: "in_progress", action: { type: "search", query: searchArguments(args) ?? "" } };
+        this.items.push(open);
+        pending.push({ index, fn, open });
+        continue;
+      }
       if (fn.approval) {
         const request = approvalRequest(id, fn, args);
         this.items.push(request);
@@ -294,10 +313,16 @@ export class ToolLoop {
   private async runRound(pending: PendingCall[], sink: EventSink | null): Promise<void> {
     const started = performance.now();
     const budget = this.maxToolCalls() - this.callsRun;
+    if (sink) {
+      pending.forEach((p, k) => {
+        if (k < budget && p.fn.kind === "web_search") this.send(sink, [searchingEvent(p.open, p.index, this.seq)]);
+      });
+      sink.flush?.();
+    }
     await Promise.all(
       pending.map((p, k) => {
         if (k < budget) return this.runOne(p);
-        this.items[p.index] = skippedCall(p.open, "Not run: the response reached its max_tool_calls.");
+        this.items[p.index] = this.skipped(p, "Not run: the response reached its max_tool_calls.");
         return undefined;
       }),
     );
@@ -309,13 +334,44 @@ export class ToolLoop {
 
   private async runOne(p: PendingCall): Promise<void> {
     this.callsRun++;
-    const result = await this.runner.call(p.fn.server, p.fn.tool.name, p.open.arguments as string);
+    const fn = p.fn;
+    if (fn.kind === "web_search") return this.search(p, fn);
+    const result = await this.runner.call(fn.server, fn.tool.name, p.open.arguments as string);
     this.items[p.index] = finishedCall(p.open, result);
+  }
+
+  /** One web search: the item with its results (sources only when included), the model's text, the results for citations. */
+  private async search(p: PendingCall, fn: Extract<HostedFunction, { kind: "web_search" }>): Promise<void> {
+    const query = (p.open.action as { query: string }).query;
+    const withSources = (this.plan.req.include ?? []).includes("web_search_call.action.sources");
+    const id = p.open.id as string;
+    if (!query) {
+      this.items[p.index] = webSearchCallItem(id, "", [], withSources, "failed") as unknown as Item;
+      this.searchOutputs.set(id, "The web search was not run: the call named no query.");
+      return;
+    }
+    try {
+      const results = await timedTool(this.rt, "web_search_call", fn.provider.name, () => fn.provider.search(searchQueryFor(fn.tool, query), this.signal), (r) => (r ? "ok" : "error"));
+      this.items[p.index] = webSearchCallItem(id, query, results, withSources, "completed") as unknown as Item;
+      this.searchOutputs.set(id, resultsForModel(results));
+      this.searchResults.push(...results);
+    } catch (err) {
+      this.items[p.index] = webSearchCallItem(id, query, [], withSources, "failed") as unknown as Item;
+      this.searchOutputs.set(id, `The web search failed: ${(err as Error).message}`);
+    }
+  }
+
+  private skipped(p: PendingCall, why: string): Item {
+    if (p.fn.kind === "web_search") {
+      this.searchOutputs.set(p.open.id as string, why);
+      return { ...p.open, status: "failed" };
+    }
+    return skippedCall(p.open, why);
   }
 
   private end(last: RunOutcome, sink: EventSink | null, status: Status, pending: PendingCall[], why: string, error?: { code: string; message: string }): RunOutcome {
     for (const p of pending) {
-      this.items[p.index] = skippedCall(p.open, why);
+      this.items[p.index] = this.skipped(p, why);
       if (sink) this.send(sink, closedEvents(this.items[p.index]!, p.index, this.seq));
     }
     const err = error ?? (status === "failed" ? ((last.response.error as { code: string; message: string } | null) ?? { code: "server_error", message: "The response failed." }) : null);
@@ -346,6 +402,13 @@ export function connectorMessage(f: ListFailure): string {
 /** 424 as OpenAI answers it when an MCP server's tools cannot be listed. */
 export function connectorError(f: ListFailure): ApiError {
   return new ApiError(424, connectorMessage(f), { type: "external_connector_error", param: "tools", code: "external_connector_error" });
+}
+
+/** A message with the url_citation annotations of its text parts (what the stream sent for it). */
+function annotated(item: Item, cite: Cite): Item {
+  if (item.type !== "message" || !Array.isArray(item.content)) return item;
+  const content = (item.content as { type?: string; text?: string }[]).map((part) => (part.type === "output_text" ? { ...part, annotations: cite(part.text ?? "") } : part));
+  return { ...item, content };
 }
 
 /** The tools of the latest successful `mcp_list_tools` for a server in the conversation. */

@@ -66,22 +66,27 @@ export class McpRunner {
     await Promise.all(all.map((s) => s.then((x) => x.close(), () => {})));
   }
 
-  private async timed<T>(type: string, server: string, fn: () => Promise<T>, outcome: (result: T | undefined) => string): Promise<T> {
-    const span = this.rt.tracing.startChild(`${type} ${server}`, SpanKind.CLIENT, { "router.tool.type": type, "router.tool.server": server });
-    const started = performance.now();
-    let result: T | undefined;
-    try {
-      result = await (span ? this.rt.tracing.within(span, fn) : fn());
-      return result;
-    } finally {
-      const o = outcome(result);
-      this.rt.metrics.toolCalls.inc({ type, server, outcome: o });
-      this.rt.metrics.toolCallDuration.observe({ type, server }, (performance.now() - started) / 1000);
-      if (span) {
-        span.setAttribute("router.tool.outcome", o);
-        if (o !== "ok") span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-      }
+  private timed<T>(type: string, server: string, fn: () => Promise<T>, outcome: (result: T | undefined) => string): Promise<T> {
+    return timedTool(this.rt, type, server, fn, outcome);
+  }
+}
+
+/** One hosted tool run, counted (tool_calls_total by outcome, tool_call_duration_seconds) and traced as a CLIENT span. */
+export async function timedTool<T>(rt: Runtime, type: string, server: string, fn: () => Promise<T>, outcome: (result: T | undefined) => string): Promise<T> {
+  const span = rt.tracing.startChild(`${type} ${server}`, SpanKind.CLIENT, { "router.tool.type": type, "router.tool.server": server });
+  const started = performance.now();
+  let result: T | undefined;
+  try {
+    result = await (span ? rt.tracing.within(span, fn) : fn());
+    return result;
+  } finally {
+    const o = outcome(result);
+    rt.metrics.toolCalls.inc({ type, server, outcome: o });
+    rt.metrics.toolCallDuration.observe({ type, server }, (performance.now() - started) / 1000);
+    if (span) {
+      span.setAttribute("router.tool.outcome", o);
+      if (o !== "ok") span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
     }
   }
 }

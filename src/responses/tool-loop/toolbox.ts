@@ -1,9 +1,10 @@
 /**
  * The hosted tools as the model sees them: one plain function tool per MCP tool (named by
- * hosted-calls.ts), and the way back from a function name the model called to the server
+ * hosted-calls.ts) and one for the web search, and the way back from a function name the model called to the server
  * and tool the router runs.
  */
 import { isAllowed, needsApproval, type ListedTool, type McpServerSpec } from "../../tools/mcp/index.js";
+import { WEB_SEARCH_FUNCTION, type SearchProvider, type WebSearchToolParam } from "../../tools/search/index.js";
 import { hostedFunctionName } from "../../translate/hosted-calls.js";
 import type { JsonObject } from "../../wire/types.js";
 
@@ -16,7 +17,15 @@ export interface McpFunction {
   approval: boolean;
 }
 
-export type HostedFunction = McpFunction;
+export interface SearchFunction {
+  kind: "web_search";
+  name: string;
+  tool: WebSearchToolParam;
+  provider: SearchProvider;
+  approval: false;
+}
+
+export type HostedFunction = McpFunction | SearchFunction;
 
 export class Toolbox {
   private readonly byName = new Map<string, HostedFunction>();
@@ -36,13 +45,20 @@ export class Toolbox {
     }
   }
 
+  /** The web search as the function the model calls with a query. */
+  addWebSearch(tool: WebSearchToolParam, provider: SearchProvider): void {
+    const name = this.freeName(WEB_SEARCH_FUNCTION.name);
+    this.byName.set(name, { kind: "web_search", name, tool, provider, approval: false });
+    this.defs.push({ type: "function", name, description: WEB_SEARCH_FUNCTION.description, parameters: WEB_SEARCH_FUNCTION.parameters, strict: false });
+  }
+
   get(name: unknown): HostedFunction | undefined {
     return typeof name === "string" ? this.byName.get(name) : undefined;
   }
 
   /** The function for a server's tool (an approved call named by label and tool). */
-  find(serverLabel: string, tool: string): HostedFunction | undefined {
-    for (const fn of this.byName.values()) if (fn.server.label === serverLabel && fn.tool.name === tool) return fn;
+  find(serverLabel: string, tool: string): McpFunction | undefined {
+    for (const fn of this.byName.values()) if (fn.kind === "mcp" && fn.server.label === serverLabel && fn.tool.name === tool) return fn;
     return undefined;
   }
 
