@@ -294,3 +294,48 @@ describe("servers", () => {
     expect(sseMcp.calls).toEqual([{ name: "lookup", args: { word: "sse" } }]);
   });
 });
+
+describe("streams across rounds", () => {
+  const post = (body: Record<string, unknown>) => router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ stream: true, ...body }) });
+
+  it("an approval request streams as its own item; the approved call streams whole in the next turn", async () => {
+    chat.setDefault("/chat/completions", toolScript([{ name: "wiki__echo", args: '{"text":"s"}' }]));
+    const first = parseSse(await (await post({ model: "local", input: "x", tools: [mcpTool({ require_approval: "always" })] })).text()).map((f) => f.data);
+    const s1 = assertResponsesGrammar(first);
+    expect(s1.items.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_approval_request"]);
+    expect((s1.items[1] as any).arguments).toBe('{"text":"s"}');
+    const second = parseSse(
+      await (await post({ model: "local", previous_response_id: s1.terminal!.response.id, input: [{ type: "mcp_approval_response", approval_request_id: s1.items[1]!.id, approve: true }], tools: [mcpTool({ require_approval: "always" })] })).text(),
+    ).map((f) => f.data);
+    const s2 = assertResponsesGrammar(second);
+    expect(s2.items.map((i) => i.type)).toEqual(["mcp_call", "message"]);
+    expect(second.map((e) => e.type)).toContain("response.mcp_call_arguments.done");
+  });
+
+  it("a model that fails in a later round ends the one response failed, keeping the tool items", async () => {
+    let n = 0;
+    chat.setDefault("/chat/completions", (rec) => (++n === 1 ? toolScript([{ name: "wiki__echo", args: '{"text":"f"}' }])(rec) : { kind: "json", status: 400, body: { error: { message: "context too long", type: "invalid_request_error", param: null, code: null } } }));
+    const events = parseSse(await (await post({ model: "local", input: "x", tools: [mcpTool()] })).text()).map((f) => f.data);
+    const s = assertResponsesGrammar(events);
+    expect(s.terminal!.type).toBe("response.failed");
+    expect(s.terminal!.response.error.message).toContain("context too long");
+    expect(s.items.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call"]);
+    // JSON: the upstream's 4xx is the answer
+    n = 0;
+    const err = await router.client.responses.create({ model: "local", input: "x", tools: [mcpTool()] }).catch((e) => e);
+    expect(err.status).toBe(400);
+  });
+
+  it("a background response cancelled while a tool runs ends cancelled, keeping what was done", async () => {
+    chat.setDefault("/chat/completions", toolScript([{ name: "wiki__slow", args: '{"ms":1500}' }]));
+    const queued = await router.client.responses.create({ model: "local", input: "x", background: true, tools: [mcpTool()] });
+    const deadline = Date.now() + 5000;
+    while (!mcp.calls.some((c) => c.name === "slow") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const cancelled = await router.client.responses.cancel(queued.id);
+    expect(cancelled.status).toBe("cancelled");
+    const stored = await router.client.responses.retrieve(queued.id);
+    expect(stored.status).toBe("cancelled");
+    expect(stored.output.map((i) => i.type)).toContain("mcp_list_tools");
+    expect(chatRequests()).toHaveLength(1);
+  });
+});

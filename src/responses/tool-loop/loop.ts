@@ -11,6 +11,7 @@
  */
 import type { ResponseUsage as Usage } from "openai/resources/responses/responses";
 import { ApiError, invalidRequest, toApiError } from "../../ops/errors.js";
+import { abortError } from "../../upstream/body.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { SpanKind, type Span } from "../../tracing/index.js";
 import { hostedItemsForModel, refusedApprovals } from "../../translate/hosted-calls.js";
@@ -202,6 +203,11 @@ export class ToolLoop {
         return this.end(out, sink, "incomplete", pending, `The response reached the router's limit of ${this.rt.config.tools.max_rounds} model rounds (tools.max_rounds).`);
       }
       await this.runRound(pending, sink);
+      if (this.signal.aborted) {
+        // Cancelled or shut down while the tools ran: as a round would, keep what was made only when asked to.
+        if (!opts.keepPartialOnAbort) throw abortError(this.signal.reason);
+        return this.end(out, null, "cancelled", [], "");
+      }
       if (pending.length === 0 || stops) return this.end(out, sink, "completed", [], "");
       try {
         conn = await this.connectRound();
