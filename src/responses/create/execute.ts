@@ -60,7 +60,7 @@ const ADAPTERS: Record<Endpoint["config"]["kind"], new (plan: Plan, lease: Lease
  * caller as exceptions (an HTTP error for the client), errors after it become a
  * `response.failed` inside the stream. The client's model name stays on the response.
  */
-export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress"): Promise<Connection> {
+export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress", countDropped = true): Promise<Connection> {
   const attempt = await UpstreamAttempt.open(rt, {
     model: plan.model,
     steps: fallbackSteps(plan.cfg, plan.model, plan.modelCfg, plan.targets),
@@ -71,7 +71,8 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
     prepare: (lease, step) => new (adapterFor(lease.endpoint.config.kind, plan))(servedPlan(plan, step), lease, stream),
   });
   const request = attempt.request;
-  for (const tool of request.droppedTools) rt.metrics.droppedTools.inc({ model: plan.model, tool_type: tool });
+  // Once per response: the tool loop's later rounds drop the same tools again.
+  if (countDropped) for (const tool of request.droppedTools) rt.metrics.droppedTools.inc({ model: plan.model, tool_type: tool });
   const model = attempt.step.model;
   return {
     endpoint: attempt.endpoint,

@@ -143,7 +143,7 @@ export class ToolLoop {
     this.round++;
     this.span?.end();
     this.span = this.rt.tracing.startChild(`tool loop round ${this.round}`, SpanKind.INTERNAL, { "router.tool_loop.round": this.round });
-    const go = () => connect(this.rt, this.roundPlan(), this.signal, this.stream, this.round === 1 ? this.initialStatus : "in_progress");
+    const go = () => connect(this.rt, this.roundPlan(), this.signal, this.stream, this.round === 1 ? this.initialStatus : "in_progress", this.round === 1);
     return this.span ? this.rt.tracing.within(this.span, go) : go();
   }
 

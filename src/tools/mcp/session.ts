@@ -51,19 +51,22 @@ export class McpSession {
     const requestInit: RequestInit = { headers };
     const options = { timeout: timeoutMs, signal };
     let first: unknown;
+    const streamable = new Client(CLIENT_INFO);
     try {
-      const client = new Client(CLIENT_INFO);
-      await client.connect(new StreamableHTTPClientTransport(target.url, { requestInit }), options);
-      return new McpSession(client, secrets);
+      await streamable.connect(new StreamableHTTPClientTransport(target.url, { requestInit }), options);
+      return new McpSession(streamable, secrets);
     } catch (err) {
+      await streamable.close().catch(() => {});
       if (signal.aborted) throw err;
       first = err;
     }
+    const sse = new Client(CLIENT_INFO);
     try {
-      const client = new Client(CLIENT_INFO);
-      await client.connect(new SSEClientTransport(target.url, { requestInit }), options);
-      return new McpSession(client, secrets);
+      await sse.connect(new SSEClientTransport(target.url, { requestInit }), options);
+      return new McpSession(sse, secrets);
     } catch (err) {
+      await sse.close().catch(() => {});
+      // The Streamable HTTP failure says more (the SSE attempt on a modern server mostly fails with 404/405).
       throw new Error(scrub(describe(first ?? err), secrets));
     }
   }
