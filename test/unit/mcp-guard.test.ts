@@ -34,7 +34,10 @@ describe("server_url guard", () => {
   it("an internal host named literally by a pattern is allowed (any port wildcard)", async () => {
     await expect(checkServerUrl("http://127.0.0.1:9000/mcp", ["http://127.0.0.1:*/*"], "p", resolveTo())).resolves.toBeInstanceOf(URL);
     await expect(checkServerUrl("http://10.0.0.5:9000/mcp", ["http://10.0.0.5:9000/mcp"], "p", resolveTo())).resolves.toBeInstanceOf(URL);
+    await expect(checkServerUrl("http://127.0.0.1:9000/mcp", ["http://127.0.0.1*"], "p", resolveTo())).resolves.toBeInstanceOf(URL);
+    await expect(checkServerUrl("http://localhost:9000/sse", ["http://localhost:*"], "p", resolveTo("127.0.0.1"))).resolves.toBeInstanceOf(URL);
     await refusal("http://127.0.0.1:9000/mcp", ["http://*:9000/*"]);
+    await refusal("http://10.0.0.5/mcp", ["http://10.*"], resolveTo());
     await refusal("http://localhost:9000/mcp", ["http://*"], resolveTo("127.0.0.1"));
   });
 

@@ -45,15 +45,22 @@ function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${body}$`, "i");
 }
 
-/** The host part of a pattern, when written without a wildcard (it then names that host explicitly). */
-function literalHost(pattern: string): string | null {
+/**
+ * Whether a pattern names `host` explicitly: its host part, up to a port or a first `*`, is
+ * exactly that host (`http://127.0.0.1:*\/*`, `http://127.0.0.1*`); a wildcard inside or
+ * before the host (`http://*.corp/*`, `http://10.*`) names no host.
+ */
+function namesHost(pattern: string, host: string): boolean {
   const m = /^[a-z][a-z0-9+.-]*:\/\/([^/]*)/i.exec(pattern);
-  const host = m?.[1]!.replace(/:(\d+|\*)$/, ""); // any port may be a wildcard; the host may not
-  if (!host || host.includes("*")) return null;
+  if (!m) return false;
+  let part = m[1]!.replace(/:(\d+|\*)$/, "");
+  const star = part.indexOf("*");
+  if (star === 0) return false;
+  if (star > 0) part = part.slice(0, star).replace(/:$/, "");
   try {
-    return new URL(`http://${host}`).hostname.replace(/^\[|\]$/g, "").toLowerCase();
+    return new URL(`http://${part}`).hostname.replace(/^\[|\]$/g, "").toLowerCase() === host;
   } catch {
-    return null;
+    return false;
   }
 }
 
@@ -79,7 +86,7 @@ export async function checkServerUrl(raw: string, patterns: readonly string[], p
     throw invalidRequest(`MCP server_url '${raw}' is not allowed by this router (tools.mcp.allowed_urls).`, param, "mcp_server_not_allowed");
   }
   const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (matching.some((p) => literalHost(p) === host)) return url;
+  if (matching.some((p) => namesHost(p, host))) return url;
   let addresses: string[];
   try {
     addresses = isIP(host) ? [host] : await resolve(host);
