@@ -10,10 +10,18 @@ import type { McpFunction } from "./toolbox.js";
 
 type McpCallItem = ResponseOutputItem.McpCall;
 type McpListItem = ResponseOutputItem.McpListTools;
+type McpListedTool = ResponseOutputItem.McpListTools.Tool;
 type ApprovalItem = ResponseOutputItem.McpApprovalRequest;
 
+/** A listing; a tool's `description` and `annotations` are left out when it has none (strict clients such as the AI SDK refuse null there). */
 export function listToolsItem(id: string, label: string, tools: ListedTool[], error?: string): Item {
-  const item: McpListItem = { id, type: "mcp_list_tools", server_label: label, tools: tools.map((t) => ({ name: t.name, description: t.description ?? null, input_schema: t.input_schema, annotations: t.annotations ?? null })) };
+  const listed = tools.map((t) => {
+    const tool: McpListedTool = { name: t.name, input_schema: t.input_schema };
+    if (typeof t.description === "string") tool.description = t.description;
+    if (t.annotations != null) tool.annotations = t.annotations;
+    return tool;
+  });
+  const item: McpListItem = { id, type: "mcp_list_tools", server_label: label, tools: listed };
   if (error !== undefined) item.error = error;
   return item as unknown as Item;
 }
