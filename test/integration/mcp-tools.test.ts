@@ -289,6 +289,8 @@ describe("servers", () => {
     });
     expect(r.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_list_tools", "mcp_call", "mcp_call", "message"]);
     expect(r.output_text).toBe("Tools said: echo: w | sse: a word");
+    expect((r.output[0] as any).tools.map((t: any) => t.name)).toEqual(["echo"]);
+    expect((r.output[1] as any).tools.map((t: any) => t.name)).toEqual(["lookup"]);
     const names = chatRequests()[0]!.body.tools.map((t: any) => t.function.name).sort();
     expect(names).toEqual(["dict__lookup", "wiki__echo"]);
     expect(sseMcp.calls).toEqual([{ name: "lookup", args: { word: "sse" } }]);

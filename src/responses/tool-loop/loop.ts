@@ -25,6 +25,7 @@ import type { Plan } from "../create/plan.js";
 import type { HostedTools } from "./hosted.js";
 import { approvalRequest, closedEvents, finishedCall, listToolsItem, listingEvents, openCall, searchingEvent, skippedCall, wholeCallEvents } from "./items.js";
 import { timedTool, type McpRunner } from "./mcp-runner.js";
+import { isAllowed } from "../../tools/mcp/index.js";
 import { isWebSearchType, resultsForModel, searchArguments, searchQueryFor, urlCitations, webSearchCallItem, type SearchResult } from "../../tools/search/index.js";
 import { RoundSink, type Cite, type Sequence } from "./round-sink.js";
 import { Toolbox, type HostedFunction } from "./toolbox.js";
@@ -95,7 +96,8 @@ export class ToolLoop {
         if (earlier) return { server, tools: earlier, item: null, failure: null };
         const id = this.rt.ids("mcpl");
         try {
-          const tools = await this.runner.list(server);
+          // The listing shows what the model may use, as OpenAI's does with allowed_tools.
+          const tools = (await this.runner.list(server)).filter((t) => server.allowed.every((f) => isAllowed(f, t)));
           return { server, tools, item: listToolsItem(id, server.label, tools), failure: null };
         } catch (err) {
           const message = (err as Error).message;
