@@ -19,11 +19,14 @@ export interface TestMcpServer {
   /** Headers of every HTTP request the server received. */
   headers: IncomingMessage["headers"][];
   listCount: number;
+  /** Sessions initialised (MCP `initialize` handshakes completed). */
+  inits: number;
   close(): Promise<void>;
 }
 
-function build(state: { calls: TestMcpServer["calls"]; listCount: number }, name: string): McpServer {
+function build(state: { calls: TestMcpServer["calls"]; listCount: number; inits: number }, name: string): McpServer {
   const server = new McpServer({ name, version: "1.0.0" });
+  server.server.oninitialized = () => state.inits++;
   const record = (tool: string, args: Record<string, unknown>) => state.calls.push({ name: tool, args });
   server.registerTool("echo", { description: "Echoes the text back.", inputSchema: { text: z.string() } }, async ({ text }) => {
     record("echo", { text });
@@ -60,9 +63,9 @@ function build(state: { calls: TestMcpServer["calls"]; listCount: number }, name
   return server;
 }
 
-export async function startMcpServer(opts: { transport?: "streamable" | "sse"; name?: string } = {}): Promise<TestMcpServer> {
+export async function startMcpServer(opts: { transport?: "streamable" | "sse"; name?: string; port?: number } = {}): Promise<TestMcpServer> {
   const transport = opts.transport ?? "streamable";
-  const state = { calls: [] as TestMcpServer["calls"], listCount: 0 };
+  const state = { calls: [] as TestMcpServer["calls"], listCount: 0, inits: 0 };
   const headers: IncomingMessage["headers"][] = [];
   const sse = new Map<string, SSEServerTransport>();
   const http: Server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
@@ -111,7 +114,7 @@ export async function startMcpServer(opts: { transport?: "streamable" | "sse"; n
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+  await new Promise<void>((r) => http.listen(opts.port ?? 0, "127.0.0.1", r));
   const port = (http.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}${transport === "sse" ? "/sse" : "/mcp"}`,
@@ -120,6 +123,9 @@ export async function startMcpServer(opts: { transport?: "streamable" | "sse"; n
     headers,
     get listCount() {
       return state.listCount;
+    },
+    get inits() {
+      return state.inits;
     },
     close: () =>
       new Promise<void>((r) => {

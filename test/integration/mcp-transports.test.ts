@@ -217,6 +217,25 @@ describe("which backend runs what", () => {
     expect(JSON.stringify(r)).not.toContain("ops-token-secret-789");
   });
 
+  it("an operator server's session is shared across responses, and opened again after the server restarts", async () => {
+    const opsTool = [{ type: "mcp", server_label: "ops", require_approval: "never" }] as any;
+    await memory.client.responses.create({ model: "local", input: "x", tools: opsTool });
+    const inits = mcp.inits;
+    const r = await memory.client.responses.create({ model: "local", input: "x", tools: opsTool });
+    expect(r.output_text).toBe("Result: echo: via");
+    expect(mcp.inits).toBe(inits); // no new handshake: the shared session served it
+    // a client that adds headers of its own gets a session of its own
+    await memory.client.responses.create({ model: "local", input: "x", tools: [{ ...opsTool[0], headers: { "X-Mine": "1" } }] });
+    expect(mcp.inits).toBe(inits + 1);
+
+    const port = mcp.port;
+    await mcp.close();
+    mcp = await startMcpServer({ port });
+    const again = await memory.client.responses.create({ model: "local", input: "x", tools: opsTool });
+    expect(again.output_text).toBe("Result: echo: via");
+    expect(mcp.calls).toHaveLength(1);
+  });
+
   it("a client-named server on a kind: openai model passes through to the upstream", async () => {
     oai.setDefault("/responses", (rec) => ({ kind: "json", body: nativeResponse("passed", rec.body.model) }));
     try {

@@ -1,13 +1,15 @@
 /**
- * The MCP servers of one response: one session per server, opened on first use and closed
- * when the response ends; every listing and call bounded by `tools.mcp.call_timeout`,
- * counted (tool_calls_total, tool_call_duration_seconds) and traced (a span each).
+ * The MCP servers of one response: a client's server gets one session, opened on first use and
+ * closed when the response ends; an operator's server uses the runtime's shared session
+ * (tools/mcp/pool.ts). Every listing and call is bounded by `tools.mcp.call_timeout`, counted
+ * (tool_calls_total, tool_call_duration_seconds) and traced (a span each).
  */
 import { McpSession, type CallResult, type ListedTool, type McpServerSpec } from "../../tools/mcp/index.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { SpanKind, SpanStatusCode } from "../../tracing/index.js";
 
 export class McpRunner {
+  /** This response's own sessions; shared operator sessions come from the runtime's pool. */
   private readonly sessions = new Map<string, Promise<McpSession>>();
 
   constructor(
@@ -20,6 +22,7 @@ export class McpRunner {
   }
 
   private session(server: McpServerSpec): Promise<McpSession> {
+    if (server.shared) return this.rt.mcpSessions.get(server, this.limits.call_timeout);
     let s = this.sessions.get(server.label);
     if (!s) {
       s = McpSession.open(server, this.limits.call_timeout, this.signal);
@@ -33,7 +36,14 @@ export class McpRunner {
   async list(server: McpServerSpec): Promise<ListedTool[]> {
     return this.timed("mcp_list_tools", server.label, async () => {
       const session = await this.session(server);
-      return session.listTools(this.limits.call_timeout, this.signal);
+      try {
+        return await session.listTools(this.limits.call_timeout, this.signal);
+      } catch (err) {
+        if (!server.shared || this.signal.aborted) throw err;
+        // A shared session may have gone stale since its last use: once more on a new one.
+        this.rt.mcpSessions.drop(server, session);
+        return (await this.session(server)).listTools(this.limits.call_timeout, this.signal);
+      }
     }, (tools) => (tools ? "ok" : "error"));
   }
 
@@ -49,17 +59,24 @@ export class McpRunner {
         const message = "The tool call's arguments are not a JSON object.";
         return { ok: false, error: { type: "mcp_protocol_error", code: -32602, message }, message } satisfies CallResult;
       }
-      let session: McpSession;
-      try {
-        session = await this.session(server);
-      } catch (err) {
-        const message = `Could not connect to MCP server '${server.label}': ${(err as Error).message}`;
-        return { ok: false, error: { type: "mcp_protocol_error", code: -32000, message }, message } satisfies CallResult;
+      const limits = { timeoutMs: this.limits.call_timeout, maxResultBytes: this.limits.max_result_bytes, signal: this.signal };
+      for (let attempt = 0; ; attempt++) {
+        let session: McpSession;
+        try {
+          session = await this.session(server);
+        } catch (err) {
+          const message = `Could not connect to MCP server '${server.label}': ${(err as Error).message}`;
+          return { ok: false, error: { type: "mcp_protocol_error", code: -32000, message }, message } satisfies CallResult;
+        }
+        const result = await session.callTool(tool, parsed, limits);
+        // A shared session that went stale is opened again once; the call had not reached the server.
+        if (result.ok || !result.stale || !server.shared || attempt > 0) return result;
+        this.rt.mcpSessions.drop(server, session);
       }
-      return session.callTool(tool, parsed, { timeoutMs: this.limits.call_timeout, maxResultBytes: this.limits.max_result_bytes, signal: this.signal });
     }, (r) => (!r ? "error" : r.ok ? "ok" : r.error.type === "mcp_protocol_error" && r.error.code === -32001 ? "timeout" : "error"));
   }
 
+  /** Closes this response's own sessions (the shared ones stay open). */
   async close(): Promise<void> {
     const all = [...this.sessions.values()];
     this.sessions.clear();

@@ -16,6 +16,8 @@ export interface McpServerSpec extends McpTarget {
   description?: string;
   /** Defined in router.yaml (run on every kind), not named by URL by the client. */
   operator: boolean;
+  /** An operator server the client adds nothing to (no headers of its own): its session is shared across responses. */
+  shared: boolean;
 }
 
 /** An `mcp` tool naming an operator-defined server: a `server_label` the config knows, and no URL or connector of its own. */
@@ -37,15 +39,17 @@ export async function resolveServer(tool: JsonObject, at: string, cfg: McpConfig
   if (typeof label !== "string" || !label) throw invalidRequest("An mcp tool needs a 'server_label'.", `${at}.server_label`, "missing_required_parameter");
   const op = operatorServer(tool, cfg);
   if (op) {
+    const clientHeaders = stringRecord(tool.headers);
     return {
       label,
       url: new URL(op.url),
       // The client cannot replace the operator's credentials; it may add headers of its own.
-      headers: { ...stringRecord(tool.headers), ...op.headers },
+      headers: { ...clientHeaders, ...op.headers },
       allowed: [op.allowed_tools ?? null, clientFilter(tool)],
       approval: (tool.require_approval ?? op.require_approval) as RequireApproval,
       description: typeof tool.server_description === "string" ? tool.server_description : op.description,
       operator: true,
+      shared: Object.keys(clientHeaders).length === 0,
     };
   }
   if (typeof tool.server_url !== "string" || !tool.server_url) {
@@ -66,6 +70,7 @@ export async function resolveServer(tool: JsonObject, at: string, cfg: McpConfig
     approval: (tool.require_approval ?? null) as RequireApproval,
     description: typeof tool.server_description === "string" ? tool.server_description : undefined,
     operator: false,
+    shared: false,
   };
 }
 

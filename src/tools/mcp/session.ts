@@ -8,7 +8,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { McpToolCallError } from "openai/resources/responses/responses";
 
 export interface McpTarget {
@@ -27,7 +27,8 @@ export interface ListedTool {
   annotations?: unknown;
 }
 
-export type CallResult = { ok: true; output: string } | { ok: false; error: McpToolCallError; message: string };
+/** `stale`: the session itself failed (expired, connection gone) before the server could run the call; a new session may retry it. */
+export type CallResult = { ok: true; output: string } | { ok: false; error: McpToolCallError; message: string; stale?: boolean };
 
 export interface CallLimits {
   timeoutMs: number;
@@ -93,10 +94,11 @@ export class McpSession {
       result = await this.client.callTool({ name, arguments: args }, undefined, { timeout: limits.timeoutMs, signal: limits.signal });
     } catch (err) {
       const message = scrub(describe(err), this.secrets);
-      if (err instanceof McpError) return { ok: false, error: { type: "mcp_protocol_error", code: err.code, message }, message };
+      const stale = !limits.signal.aborted && isStale(err);
+      if (err instanceof McpError) return { ok: false, error: { type: "mcp_protocol_error", code: err.code, message }, message, stale };
       const code = (err as { code?: unknown }).code;
-      if (typeof code === "number" && code >= 400) return { ok: false, error: { type: "http_error", code, message }, message };
-      return { ok: false, error: { type: "mcp_protocol_error", code: -32603, message }, message };
+      if (typeof code === "number" && code >= 400) return { ok: false, error: { type: "http_error", code, message }, message, stale };
+      return { ok: false, error: { type: "mcp_protocol_error", code: -32603, message }, message, stale };
     }
     const content = (result.content ?? []) as { type: string; text?: string }[];
     const text = contentText(content, result.structuredContent);
@@ -111,6 +113,13 @@ export class McpSession {
   async close(): Promise<void> {
     await this.client.close().catch(() => {});
   }
+}
+
+/** A session the server no longer knows (HTTP 404), a closed connection, or a request that could not be sent. */
+export function isStale(err: unknown): boolean {
+  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
+  if (err instanceof TypeError) return true; // fetch failed: the connection could not be made or was gone
+  return (err as { code?: unknown }).code === 404;
 }
 
 /** The text the model and the `mcp_call.output` get: the text parts joined, other parts as JSON. */
