@@ -259,6 +259,27 @@ describe("failures", () => {
     expect(chatRequests()).toHaveLength(0);
   });
 
+  it("a server that never answers (neither transport) ends in 424 at tools.mcp.call_timeout, not a hang", async () => {
+    const { createServer } = await import("node:http");
+    const held: import("node:http").ServerResponse[] = [];
+    const silent = createServer((req, res) => {
+      req.resume();
+      if (req.method === "GET") res.writeHead(200, { "content-type": "text/event-stream" }); // SSE opened, no endpoint event ever
+      held.push(res);
+    });
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    const port = (silent.address() as import("node:net").AddressInfo).port;
+    try {
+      const err = await router.client.responses.create({ model: "local", input: "x", tools: [{ type: "mcp", server_label: "mute", server_url: `http://127.0.0.1:${port}/mcp`, require_approval: "never" }] }).catch((e) => e);
+      expect(err.status).toBe(424);
+      expect(err.message).toContain("'mute'");
+    } finally {
+      for (const r of held) r.destroy();
+      silent.closeAllConnections();
+      silent.close();
+    }
+  });
+
   it("a tool error, a timeout and an oversized result are mcp_call errors the model is told about", async () => {
     chat.setDefault("/chat/completions", toolScript([
       { name: "wiki__fail", args: "{}" },

@@ -54,7 +54,7 @@ export class McpSession {
     let first: unknown;
     const streamable = new Client(CLIENT_INFO);
     try {
-      await streamable.connect(new StreamableHTTPClientTransport(target.url, { requestInit }), options);
+      await bounded(streamable.connect(new StreamableHTTPClientTransport(target.url, { requestInit }), options), timeoutMs);
       return new McpSession(streamable, secrets);
     } catch (err) {
       await streamable.close().catch(() => {});
@@ -63,7 +63,8 @@ export class McpSession {
     }
     const sse = new Client(CLIENT_INFO);
     try {
-      await sse.connect(new SSEClientTransport(target.url, { requestInit }), options);
+      // The SSE transport's start (waiting for the server's `endpoint` event) is no request: only this bounds it.
+      await bounded(sse.connect(new SSEClientTransport(target.url, { requestInit }), options), timeoutMs);
       return new McpSession(sse, secrets);
     } catch (err) {
       await sse.close().catch(() => {});
@@ -113,6 +114,14 @@ export class McpSession {
   async close(): Promise<void> {
     await this.client.close().catch(() => {});
   }
+}
+
+function bounded<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 /** A session the server no longer knows (HTTP 404), a closed connection, or a request that could not be sent. */
