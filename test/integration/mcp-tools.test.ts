@@ -338,6 +338,23 @@ describe("streams across rounds", () => {
     expect(second.map((e) => e.type)).toContain("response.mcp_call_arguments.done");
   });
 
+  it("parallel calls in one streamed round: both run, each item closes with its outcome, the grammar holds", async () => {
+    chat.setDefault("/chat/completions", toolScript([
+      { name: "wiki__echo", args: '{"text":"p1"}' },
+      { name: "wiki__add", args: '{"a":1,"b":1}' },
+    ]));
+    const events = parseSse(await (await post({ model: "local", input: "x", tools: [mcpTool()] })).text()).map((f) => f.data);
+    const s = assertResponsesGrammar(events);
+    expect(s.items.map((i) => [i.type, (i as any).status ?? null])).toEqual([
+      ["mcp_list_tools", null],
+      ["mcp_call", "completed"],
+      ["mcp_call", "completed"],
+      ["message", "completed"],
+    ]);
+    expect((s.items[3] as any).content[0].text).toBe("Tools said: echo: p1 | 2");
+    expect(events.filter((e) => e.type === "response.mcp_call.completed")).toHaveLength(2);
+  });
+
   it("a model that fails in a later round ends the one response failed, keeping the tool items", async () => {
     let n = 0;
     chat.setDefault("/chat/completions", (rec) => (++n === 1 ? toolScript([{ name: "wiki__echo", args: '{"text":"f"}' }])(rec) : { kind: "json", status: 400, body: { error: { message: "context too long", type: "invalid_request_error", param: null, code: null } } }));
