@@ -204,6 +204,32 @@ describe("transports and clients", () => {
   });
 });
 
+describe("the Agents SDK's approval flow", () => {
+  it("a hostedMcpTool that needs approval: onApproval approves, the SDK answers the request, the router runs the call", async () => {
+    const asked: string[] = [];
+    const agent = new Agent({
+      name: "Wiki",
+      instructions: "Use the wiki.",
+      model: new OpenAIResponsesModel(memory.client, "local"),
+      tools: [
+        hostedMcpTool({
+          serverLabel: "wiki",
+          serverUrl: mcp.url,
+          requireApproval: "always",
+          onApproval: async (_ctx, item) => {
+            asked.push((item.rawItem as { name?: string }).name ?? "?");
+            return { approve: true };
+          },
+        }),
+      ],
+    });
+    const result = await run(agent, "Echo via the wiki");
+    expect(asked).toEqual(["echo"]);
+    expect(mcp.calls).toEqual([{ name: "echo", args: { text: "via" } }]);
+    expect(result.finalOutput).toBe("Result: echo: via");
+  });
+});
+
 describe("which backend runs what", () => {
   it("an operator-defined server is run by the router on a kind: openai model too, with its headers", async () => {
     const r = await memory.client.responses.create({ model: "gpt-4.1", input: "x", tools: [{ type: "mcp", server_label: "ops", require_approval: "never" }] as any });
