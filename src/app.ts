@@ -11,6 +11,7 @@ import { usageRoutes } from "./http/routes/admin.js";
 import { compactRoutes } from "./http/routes/compact.js";
 import { inputTokensRoutes } from "./http/routes/input-tokens.js";
 import { opsRoutes } from "./http/routes/ops.js";
+import { modelsRoutes } from "./http/routes/models.js";
 import { responsesRoutes } from "./http/routes/responses.js";
 import { CompactService } from "./responses/compaction/compact-service.js";
 import { ConversationsService } from "./responses/conversations/conversations.js";
@@ -113,6 +114,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   conversationsRoutes(app, new ConversationsService(rt));
   chatRoutes(app, rt);
   opsRoutes(app, rt);
+  modelsRoutes(app, rt);
   usageRoutes(app, rt);
 
   app.notFound((c) => sendError(c, notFound(`Invalid URL (${c.req.method} ${c.req.path})`, null, "unknown_url")));

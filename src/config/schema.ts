@@ -110,8 +110,18 @@ const modelSchema = z
      * request sets `reasoning` or the model name looks like a reasoning model.
      */
     encrypted_reasoning: z.boolean().optional(),
+    /** The model's context window in tokens: `truncation: "auto"` drops the oldest turns to fit it, `disabled` answers 400 `context_length_exceeded` past it. */
+    context_window: z.number().int().positive().optional(),
+    /** On chat backends without file support: send text files (`input_file`) as text parts instead of chat `file` parts. */
+    inline_text_files: z.boolean().default(false),
     /** Models that serve the request, in order, when every endpoint of this model's pool failed before the first byte. */
     fallbacks: z.array(z.string().min(1)).default([]),
+    /** The most tokens the model writes in one answer (told to clients in /v1/models). */
+    max_output_tokens: z.number().int().positive().optional(),
+    /** What the model reads besides text (told to clients in /v1/models and Codex's catalog). */
+    input_modalities: z.array(z.enum(["text", "image", "audio", "file"])).min(1).optional(),
+    /** The model reasons (told to clients in /v1/models; Codex offers reasoning efforts and summaries). */
+    reasoning: z.boolean().optional(),
   })
   .strict();
 
@@ -222,6 +232,24 @@ export const routerConfigSchema = z
       .prefault({}),
     endpoints: z.array(endpointSchema).min(1),
     models: z.record(z.string().min(1), modelSchema),
+    /** `input_file` parts given by `file_url`, for chat backends (they take file contents only). */
+    files: z
+      .object({
+        fetch: z
+          .object({
+            /**
+             * URL patterns the router may fetch (`*` matches any run of characters): none by default.
+             * Loopback, private and link-local addresses are refused unless a pattern names that host literally.
+             */
+            allow: z.array(z.string().min(1)).default([]),
+            max_bytes: z.number().int().positive().default(20 * 1024 * 1024),
+            timeout: duration.default(10_000),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
     routing: z
       .object({
         /** How long a request may wait for a free slot before 429. */

@@ -147,3 +147,8 @@ export function markServedModel(c: Context<AppEnv>, model: string | undefined): 
   if (outgoing) outgoing.setHeader(SERVED_MODEL_HEADER, model);
   else c.header(SERVED_MODEL_HEADER, model);
 }
+
+/** `include[]=a&include[]=b` (what the openai SDK sends) or `include=a&include=b` (the Python SDK's way). */
+export function includeQuery(c: Context): string[] {
+  return [...(c.req.queries("include[]") ?? []), ...(c.req.queries("include") ?? [])];
+}

@@ -63,7 +63,9 @@ export const notFound = (message: string, param: string | null = null, code: str
   new ApiError(404, message, { type: "invalid_request_error", param, code });
 
 export const responseNotFound = (id: string, param: string | null = null) =>
-  notFound(`Response with id '${id}' not found.`, param, param === "previous_response_id" ? "previous_response_not_found" : null);
+  param === "previous_response_id"
+    ? notFound(`Previous response with id '${id}' not found.`, param, "previous_response_not_found")
+    : notFound(`Response with id '${id}' not found.`, param, null);
 
 export const modelNotFound = (model: string) =>
   notFound(`The model \`${model}\` does not exist or you do not have access to it.`, "model", "model_not_found");

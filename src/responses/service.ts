@@ -8,9 +8,9 @@ import { sseBody, type EventSink, type StreamBody } from "../wire/sse-writer.js"
 import type { StoredResponse } from "../store/types.js";
 import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import { emitted } from "../wire/emitted.js";
-import type { EmittedResponse, Item, JsonObject, ResponseObject } from "../wire/types.js";
+import type { CreateResponseRequest, EmittedResponse, Item, JsonObject, ResponseObject } from "../wire/types.js";
 import { clientJson, omitEncryptedContent } from "../translate/openai/rewrite.js";
-import { AutoCompactor } from "./compaction/auto-compact.js";
+import { AutoCompactor, servedByChat } from "./compaction/auto-compact.js";
 import { BackgroundJobs } from "./background/jobs.js";
 import { cacheKey } from "./create/cache-key.js";
 import { appendTurn } from "./conversations/turn.js";
@@ -18,10 +18,12 @@ import { recordTokenUsage, type RunOutcome } from "./create/execute.js";
 import { checkKeyTools, openRun, toolsToRun } from "./tool-loop/index.js";
 import { buildPlan, loadOwned, type HistorySource, type Plan } from "./create/plan.js";
 import { listPage } from "./items/input-items.js";
+import { checkInclude, includedResponse, includedView } from "./items/include.js";
 import { callStore, requireConnected } from "./create/store-access.js";
 import { StreamShutdown } from "./create/stream-shutdown.js";
 import { tracePlan } from "./create/trace.js";
 import { validateCreateRequest } from "./create/validate.js";
+import { fetchFileUrls } from "./files/fetch-files.js";
 
 export interface RequestContext {
   owner: string | null;
@@ -34,6 +36,8 @@ export interface RequestContext {
   stats?: { upstreamMs?: number; tokens?: TokenCount };
   /** Responses to chain from before the store (a WebSocket connection's recent turns). */
   history?: HistorySource;
+  /** Client headers a `kind: openai` upstream receives (allow-listed by the transport, e.g. OpenAI-Beta). */
+  upstreamHeaders?: Readonly<Record<string, string>>;
   /** Told of every finished response with its full input (stored or not), before its terminal event. */
   remember?(record: StoredResponse): void;
 }
@@ -90,14 +94,24 @@ export class ResponsesService {
   async prepare(body: Record<string, unknown>, ctx: RequestContext): Promise<CreateEvents> {
     const plan = await this.plan({ ...body, stream: true, background: false }, ctx);
     if (plan.store) await requireConnected(this.rt.stores.status);
+    return this.withoutOutputEvents(plan, await this.keepWithoutOutput(plan, ctx));
+  }
+
+  /** A completed response without output, kept like any other (stored, appended, remembered) so a later turn chains from it. No backend is called. */
+  private async keepWithoutOutput(plan: Plan, ctx: RequestContext): Promise<ResponseObject> {
     if (ctx.stats) ctx.stats.tokens = NO_TOKENS;
     const response = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "completed", previousResponseId: plan.previousResponseId });
     const endpoint = plan.preferEndpoint ?? undefined;
     await appendTurn(this.rt, plan, response, endpoint);
     if (plan.store) await this.save(plan, response, endpoint);
     ctx.remember?.({ response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint });
+    return response;
+  }
+
+  private withoutOutputEvents(plan: Plan, response: ResponseObject): CreateEvents & { kind: "events" } {
     const events = responseToEvents(response);
     return {
+      kind: "events",
       run: async (sink) => {
         for (const ev of events) sink.send(ev.type, JSON.stringify(ev));
       },
@@ -108,7 +122,7 @@ export class ResponsesService {
 
   private async plan(body: unknown, ctx: RequestContext): Promise<Plan> {
     const req = validateCreateRequest(body);
-    const deps = { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now, local: ctx.history, tracing: this.rt.tracing };
+    const deps = { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now, local: ctx.history, tracing: this.rt.tracing, upstreamHeaders: ctx.upstreamHeaders };
     const plan = await buildPlan(req, deps, ctx.owner, ctx.key ?? null);
     checkKeyTools(ctx.key, plan.req.tools);
     const span = this.rt.tracing.current();
@@ -125,6 +139,12 @@ export class ResponsesService {
     if ((await toolsToRun(this.rt, plan)) !== null) plan = { ...plan, useCache: false };
     // No upstream tokens for this request itself: a background job counts its own, a cache hit costs none.
     if (plan.background) return this.createBackground(plan, ctx);
+    // A prompt-cache warm-up generates nothing (OpenAI's prewarm); a chat backend has no cache to warm from here.
+    if (prewarms(plan.req) && servedByChat(plan)) {
+      const response = await this.keepWithoutOutput(plan, ctx);
+      return plan.stream ? this.withoutOutputEvents(plan, response) : { kind: "json", text: JSON.stringify(response), endpoint: "none", model: plan.model };
+    }
+    plan = await fetchFileUrls(plan, ctx.signal); // file_url contents for a chat backend (the compactor may read them too)
     plan = await this.compactor.apply(plan, ctx.signal, ctx.stats); // context_management over its threshold
 
     const key = plan.useCache ? cacheKey(plan.req, plan.model, [...plan.history, ...plan.input]) : null;
@@ -158,8 +178,10 @@ export class ResponsesService {
     return { kind: "events", run, endpoint, model: conn.model };
   }
 
-  async retrieve(id: string, owner: string | null): Promise<ResponseObject> {
-    return (await loadOwned(this.rt.stores.responses, id, owner)).response;
+  /** GET /v1/responses/{id}: the parts OpenAI returns only on request only when `include` names them. */
+  async retrieve(id: string, owner: string | null, include: readonly string[] = []): Promise<ResponseObject> {
+    checkInclude(include);
+    return includedResponse((await loadOwned(this.rt.stores.responses, id, owner)).response, include);
   }
 
   async remove(id: string, owner: string | null): Promise<JsonObject> {
@@ -188,9 +210,12 @@ export class ResponsesService {
     return { kind: "stream", body: this.background.follow(plan.id, -1, false), endpoint: "background" };
   }
 
-  async inputItems(id: string, owner: string | null, query: { after?: string; limit?: string; order?: string }): Promise<ResponseItemList> {
+  async inputItems(id: string, owner: string | null, query: { after?: string; limit?: string; order?: string; include?: readonly string[] }): Promise<ResponseItemList> {
+    const include = query.include ?? [];
+    checkInclude(include);
     const rec = await loadOwned(this.rt.stores.responses, id, owner);
-    return listPage(rec.input, query);
+    const page = listPage(rec.input, query);
+    return { ...page, data: (page.data as unknown as Item[]).map((i) => includedView(i, include)) as unknown as ResponseItemList["data"] };
   }
 
   /** Stores (when asked) and accounts for a finished response. Store failures surface as 503. */
@@ -287,4 +312,10 @@ export class ResponsesService {
 
 function idPrefix(item: Item): "msg" | "fc" | "rs" | "item" {
   return item.type === "message" ? "msg" : item.type === "function_call" ? "fc" : item.type === "reasoning" ? "rs" : "item";
+}
+
+/** `prompt_cache_options.prewarm: true`: prepare the prompt cache without generating output (it overrides `generate` to false). */
+function prewarms(req: CreateResponseRequest): boolean {
+  const options = (req as { prompt_cache_options?: unknown }).prompt_cache_options as { prewarm?: unknown } | null | undefined;
+  return typeof options === "object" && options !== null && options.prewarm === true;
 }

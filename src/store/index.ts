@@ -5,7 +5,8 @@ import { MemoryConversationStore } from "./memory/conversations.js";
 import { MemoryRateLimiter } from "./memory/limiter.js";
 import { MemoryUsageStore } from "./memory/usage.js";
 import { MemoryResponseCache, MemoryResponseStore } from "./memory/responses.js";
-import { closeClient, createRedisClient, replicaConfirm, type RedisTarget } from "./redis/client.js";
+import { closeClient, createRedisClient, type RedisTarget } from "./redis/client.js";
+import { DurableWriter } from "./redis/durable.js";
 import { RedisConversationStore } from "./redis/conversations.js";
 import { RedisEventLog } from "./redis/events.js";
 import { RedisJobQueue } from "./redis/jobs.js";
@@ -85,13 +86,12 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
     };
   }
 
-  const durableMs = cfg.durability === "replica" ? (cfg.durability_timeout ?? 1_000) : 0;
-  // WAIT holds its reply up to durableMs: the command timeout must not cut it short.
-  const client = createRedisClient(target, { connectionName: "rr-store", commandTimeoutMs: Math.max(1_000, durableMs + 1_000) });
-  const confirm = durableMs > 0 ? replicaConfirm(client, durableMs) : undefined;
+  const client = createRedisClient(target, { connectionName: "rr-store" });
+  // Writes that wait for a replica run on connections of their own: a WAIT never holds the shared one.
+  const durable = cfg.durability === "replica" ? new DurableWriter(target, { timeoutMs: cfg.durability_timeout ?? 1_000, readyTimeoutMs: opts.readyTimeoutMs }) : undefined;
   const common = { prefix: cfg.prefix, readyTimeoutMs: opts.readyTimeoutMs };
-  const responses = new RedisResponseStore(client, { ...common, ttlMs: cfg.ttl, confirm });
-  const conversations = new RedisConversationStore(client, { ...common, ttlMs: cfg.ttl, confirm });
+  const responses = new RedisResponseStore(client, { ...common, ttlMs: cfg.ttl, durable });
+  const conversations = new RedisConversationStore(client, { ...common, ttlMs: cfg.ttl, durable });
   const cache = new RedisResponseCache(client, { prefix: cfg.prefix, onError: opts.onCacheError });
   const events = new RedisEventLog(client, { ...common, ttlMs: eventsTtl(cfg) });
   const jobs = new RedisJobQueue({
@@ -103,7 +103,7 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
     stalledIntervalMs: cfg.jobs?.stalled_interval,
     maxStalledCount: cfg.jobs?.max_stalled_count,
     readyTimeoutMs: opts.readyTimeoutMs,
-    confirm,
+    durable,
     logger,
   });
   return {
@@ -118,7 +118,7 @@ export function createStores(cfg: StorageConfig, logger?: Logger, opts: StoreOpt
     status: responses,
     async close() {
       await jobs.close();
-      await closeClient(client);
+      await Promise.all([closeClient(client), durable?.close()]);
     },
   };
 }

@@ -32,11 +32,38 @@ export interface ResponseStore {
    */
   saveIfExists(record: StoredResponse): Promise<boolean>;
   get(id: string): Promise<StoredResponse | null>;
+  /**
+   * An item of a stored response (its input or output) by the item's id, with the response's
+   * owner (the caller decides who may read it); null when no live response holds it. Saves
+   * index their items by id (the latest save naming an id wins); a deleted or expired
+   * response's items are gone with it.
+   */
+  findItem(itemId: string): Promise<FoundItem | null>;
   /** True when something was deleted. */
   delete(id: string): Promise<boolean>;
   /** Cheap reachability check for /readyz. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** An item found by its id alone (`item_reference`), with the owner of the record holding it. */
+export interface FoundItem {
+  item: Item;
+  owner: string | null;
+}
+
+/** The ids of a stored response's items (input, then output), as the item index keeps them. */
+export function recordItemIds(record: StoredResponse): string[] {
+  const ids: string[] = [];
+  for (const item of record.input) if (typeof item.id === "string" && item.id) ids.push(item.id);
+  for (const item of record.response.output as { id?: unknown }[]) if (typeof item.id === "string" && item.id) ids.push(item.id);
+  return ids;
+}
+
+/** The item with that id in a stored response (its output first: the newest copy), with the record's owner. */
+export function itemOfRecord(record: StoredResponse, itemId: string): FoundItem | null {
+  const item = (record.response.output as StoredResponse["input"]).find((i) => i.id === itemId) ?? record.input.find((i) => i.id === itemId);
+  return item ? { item, owner: record.owner } : null;
 }
 
 /** A conversation's own fields, as GET /v1/conversations/{id} returns them. */
@@ -74,6 +101,8 @@ export interface ConversationStore {
   items(id: string): Promise<Item[] | null>;
   /** True when the item was there and is gone. */
   deleteItem(id: string, itemId: string): Promise<boolean>;
+  /** An item of any live conversation by its id, with the conversation's owner; null when none holds it (see ResponseStore.findItem). */
+  findItem(itemId: string): Promise<FoundItem | null>;
 }
 
 /** Response cache: canonical-request hash -> a completed response. Errors are misses. */

@@ -10,6 +10,7 @@
  * `response.cancelled`); `queued`/`in_progress` snapshots also end without one.
  */
 import type {
+  ResponseCustomToolCallItem,
   ResponseFunctionToolCall,
   ResponseOutputItem,
   ResponseOutputMessage,
@@ -40,6 +41,8 @@ export function responseToEvents(response: ResponseObject, startSequence = 0): S
         return replayFunctionCall(item as unknown as ResponseFunctionToolCall, index, emit);
       case "reasoning":
         return replayReasoning(item as unknown as ResponseReasoningItem, index, emit);
+      case "custom_tool_call":
+        return replayCustomCall(item as unknown as ResponseCustomToolCallItem, index, emit);
       default:
         emit({ type: "response.output_item.added", output_index: index, item: asOutput(inProgress(item)) });
         emit({ type: "response.output_item.done", output_index: index, item: asOutput(item) });
@@ -88,6 +91,16 @@ function replayFunctionCall(item: ResponseFunctionToolCall, index: number, emit:
   emit({ type: "response.output_item.added", output_index: index, item: { ...item, status: "in_progress", arguments: "" } });
   if (args) emit({ type: "response.function_call_arguments.delta", item_id: at.item_id, output_index: index, delta: args });
   emit({ type: "response.function_call_arguments.done", ...at, arguments: args });
+  emit({ type: "response.output_item.done", output_index: index, item });
+}
+
+function replayCustomCall(item: ResponseCustomToolCallItem, index: number, emit: Emit): void {
+  const input = typeof item.input === "string" ? item.input : "";
+  const at = { item_id: item.id ?? "", output_index: index };
+  const added: ResponseCustomToolCallItem = { ...item, status: "in_progress", input: "" };
+  emit({ type: "response.output_item.added", output_index: index, item: added });
+  if (input) emit({ type: "response.custom_tool_call_input.delta", ...at, delta: input });
+  emit({ type: "response.custom_tool_call_input.done", ...at, input });
   emit({ type: "response.output_item.done", output_index: index, item });
 }
 

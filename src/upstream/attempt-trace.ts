@@ -24,10 +24,18 @@ export interface AttemptTraceInfo {
  * failover and fallbacks show as sibling attempts; a 2xx leaves it open for the attempt to
  * end when the body is done. Only called when tracing is on.
  */
-export async function tracedPost(tracing: Tracing, info: AttemptTraceInfo, client: UpstreamClient, lease: Lease, path: string, body: string, signal: AbortSignal): Promise<{ reply: UpstreamReply; span: Span | undefined }> {
+export async function tracedPost(
+  tracing: Tracing,
+  info: AttemptTraceInfo,
+  client: UpstreamClient,
+  lease: Lease,
+  request: { path: string; body: string; headers?: Readonly<Record<string, string>> },
+  signal: AbortSignal,
+): Promise<{ reply: UpstreamReply; span: Span | undefined }> {
+  const { path, body, headers } = request;
   const operation = info.path === "/embeddings" ? "embeddings" : "chat";
   const span = tracing.startChild(`${operation} ${lease.target.upstreamModel}`, SpanKind.CLIENT);
-  if (!span) return { reply: await client.post(path, body, signal), span };
+  if (!span) return { reply: await client.post(path, body, signal, headers), span };
   if (span.isRecording()) {
     const cfg = lease.endpoint.config;
     const server = serverOf(cfg.url);
@@ -48,7 +56,7 @@ export async function tracedPost(tracing: Tracing, info: AttemptTraceInfo, clien
     });
   }
   try {
-    const reply = await client.post(path, body, signal, tracing.headers(span));
+    const reply = await client.post(path, body, signal, headers ? { ...headers, ...tracing.headers(span) } : tracing.headers(span));
     span.setAttribute("http.response.status_code", reply.status);
     return { reply, span };
   } catch (err) {

@@ -27,6 +27,8 @@ export interface AttemptStep {
 export interface PreparedRequest {
   path: string;
   body: string;
+  /** Headers sent besides the endpoint's own (client headers a native upstream receives). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export interface AttemptSpec<S extends AttemptStep, R extends PreparedRequest> {
@@ -92,9 +94,9 @@ export class UpstreamAttempt<S extends AttemptStep = AttemptStep, R extends Prep
       (s) =>
         callWithFailover(host.failover(s.model, s.targets, spec.routing, spec.signal, spec.path, s === first ? spec.prefer : undefined), (client, lease) => {
           request = spec.prepare(lease, s);
-          if (!host.tracing.on) return client.post(request.path, request.body, spec.signal);
+          if (!host.tracing.on) return client.post(request.path, request.body, spec.signal, request.headers);
           const info = { path: spec.path, requested: spec.model, model: s.model, prefer: s === first ? spec.prefer : undefined, index: tried++ };
-          return tracedPost(host.tracing, info, client, lease, request.path, request.body, spec.signal).then((r) => {
+          return tracedPost(host.tracing, info, client, lease, request, spec.signal).then((r) => {
             span = r.span;
             return r.reply;
           });

@@ -52,7 +52,7 @@ export class UpstreamClient {
     );
   }
 
-  async post(path: string, body: string, signal?: AbortSignal, extraHeaders?: Record<string, string>): Promise<UpstreamReply> {
+  async post(path: string, body: string, signal?: AbortSignal, extraHeaders?: Readonly<Record<string, string>>): Promise<UpstreamReply> {
     return this.send("POST", path, body, signal, extraHeaders);
   }
 
@@ -70,7 +70,7 @@ export class UpstreamClient {
     path: string,
     body: string | undefined,
     signal?: AbortSignal,
-    extraHeaders?: Record<string, string>,
+    extraHeaders?: Readonly<Record<string, string>>,
     atRoot = false,
   ): Promise<UpstreamReply> {
     return new Promise((resolve, reject) => {

@@ -112,6 +112,8 @@ export class UpstreamFailure extends Error {
         headers,
       });
     }
+    // A backend that already says context_length_exceeded keeps its own words (OpenAI's are OpenAI's).
+    if (status === 400 && this.body?.code !== "context_length_exceeded" && isContextOverflow(this.body)) return contextLengthExceeded();
     return new ApiError(status, this.body?.message ?? `The upstream answered HTTP ${status}.`, {
       type: this.body?.type ?? (status === 429 ? "rate_limit_error" : "invalid_request_error"),
       param: this.body?.param ?? null,
@@ -120,6 +122,21 @@ export class UpstreamFailure extends Error {
     });
   }
 }
+
+/**
+ * A backend's own words for an input over its context window: vLLM ("This model's maximum
+ * context length is ..."), llama.cpp (`exceed_context_size_error`, "the request exceeds the
+ * available context size") and servers that say "context length exceeded" without OpenAI's code.
+ */
+const CONTEXT_OVERFLOW = /maximum context length|context[ _]length[ _]exceeded|exceeds? the (available )?context (size|window|length)|exceed_context_size/i;
+
+function isContextOverflow(body: OpenAIErrorBody["error"] | undefined): boolean {
+  return !!body && CONTEXT_OVERFLOW.test(`${body.code ?? ""} ${body.type ?? ""} ${body.message}`);
+}
+
+/** OpenAI's own 400 for an input over the context window, whatever words the backend used. */
+export const contextLengthExceeded = () =>
+  new ApiError(400, "Your input exceeds the context window of this model. Please adjust your input and try again.", { type: "invalid_request_error", param: "input", code: "context_length_exceeded" });
 
 /** True when an error body is a JSON object: the server answered (not a proxy's page or a bare status). */
 export function isJsonErrorBody(text: string): boolean {

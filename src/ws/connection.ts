@@ -23,6 +23,7 @@ import { logIds, type Span } from "../tracing/index.js";
 const GOING_AWAY = 1001;
 const UNSUPPORTED_DATA = 1003;
 const POLICY_VIOLATION = 1008;
+const MESSAGE_TOO_BIG = 1009;
 const SERVICE_RESTART = 1012;
 
 /** Responses a connection keeps for `previous_response_id` (the newest; OpenAI keeps the last one per socket). */
@@ -69,11 +70,14 @@ export class ResponsesSocket {
     private readonly onClosed: (conn: ResponsesSocket, reason: WebSocketCloseReason) => void,
     /** The upgrade request's `traceparent`/`tracestate`: each response.create's span continues that trace. */
     private readonly traceHeaders: Readonly<Record<string, string | undefined>> = {},
+    /** The upgrade request's allow-listed headers (OpenAI-Beta): each response.create's native upstream call carries them. */
+    private readonly upstreamHeaders?: Readonly<Record<string, string>>,
   ) {
     const limitMs = rt.config.server.websocket.max_connection_duration;
     this.limitTimer = setTimeout(() => this.reachLimit(limitMs), limitMs);
     this.limitTimer.unref();
     ws.on("message", (data, isBinary) => this.onMessage(data as Buffer, isBinary));
+    withCloseReasons(ws, rt);
     ws.on("pong", () => (this.alive = true));
     ws.on("error", (err: Error & { code?: string }) => {
       // ws closes the socket itself after a protocol error (1009 for a message over maxPayload).
@@ -128,6 +132,8 @@ export class ResponsesSocket {
     try {
       const event = parseEvent(data);
       if (event.type === "response.steer") return this.send(steerFailed(event));
+      // Codex tells the server it has handled a response; nothing to answer.
+      if (event.type === "response.processed") return;
       msg = parseCreate(event, data.length);
     } catch (err) {
       this.send(errorEvent(toApiError(err), streamIdOf(err)));
@@ -182,6 +188,7 @@ export class ResponsesSocket {
         stats,
         history: this.recent,
         remember: (record) => this.recent.add(record),
+        upstreamHeaders: this.upstreamHeaders,
       };
       const events = msg.generate ? await this.rt.beforeDeadline(ctx.abort, () => this.service.createEvents(msg.body, ctx)) : await this.service.prepare(msg.body, ctx);
       const sink = this.sink(msg.streamId);
@@ -328,4 +335,16 @@ function streamIdOf(err: unknown): string | undefined {
 /** Only configured model names become metric labels. */
 function configuredModel(rt: Runtime, model: unknown): string {
   return typeof model === "string" && Object.hasOwn(rt.config.models, model) ? model : "";
+}
+
+/**
+ * The `ws` library closes a socket itself on a protocol error (1009 for a message over
+ * maxPayload) with no reason; the close frame then says why, as every other close here does.
+ */
+function withCloseReasons(ws: WebSocket, rt: Runtime): void {
+  const close = ws.close.bind(ws);
+  ws.close = (code?: number, reason?: string | Buffer) => {
+    if (code === MESSAGE_TOO_BIG && !reason) reason = `message too big: the limit is ${rt.config.server.websocket.max_message_bytes} bytes`;
+    close(code, reason);
+  };
 }

@@ -7,7 +7,7 @@ import { ApiError, invalidRequest } from "../ops/errors.js";
  * `ResponsesServerEvent.ResponseWsError`, and the lane tag on every event.
  */
 export function errorEvent(err: ApiError, streamId: string | undefined): string {
-  const event: ResponsesServerEvent.ResponseWsError = { type: "error", status: err.status === 499 ? 400 : err.status, error: { type: err.type, code: err.code, message: err.message, param: err.param } };
+  const event: ResponsesServerEvent.ResponseWsError = { type: "error", status: wsStatus(err), error: { type: err.type, code: err.code, message: err.message, param: err.param } };
   // What HTTP sends as headers (retry-after, x-ratelimit-*) rides in the event, as OpenAI's does.
   for (const _ in err.headers) {
     event.error.headers = err.headers;
@@ -15,6 +15,16 @@ export function errorEvent(err: ApiError, streamId: string | undefined): string 
   }
   if (streamId !== undefined) event.stream_id = streamId;
   return JSON.stringify(event);
+}
+
+/**
+ * The `status` of an error frame: the HTTP status, except where OpenAI's socket says otherwise:
+ * an unknown `previous_response_id` is 400 on the socket (Codex then resends the full history),
+ * and an aborted request is the client's 400.
+ */
+function wsStatus(err: ApiError): number {
+  if (err.status === 499 || err.code === "previous_response_not_found") return 400;
+  return err.status;
 }
 
 /** Adds `"stream_id"` to a serialized event object without parsing it again. */

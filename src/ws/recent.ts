@@ -1,5 +1,6 @@
 import type { HistorySource } from "../responses/create/plan.js";
 import type { StoredResponse } from "../store/types.js";
+import type { Item } from "../wire/types.js";
 
 /**
  * A connection's most recent responses (`store: false` ones included), newest kept: what
@@ -13,6 +14,17 @@ export class RecentResponses implements HistorySource {
 
   get(id: string): StoredResponse | undefined {
     return this.byId.get(id);
+  }
+
+  /** An item of one of these responses (input or output) by id, the newest response first. */
+  findItem(id: string): Item | undefined {
+    const records = [...this.byId.values()];
+    for (let r = records.length - 1; r >= 0; r--) {
+      const rec = records[r]!;
+      const found = (rec.response.output as Item[]).find((i) => i.id === id) ?? rec.input.find((i) => i.id === id);
+      if (found) return found;
+    }
+    return undefined;
   }
 
   add(record: StoredResponse): void {

@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { ApiError, notFound, toApiError } from "../ops/errors.js";
 import { authenticate } from "../http/auth.js";
+import { forwardedHeaders } from "../http/forward-headers.js";
 import type { ApiKey } from "../keys/policy.js";
 import type { ResponsesService } from "../responses/service.js";
 import type { Runtime } from "../runtime/runtime.js";
@@ -70,7 +71,7 @@ export function serveResponsesSockets(server: Server, rt: Runtime, service: Resp
         rt.metrics.websocketConnections.set(open.size);
         rt.metrics.websocketCloses.inc({ reason });
         rt.log.info({ transport: "websocket", reason }, "websocket closed");
-      }, traceHeadersOf(req));
+      }, traceHeadersOf(req), forwardedHeaders((name) => req.headers[name]));
       open.add(conn);
       rt.metrics.websocketConnections.set(open.size);
       // The client's OpenAI-Beta (Codex sends responses_websockets=<date>): what a socket said it speaks.

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,7 +34,7 @@ apps = false
 in_app_updates = false
 browser_use = false
 computer_use = false
-
+${Object.entries(opts.features ?? {}).map(([k, v]) => `${k} = ${v}\n`).join("")}
 [model_providers.router]
 name = "${opts.providerName ?? "responses-router"}"
 base_url = "${routerUrl}/v1"
@@ -52,6 +52,10 @@ export interface CodexOptions {
   extra?: string;
   /** The provider's display name: Codex compacts remotely only for a provider named "OpenAI". */
   providerName?: string;
+  /** More `[features]` switches (e.g. `apply_patch_freeform`). */
+  features?: Record<string, boolean>;
+  /** Files of the work dir to read back after the run (relative paths). */
+  readFiles?: string[];
 }
 
 /** One JSONL event of `codex exec --json`. */
@@ -66,6 +70,8 @@ export interface CodexRun {
   code: number | null;
   events: CodexEvent[];
   stderr: string;
+  /** The work dir's files named in `opts.readFiles`, as they were when Codex exited (null: missing). */
+  files: Record<string, string | null>;
 }
 
 /** Runs `codex exec --json PROMPT` non-interactively in a fresh CODEX_HOME and work dir, then removes both. */
@@ -91,7 +97,9 @@ export async function codexExec(routerUrl: string, model: string, prompt: string
       .split("\n")
       .filter((l) => l.startsWith("{"))
       .map((l) => JSON.parse(l) as CodexEvent);
-    return { code, events, stderr };
+    const files: Record<string, string | null> = {};
+    for (const f of opts.readFiles ?? []) files[f] = existsSync(join(work, f)) ? readFileSync(join(work, f), "utf8") : null;
+    return { code, events, stderr, files };
   } finally {
     rmSync(home, { recursive: true, force: true });
     rmSync(work, { recursive: true, force: true });

@@ -27,6 +27,8 @@ const ITEM_EVENTS = new Set([
   "response.reasoning_summary_text.delta",
   "response.reasoning_summary_text.done",
   "response.compaction.compacting",
+  "response.custom_tool_call_input.delta",
+  "response.custom_tool_call_input.done",
   "response.mcp_list_tools.in_progress",
   "response.mcp_list_tools.completed",
   "response.mcp_list_tools.failed",
@@ -114,11 +116,12 @@ export function assertResponsesGrammar(events: StreamEvent[], opts: { startSeque
       if (typeof item?.id !== "string" || !item.id) fail(e, "item without id");
       if (ids.has(item.id)) fail(e, `duplicate item id ${item.id}`);
       ids.add(item.id);
-      if (item.type === "function_call") {
-        if (typeof item.call_id !== "string" || !item.call_id) fail(e, "function_call without call_id");
+      if (item.type === "function_call" || item.type === "custom_tool_call") {
+        if (typeof item.call_id !== "string" || !item.call_id) fail(e, `${item.type} without call_id`);
         if (callIds.has(item.call_id)) fail(e, `duplicate call_id ${item.call_id}`);
         callIds.add(item.call_id);
-        if (item.arguments !== "") fail(e, "function_call must be added with empty arguments");
+        if (item.type === "function_call" && item.arguments !== "") fail(e, "function_call must be added with empty arguments");
+        if (item.type === "custom_tool_call" && item.input !== "") fail(e, "custom_tool_call must be added with empty input");
       }
       if (item.type === "message" && (item.content as unknown[]).length !== 0) fail(e, "message must be added with empty content");
       if (item.type === "mcp_call" && item.arguments !== "") fail(e, "mcp_call must be added with empty arguments");
@@ -187,7 +190,11 @@ export function assertResponsesGrammar(events: StreamEvent[], opts: { startSeque
       case "response.reasoning_summary_text.done":
       case "response.reasoning_summary_part.done":
         if (!t.summary[e.summary_index as number]) fail(e, "missing summary part");
-        if (e.type.endsWith("part.done")) t.summary[e.summary_index as number]!.open = false;
+        if (e.type.endsWith("text.done") && e.text !== t.summary[e.summary_index as number]!.text) fail(e, "summary text.done differs from deltas");
+        if (e.type.endsWith("part.done")) {
+          if ((e.part as Item)?.text !== t.summary[e.summary_index as number]!.text) fail(e, "summary part.done differs from deltas");
+          t.summary[e.summary_index as number]!.open = false;
+        }
         return;
       case "response.compaction.compacting":
         if (t.item.type !== "compaction") fail(e, "compaction.compacting for a non-compaction item");
@@ -204,6 +211,14 @@ export function assertResponsesGrammar(events: StreamEvent[], opts: { startSeque
         if (t.item.type !== "function_call") fail(e, "arguments delta for a non-function_call item");
         t.args += e.delta as string;
         return;
+      case "response.custom_tool_call_input.delta":
+        if (t.item.type !== "custom_tool_call") fail(e, "custom input delta for a non-custom_tool_call item");
+        t.args += e.delta as string;
+        return;
+      case "response.custom_tool_call_input.done":
+        if (t.item.type !== "custom_tool_call") fail(e, "custom input done for a non-custom_tool_call item");
+        if (e.input !== t.args) fail(e, "custom_tool_call_input.done differs from deltas");
+        return;
       case "response.function_call_arguments.done":
         if (e.arguments !== t.args) fail(e, "arguments.done differs from deltas");
         if (e.name !== t.item.name) fail(e, "arguments.done name differs from the item");
@@ -212,6 +227,7 @@ export function assertResponsesGrammar(events: StreamEvent[], opts: { startSeque
         const item = e.item as Item;
         if (item.id !== t.item.id) fail(e, "output_item.done id differs");
         if (item.type === "function_call" && (item.call_id !== t.item.call_id || item.arguments !== t.args)) fail(e, "function_call done differs");
+        if (item.type === "custom_tool_call" && (item.call_id !== t.item.call_id || item.input !== t.args)) fail(e, "custom_tool_call done differs");
         if (item.type === "mcp_call" && item.arguments !== t.args) fail(e, "mcp_call done arguments differ from the deltas");
         if (item.type !== t.item.type) fail(e, "output_item.done type differs from the added item");
         if (item.type === "compaction" && (typeof item.encrypted_content !== "string" || !item.encrypted_content)) fail(e, "compaction item done without encrypted_content");
@@ -222,6 +238,10 @@ export function assertResponsesGrammar(events: StreamEvent[], opts: { startSeque
           content.forEach((p, j) => {
             if ((p.type === "refusal" ? p.refusal : p.text) !== t.parts[j]!.text) fail(e, `done item part ${j} differs`);
           });
+        }
+        if (item.type === "reasoning") {
+          const summary = (item.summary ?? []) as Item[];
+          if (summary.length !== t.summary.length || summary.some((p, j) => p.text !== t.summary[j]!.text)) fail(e, "done reasoning summary differs from its parts");
         }
         t.done = item;
         return;

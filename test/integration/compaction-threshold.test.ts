@@ -12,7 +12,7 @@ function longHistory(): ResponseInputItem[] {
   return [
     { role: "user", content: "find the bug in parse.ts" },
     { type: "function_call", call_id: "c1", name: "read_file", arguments: '{"path":"parse.ts"}' },
-    { type: "function_call_output", call_id: "c1", output: "x".repeat(4000) },
+    { type: "function_call_output", call_id: "c1", output: "x".repeat(8000) },
     { role: "assistant", content: "The lexer drops the last token." },
     { role: "user", content: "fix it" },
   ];
@@ -24,7 +24,7 @@ describe("context_management compaction on a chat backend", () => {
     const { router, chat } = env;
     chat.enqueue("/chat/completions", { kind: "json", body: chatCompletion("SUMMARY-T1", "m", { usage: { prompt_tokens: 1100, completion_tokens: 20, total_tokens: 1120 } }) });
     chat.enqueue("/chat/completions", { kind: "json", body: chatCompletion("fixed") });
-    const r = await router.client.responses.create({ model: "local", input: longHistory(), tools, context_management: [{ type: "compaction", compact_threshold: 500 }] });
+    const r = await router.client.responses.create({ model: "local", input: longHistory(), tools, context_management: [{ type: "compaction", compact_threshold: 1000 }] });
     expect(r.output.map((i) => i.type)).toEqual(["compaction", "message"]);
     expect((r.output[0] as any).encrypted_content).toMatch(/^rrc1\./);
     expect(r.output_text).toBe("fixed");
@@ -52,7 +52,7 @@ describe("context_management compaction on a chat backend", () => {
     const res = await router.fetch("/v1/responses", {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "local", stream: true, input: longHistory(), context_management: [{ type: "compaction", compact_threshold: 500 }] }),
+      body: JSON.stringify({ model: "local", stream: true, input: longHistory(), context_management: [{ type: "compaction", compact_threshold: 1000 }] }),
     });
     const events = parseSse(await res.text()).map((f) => f.data);
     const g = assertResponsesGrammar(events);
@@ -68,7 +68,7 @@ describe("context_management compaction on a chat backend", () => {
 
     chat.enqueue("/chat/completions", { kind: "json", body: chatCompletion("SUMMARY-T3") });
     chat.enqueue("/chat/completions", { kind: "sse", frames: chatTextChunks(["ok"]) });
-    const final = await router.client.responses.stream({ model: "local", input: longHistory(), context_management: [{ type: "compaction", compact_threshold: 500 }] }).finalResponse();
+    const final = await router.client.responses.stream({ model: "local", input: longHistory(), context_management: [{ type: "compaction", compact_threshold: 1000 }] }).finalResponse();
     expect(final.output.map((i) => i.type)).toEqual(["compaction", "message"]);
     expect(final.output_text).toBe("ok");
   });

@@ -57,6 +57,39 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
         expect(await responses.get(id)).toBeNull();
       });
 
+      it("finds a stored response's items by id (input and output) until the response is deleted", async () => {
+        const { responses } = await open();
+        const id = newId();
+        const rec = makeRecord(id, "question");
+        await responses.save(rec);
+        expect(await responses.findItem(`item_${id}`)).toEqual({ item: rec.input[0], owner: "team-a" });
+        expect(await responses.findItem(`msg_${id}`)).toEqual({ item: rec.response.output[0], owner: "team-a" });
+        expect(await responses.findItem("msg_never_saved")).toBeNull();
+
+        // A later response carrying the same item (chained history) is where it is found next.
+        const next = newId();
+        const chained = { ...makeRecord(next, "next"), owner: null, input: [...rec.input, ...rec.response.output, makeRecord(next).input[0]!] };
+        await responses.save(chained);
+        expect((await responses.findItem(`msg_${id}`))?.owner).toBeNull();
+        // saveIfExists indexes what it adds.
+        const final = { ...chained, response: { ...chained.response, output: [{ id: "rs_late", type: "reasoning", summary: [], encrypted_content: "enc" }] } };
+        expect(await responses.saveIfExists(final)).toBe(true);
+        expect((await responses.findItem("rs_late"))?.item).toEqual(final.response.output[0]);
+
+        await responses.delete(next);
+        expect(await responses.findItem("rs_late")).toBeNull();
+        expect(await responses.findItem(`item_${next}`)).toBeNull();
+      });
+
+      it("forgets indexed items with their response after the TTL", async () => {
+        const { responses } = await open({ ttlMs: 150 });
+        const id = newId();
+        await responses.save(makeRecord(id));
+        expect(await responses.findItem(`item_${id}`)).not.toBeNull();
+        await sleep(300);
+        expect(await responses.findItem(`item_${id}`)).toBeNull();
+      });
+
       it("answers null / false for ids it never saw", async () => {
         const { responses } = await open();
         expect(await responses.get("resp_missing")).toBeNull();
@@ -162,6 +195,22 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
           const turn = ids[i]!.slice(0, -2);
           expect(ids.slice(i, i + 3)).toEqual([`${turn}_a`, `${turn}_b`, `${turn}_c`]);
         }
+      });
+
+      it("finds items by id alone, with the conversation's owner, until they or the conversation are deleted", async () => {
+        const { conversations } = await open();
+        const id = `conv_${newId()}`;
+        const other = `conv_${newId()}`;
+        await conversations.create(conv(id), [msg("msg_c1")]);
+        await conversations.create(conv(other, null), []);
+        expect(await conversations.findItem("msg_c1")).toEqual({ item: msg("msg_c1"), owner: "team-a" });
+        expect(await conversations.findItem("msg_nowhere")).toBeNull();
+        await conversations.append(other, [msg("msg_c2"), { type: "message", role: "user", content: "no id" } as any], "ep");
+        expect(await conversations.findItem("msg_c2")).toEqual({ item: msg("msg_c2"), owner: null });
+        expect(await conversations.deleteItem(other, "msg_c2")).toBe(true);
+        expect(await conversations.findItem("msg_c2")).toBeNull();
+        await conversations.delete(id);
+        expect(await conversations.findItem("msg_c1")).toBeNull();
       });
 
       it("deletes one item by id", async () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStores, StoreUnavailableError, type StorageConfig, type Stores } from "../../src/store/index.js";
 import { startSentinelGroup, type SentinelGroup } from "../helpers/redis-sentinel.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
-import { describeStoreContract, makeRecord, newId } from "./contract.js";
+import { describeStoreContract, makeRecord, newId, waitFor } from "./contract.js";
 
 /**
  * storage.durability: replica over real servers: a primary with one replica (no sentinels),
@@ -66,6 +66,39 @@ describe("durability: replica", () => {
       // Reads do not wait for anything.
       expect(await stores.responses.get(newId())).toBeNull();
     } finally {
+      await stores.close();
+    }
+  });
+
+  it("a WAIT never holds the connection every other store call shares, and waiting writes fail within the bound", async () => {
+    // No replica: each WAIT holds its connection for the whole durability timeout.
+    const stores = createStores(config(lone.url, uniquePrefix(), 60_000, 1_500), undefined, { readyTimeoutMs: 300 });
+    const admin = new Redis(lone.port, "127.0.0.1");
+    try {
+      await stores.responses.save(makeRecord(newId())).catch(() => {}); // connections up
+      const errors: unknown[] = [];
+      const saves = Array.from({ length: 10 }, () => stores.responses.save(makeRecord(newId())).catch((e: unknown) => void errors.push(e)));
+      // Eight durable connections each sit in WAIT at once (not one after another on one connection).
+      for (let i = 0; i < 100; i++) {
+        const waiting = ((await admin.client("LIST")) as string).split("\n").filter((l) => / cmd=wait /.test(l)).length;
+        if (waiting === 8) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(((await admin.client("LIST")) as string).split("\n").filter((l) => / cmd=wait /.test(l))).toHaveLength(8);
+      // Meanwhile the shared connection answers at once: reads and the limiter (what store: false requests use).
+      expect(await stores.responses.get(newId())).toBeNull();
+      const admitted = await stores.limiter.admit({ key: "k", slot: "s", limits: { requests_per_minute: 100 }, reserve: 0, now: Date.now() });
+      expect(admitted.refused).toBeNull();
+      // The two writes with no free connection give up after the ready timeout, long before the WAITs end.
+      await waitFor(() => errors.length >= 2, 5_000, "the writes with no free connection to give up");
+      expect(errors).toHaveLength(2);
+      for (const e of errors) expect((e as Error).message).toMatch(/every durable-write connection is still waiting for a replica/);
+      await Promise.all(saves);
+      expect(errors).toHaveLength(10);
+      for (const e of errors.slice(2)) expect((e as Error).message).toMatch(/no replica confirmed the write within 1500 ms/);
+      for (const e of errors) expect(e).toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      admin.disconnect();
       await stores.close();
     }
   });

@@ -219,10 +219,10 @@ describe("responsesToChatRequest: tools", () => {
   it("hosted tools are dropped and listed; tool_choice naming one falls back to auto", () => {
     const { body, droppedTools } = translate({
       input: "x",
-      tools: [fn, { type: "web_search", external_web_access: false }, { type: "code_interpreter" }, { type: "custom", name: "apply_patch" }],
+      tools: [fn, { type: "web_search", external_web_access: false }, { type: "code_interpreter" }, { type: "image_generation" }],
       tool_choice: { type: "web_search" },
     });
-    expect(droppedTools).toEqual(["web_search", "code_interpreter", "custom"]);
+    expect(droppedTools).toEqual(["web_search", "code_interpreter", "image_generation"]);
     expect(body.tools).toHaveLength(1);
     expect(body.tool_choice).toBe("auto");
   });
@@ -237,7 +237,7 @@ describe("responsesToChatRequest: tools", () => {
 
   it("hostedTools: reject -> 400 naming tools[i].type (also inside a namespace)", () => {
     expect(apiError(() => translate({ input: "x", tools: [fn, { type: "web_search" }] }, { hostedTools: "reject" })).param).toBe("tools[1].type");
-    const ns = { type: "namespace", name: "n", description: "", tools: [{ type: "function", name: "ok" }, { type: "custom", name: "c" }] };
+    const ns = { type: "namespace", name: "n", description: "", tools: [{ type: "function", name: "ok" }, { type: "web_search" }] };
     expect(apiError(() => translate({ input: "x", tools: [ns] }, { hostedTools: "reject" })).param).toBe("tools[0].tools[1].type");
   });
 });
@@ -287,8 +287,9 @@ describe("responsesToChatRequest: errors name the param", () => {
   const cases: [string, Partial<CreateResponseRequest>, string, Partial<ChatRequestOptions>?][] = [
     ["file_id image", { input: [{ role: "user", content: "a" }, { role: "user", content: "b" }, { type: "message", role: "user", content: [{ type: "input_image", file_id: "file_1" }] }] }, "input[2].content[0].file_id"],
     ["image without url", { input: [{ type: "message", role: "user", content: [{ type: "input_image" }] }] }, "input[0].content[0].image_url"],
-    ["input_file", { input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "a" }, { type: "input_file", file_id: "f" }] }] }, "input[0].content[1].type"],
-    ["unknown part", { input: [{ type: "message", role: "user", content: [{ type: "input_audio" }] }] }, "input[0].content[0].type"],
+    ["input_file by file_id (no Files API)", { input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "a" }, { type: "input_file", file_id: "f" }] }] }, "input[0].content[1].file_id"],
+    ["input_audio without data", { input: [{ type: "message", role: "user", content: [{ type: "input_audio" }] }] }, "input[0].content[0].input_audio"],
+    ["unknown part", { input: [{ type: "message", role: "user", content: [{ type: "video" }] }] }, "input[0].content[0].type"],
     ["item_reference left", { input: [{ role: "user", content: "a" }, { type: "item_reference", id: "msg_x" }] }, "input[1]"],
     ["unknown item type", { input: [{ type: "frobnicate" }] }, "input[0].type"],
     ["item without type/role", { input: [{ content: "x" } as Item] }, "input[0].type"],

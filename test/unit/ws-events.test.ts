@@ -15,7 +15,7 @@ describe("WebSocket messages", () => {
   it("renders an ApiError as OpenAI's WebSocket error event", () => {
     expect(JSON.parse(errorEvent(notFound("nope", "previous_response_id", "previous_response_not_found"), "s"))).toEqual({
       type: "error",
-      status: 404,
+      status: 400,
       error: { type: "invalid_request_error", code: "previous_response_not_found", message: "nope", param: "previous_response_id" },
       stream_id: "s",
     });

@@ -2,6 +2,7 @@ import type { Hono } from "hono";
 import type { CompactService } from "../../responses/compaction/compact-service.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { AppEnv } from "../context.js";
+import { forwardedHeaders } from "../forward-headers.js";
 import { ClientLink, labelModel, markServedModel, readJsonBody } from "../context.js";
 import { admitKey } from "../key-gate.js";
 
@@ -14,7 +15,7 @@ export function compactRoutes(app: Hono<AppEnv>, service: CompactService, rt: Ru
     await admitKey(c, rt, body);
     const link = new ClientLink(c);
     try {
-      const out = await rt.beforeDeadline(link.abort, () => service.compact(body, { owner: c.get("owner"), key: c.get("apiKey"), signal: link.signal, stats }));
+      const out = await rt.beforeDeadline(link.abort, () => service.compact(body, { owner: c.get("owner"), key: c.get("apiKey"), signal: link.signal, stats, upstreamHeaders: forwardedHeaders((name) => c.req.header(name)) }));
       stats.endpoint = out.endpoint;
       markServedModel(c, out.model);
       return c.json(out.result);

@@ -1,11 +1,9 @@
 import type { Hono } from "hono";
-import { notFound } from "../../ops/errors.js";
-import { mayUseModel, visibleModels } from "../../keys/policy.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { requireAdmin } from "./admin.js";
 import type { AppEnv } from "../context.js";
 
-/** Health, readiness, metrics and the model list. */
+/** Health, readiness and metrics. */
 export function opsRoutes(app: Hono<AppEnv>, rt: Runtime): void {
   app.get("/healthz", (c) => c.json({ status: "ok" }));
 
@@ -31,20 +29,6 @@ export function opsRoutes(app: Hono<AppEnv>, rt: Runtime): void {
     const text = await rt.metrics.registry.metrics();
     return c.body(text, 200, { "content-type": rt.metrics.registry.contentType });
   });
-
-  // Each key sees only the models it may call; another key's model is "does not exist".
-  app.get("/v1/models", (c) => c.json({ object: "list", data: visibleModels(rt.config, c.get("apiKey")).map((id) => modelObject(id)) }));
-
-  app.get("/v1/models/:model{.+}", (c) => {
-    const id = c.req.param("model");
-    if (!Object.hasOwn(rt.config.models, id) || !mayUseModel(c.get("apiKey"), id)) throw notFound(`The model '${id}' does not exist`, "model", "model_not_found");
-    return c.json(modelObject(id));
-  });
-}
-
-const STARTED = Math.floor(Date.now() / 1000);
-function modelObject(id: string) {
-  return { id, object: "model", created: STARTED, owned_by: "responses-router" };
 }
 
 /** The store's reachability and, per model, which endpoints take traffic and which are ejected (cooling down). */

@@ -2,7 +2,8 @@ import type { Hono } from "hono";
 import type { ResponsesService } from "../../responses/service.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { AppEnv } from "../context.js";
-import { ClientLink, labelModel, markServedModel, readJsonBody } from "../context.js";
+import { ClientLink, includeQuery, labelModel, markServedModel, readJsonBody } from "../context.js";
+import { forwardedHeaders } from "../forward-headers.js";
 import { admitKey } from "../key-gate.js";
 import { jsonText } from "../json.js";
 import { sseResponse } from "../sse.js";
@@ -17,7 +18,7 @@ export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt
     const link = new ClientLink(c);
     let result;
     try {
-      result = await rt.beforeDeadline(link.abort, () => service.create(body, { owner: c.get("owner"), key: c.get("apiKey"), signal: link.signal, abort: link.abort, stats }));
+      result = await rt.beforeDeadline(link.abort, () => service.create(body, { owner: c.get("owner"), key: c.get("apiKey"), signal: link.signal, abort: link.abort, stats, upstreamHeaders: forwardedHeaders((name) => c.req.header(name)) }));
     } catch (err) {
       link.detach();
       throw err;
@@ -36,7 +37,7 @@ export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt
       const body = await service.streamAgain(c.req.param("id"), c.get("owner"), c.req.query("starting_after"));
       return sseResponse(c, body);
     }
-    return c.json(await service.retrieve(c.req.param("id"), c.get("owner")));
+    return c.json(await service.retrieve(c.req.param("id"), c.get("owner"), includeQuery(c)));
   });
 
   app.post("/v1/responses/:id/cancel", async (c) => c.json(await service.cancel(c.req.param("id"), c.get("owner"))));
@@ -44,6 +45,8 @@ export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt
   app.delete("/v1/responses/:id", async (c) => c.json(await service.remove(c.req.param("id"), c.get("owner"))));
 
   app.get("/v1/responses/:id/input_items", async (c) =>
-    c.json(await service.inputItems(c.req.param("id"), c.get("owner"), { after: c.req.query("after"), limit: c.req.query("limit"), order: c.req.query("order") })),
+    c.json(
+      await service.inputItems(c.req.param("id"), c.get("owner"), { after: c.req.query("after"), limit: c.req.query("limit"), order: c.req.query("order"), include: includeQuery(c) }),
+    ),
   );
 }

@@ -1,7 +1,7 @@
 /** `kind: chat` endpoints: the request translated to /v1/chat/completions, the answer translated back (translate/). */
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
-import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, responseSkeleton } from "../../translate/index.js";
+import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, responseSkeleton, wantsReasoningSummary } from "../../translate/index.js";
 import type { StreamTranslatorOptions, ToolNameMap } from "../../translate/index.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import { UpstreamFailure, scrubSecret } from "../../upstream/errors.js";
@@ -19,6 +19,8 @@ export class ChatRequest implements AdaptedRequest {
   readonly hidesEncryptedReasoning = false;
   /** Tool names shortened for the backend, mapped back in its answer. */
   private readonly toolNames: ToolNameMap | undefined;
+  /** The request asked for reasoning summaries: the backend's reasoning is emitted as one. */
+  private readonly reasoningSummary: boolean;
 
   constructor(
     private readonly plan: Plan,
@@ -33,21 +35,24 @@ export class ChatRequest implements AdaptedRequest {
       hostedTools: plan.modelCfg.hosted_tools === "reject" ? "reject" : "drop",
       historyItems: plan.history.length,
       compaction: compactionOptions(plan.cfg),
+      files: { fetched: plan.files, inlineText: plan.modelCfg.inline_text_files },
+      contextWindow: plan.modelCfg.context_window,
     });
+    this.reasoningSummary = wantsReasoningSummary(plan.req.reasoning);
     this.body = JSON.stringify(t.body);
     this.toolNames = t.toolNames;
     this.droppedTools = t.droppedTools;
   }
 
   fromJson(json: unknown, rd: ReadContext): ResponseObject {
-    const response = chatCompletionToResponse(json as Parameters<typeof chatCompletionToResponse>[0], this.skeleton(rd), rd.rt.ids, this.toolNames);
+    const response = chatCompletionToResponse(json as Parameters<typeof chatCompletionToResponse>[0], this.skeleton(rd), rd.rt.ids, this.toolNames, this.reasoningSummary);
     if (this.plan.compacted) response.output.unshift(this.plan.compacted);
     return response;
   }
 
   stream(rd: ReadContext): StreamTranslation {
     const compaction = this.plan.compacted as StreamTranslatorOptions["compaction"];
-    return new ChatStream(new ChatStreamTranslator(this.skeleton(rd), rd.rt.ids, this.toolNames, { compaction }), rd);
+    return new ChatStream(new ChatStreamTranslator(this.skeleton(rd), rd.rt.ids, this.toolNames, { compaction, reasoningSummary: this.reasoningSummary }), rd);
   }
 
   private skeleton(rd: ReadContext): ResponseObject {

@@ -19,16 +19,18 @@ export class NativeRequest implements AdaptedRequest {
   readonly body: string;
   readonly droppedTools: readonly string[] = [];
   readonly hidesEncryptedReasoning: boolean;
+  readonly headers?: Readonly<Record<string, string>>;
 
   constructor(
     private readonly plan: Plan,
     private readonly lease: Lease,
     stream: boolean,
   ) {
-    const body = nativeRequestBody(plan.req, { upstreamModel: lease.target.upstreamModel, history: plan.history, stream, wantEncryptedReasoning: wantsEncryptedReasoning(plan) });
+    const body = nativeRequestBody(plan.req, { upstreamModel: lease.target.upstreamModel, history: plan.history, stream, wantEncryptedReasoning: wantsEncryptedReasoning(plan), resolved: plan.input });
     body.input = routerCompactionsAsText(body.input, plan.cfg) as typeof body.input;
     this.body = JSON.stringify(body);
     this.hidesEncryptedReasoning = shouldHideEncryptedReasoning(plan);
+    this.headers = clientHeadersFor(plan.upstreamHeaders, lease.endpoint.config.headers);
   }
 
   fromJson(json: unknown): ResponseObject {
@@ -117,4 +119,14 @@ export function shouldHideEncryptedReasoning(plan: Plan): boolean {
 function wantsEncryptedReasoning(plan: Plan): boolean {
   if (plan.modelCfg.encrypted_reasoning !== undefined) return plan.modelCfg.encrypted_reasoning;
   return (plan.req.reasoning != null && typeof plan.req.reasoning === "object") || REASONING_MODEL.test(plan.req.model);
+}
+
+/** The client's forwarded headers, less those the endpoint sets itself (its configured value wins). */
+export function clientHeadersFor(client: Readonly<Record<string, string>> | undefined, own: Record<string, string>): Readonly<Record<string, string>> | undefined {
+  if (!client) return undefined;
+  const names = Object.keys(own);
+  if (names.length === 0) return client;
+  const taken = new Set(names.map((n) => n.toLowerCase()));
+  const out = Object.fromEntries(Object.entries(client).filter(([name]) => !taken.has(name)));
+  return Object.keys(out).length > 0 ? out : undefined;
 }

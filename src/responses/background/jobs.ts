@@ -59,7 +59,7 @@ export class BackgroundJobs {
     await this.store("events", "append", () => events.append(plan.id, emitted({ type: "response.created", response: response as unknown as EmittedResponse, sequence_number: 0 })));
     await this.store("responses", "save", () => responses.save(record));
     // The request's trace context rides in the job record: the job's span, wherever it runs, links to it.
-    const payload: BackgroundPayload = { req: sealToolSecrets(this.rt.config, plan.req), historyItems: plan.history.length, preferEndpoint: plan.preferEndpoint, requestId: logContext()?.requestId, trace: this.rt.tracing.carrier() };
+    const payload: BackgroundPayload = { req: sealToolSecrets(this.rt.config, plan.req), historyItems: plan.history.length, preferEndpoint: plan.preferEndpoint, upstreamHeaders: plan.upstreamHeaders, requestId: logContext()?.requestId, trace: this.rt.tracing.carrier() };
     try {
       await this.store("jobs", "enqueue", () => jobs.enqueue({ responseId: plan.id, payload }));
     } catch (err) {

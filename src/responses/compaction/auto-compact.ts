@@ -19,6 +19,9 @@ import { recordTokenUsage } from "../create/execute.js";
 import { InputTokensService } from "../items/input-tokens.js";
 import type { Plan } from "../create/plan.js";
 
+/** OpenAI's smallest `compact_threshold` (tokens): anything lower is its 400. */
+export const MIN_COMPACT_THRESHOLD = 1000;
+
 /** The compaction threshold a request asks for, or null; a malformed entry is a 400. */
 export function compactThreshold(req: CreateResponseRequest): number | null {
   const cm = req.context_management;
@@ -32,8 +35,15 @@ export function compactThreshold(req: CreateResponseRequest): number | null {
     }
     const t = e.compact_threshold;
     if (t == null) return;
-    if (typeof t !== "number" || !Number.isInteger(t) || t < 1) {
-      throw invalidRequest(`Invalid value for 'context_management[${i}].compact_threshold': expected a positive integer.`, `context_management[${i}].compact_threshold`, "invalid_value");
+    if (typeof t !== "number" || !Number.isInteger(t)) {
+      throw invalidRequest(`Invalid value for 'context_management[${i}].compact_threshold': expected an integer.`, `context_management[${i}].compact_threshold`, "invalid_value");
+    }
+    if (t < MIN_COMPACT_THRESHOLD) {
+      throw invalidRequest(
+        `Invalid 'context_management[${i}].compact_threshold': integer below minimum value. Expected a value >= ${MIN_COMPACT_THRESHOLD}, but got ${t} instead.`,
+        `context_management[${i}].compact_threshold`,
+        "integer_below_min_value",
+      );
     }
     threshold = threshold === null ? t : Math.min(threshold, t);
   });
@@ -81,7 +91,8 @@ export class AutoCompactor {
 }
 
 /** Every endpoint of the model's pool is `kind: chat` (the router compacts only what it translates). */
-function servedByChat(plan: Plan): boolean {
+/** Every endpoint of the model's pool is `kind: chat`. */
+export function servedByChat(plan: Pick<Plan, "cfg" | "targets">): boolean {
   const kinds = new Map(plan.cfg.endpoints.map((e) => [e.name, e.kind]));
   return plan.targets.length > 0 && plan.targets.every((t) => kinds.get(t.endpoint) === "chat");
 }

@@ -11,6 +11,7 @@ import type { ApiKey } from "../../keys/policy.js";
 import type { TokenCount } from "../../keys/usage.js";
 import { fallbackSteps } from "../../runtime/models.js";
 import { nativeRequestBody } from "../../translate/openai/rewrite.js";
+import { clientHeadersFor } from "../adapters/openai.js";
 import type { Lease } from "../../routing/pool.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { CreateResponseRequest, JsonObject } from "../../wire/types.js";
@@ -19,6 +20,7 @@ import { UpstreamFailure } from "../../upstream/errors.js";
 import { countCompaction, keptUserItems, readSummary, routerCompactionsAsText, sealedCompactionItem, summaryRequestBody } from "./compact.js";
 import { recordTokenUsage } from "../create/execute.js";
 import { buildPlan, type Plan } from "../create/plan.js";
+import { fetchFileUrls } from "../files/fetch-files.js";
 import { validateCreateRequest } from "../create/validate.js";
 
 /** Fields of a compact body the router does not pass on or take: a compaction is never stored, streamed or run in the background. */
@@ -30,6 +32,8 @@ export interface CompactContext {
   signal: AbortSignal;
   /** Filled in for metrics and limits: time on the upstream, tokens it reported. */
   stats?: { upstreamMs?: number; tokens?: TokenCount };
+  /** Client headers a `kind: openai` upstream receives (OpenAI-Beta). */
+  upstreamHeaders?: Readonly<Record<string, string>>;
 }
 
 /** POST /v1/responses/compact: OpenAI's body and `response.compaction` object on both endpoint kinds. */
@@ -42,7 +46,7 @@ export class CompactService {
     const fields: JsonObject = { ...(body as JsonObject) };
     for (const k of NOT_COMPACT_FIELDS) delete fields[k];
     const req = validateCreateRequest({ ...fields, store: false });
-    const plan = await buildPlan(req, { cfg: rt.config, responses: rt.stores.responses, conversations: rt.stores.conversations, ids: rt.ids, now: Date.now }, ctx.owner, ctx.key ?? null);
+    const plan = await fetchFileUrls(await buildPlan(req, { cfg: rt.config, responses: rt.stores.responses, conversations: rt.stores.conversations, ids: rt.ids, now: Date.now }, ctx.owner, ctx.key ?? null), ctx.signal);
     if (plan.input.at(-1)?.type === "compaction_trigger") throw invalidRequest("A 'compaction_trigger' item belongs in POST /v1/responses, not in a compact request.", "input", "invalid_value");
     const items = [...plan.history, ...plan.input];
     const attempt = await UpstreamAttempt.open(rt, {
@@ -54,7 +58,7 @@ export class CompactService {
       prepare: (lease) =>
         lease.endpoint.config.kind === "chat"
           ? { path: "/chat/completions", body: summaryRequestBody(plan, items, lease, false) }
-          : { path: "/responses/compact", body: JSON.stringify(nativeCompactBody(plan, fields, lease)) },
+          : { path: "/responses/compact", body: JSON.stringify(nativeCompactBody(plan, fields, lease)), headers: clientHeadersFor(ctx.upstreamHeaders, lease.endpoint.config.headers) },
     });
     let ok = false;
     try {
@@ -94,6 +98,7 @@ function nativeCompactBody(plan: Plan, fields: JsonObject, lease: Lease): JsonOb
     history: plan.history,
     stream: false,
     wantEncryptedReasoning: false,
+    resolved: plan.input,
   });
   delete body.store;
   delete body.stream;

@@ -5,9 +5,10 @@ import type { Runtime } from "../../runtime/runtime.js";
 import type { StoredConversation } from "../../store/types.js";
 import { normalizeInput } from "../../translate/index.js";
 import type { Item, JsonObject } from "../../wire/types.js";
-import { omitEncryptedContent } from "../../translate/openai/rewrite.js";
+import { checkInclude as checkIncludeValues, includedView } from "../items/include.js";
 import { inputItemView, listPage, type ListQuery } from "../items/input-items.js";
-import { loadConversation, resolveReferences, uniqueIds, withIds } from "../create/plan.js";
+import { loadConversation, uniqueIds, withIds } from "../create/plan.js";
+import { resolveReferences, storedItemLookup } from "../create/references.js";
 import { callStore } from "../create/store-access.js";
 import { checkConversationId, checkItem, checkMetadata, invalidType } from "../create/validate.js";
 
@@ -41,7 +42,7 @@ export class ConversationsService {
     // No body at all is an empty create; a JSON body must be an object (`null` included).
     const b = bodyObject(body === undefined ? {} : body);
     const metadata = readMetadata(b.metadata, false);
-    const items = b.items == null ? [] : this.newItems(b.items, "items", []);
+    const items = b.items == null ? [] : await this.newItems(b.items, "items", [], owner);
     const record: StoredConversation = {
       conversation: { id: this.rt.ids("conv"), object: "conversation", created_at: Math.floor(Date.now() / 1000), metadata },
       owner,
@@ -77,7 +78,7 @@ export class ConversationsService {
     checkInclude(include);
     await this.load(id, owner);
     const existing = (await callStore(() => this.store.items(id))) ?? [];
-    const items = this.newItems(b.items, "items", existing);
+    const items = await this.newItems(b.items, "items", existing, owner);
     if (!(await callStore(() => this.store.append(id, items)))) throw notFoundConversation(id);
     const data = items.map((i) => view(i, include));
     return { object: "list", data, first_id: data[0]?.id ?? "", last_id: data.at(-1)?.id ?? "", has_more: false } as ConversationItemList;
@@ -112,7 +113,7 @@ export class ConversationsService {
   }
 
   /** Validates client items and stores them as OpenAI returns them: ids, content parts, message status. */
-  private newItems(raw: unknown, param: string, existing: Item[]): Item[] {
+  private async newItems(raw: unknown, param: string, existing: Item[], owner: string | null): Promise<Item[]> {
     if (!Array.isArray(raw)) throw invalidType(param, "an array", raw);
     if (raw.length > MAX_ITEMS) {
       throw invalidRequest(
@@ -122,7 +123,8 @@ export class ConversationsService {
       );
     }
     raw.forEach((item, i) => checkItem(item, `${param}[${i}]`));
-    const items = resolveReferences(withIds(normalizeInput(raw as Item[]), this.rt.ids), existing);
+    const lookup = storedItemLookup({ responses: this.rt.stores.responses, conversations: this.store, tracing: this.rt.tracing }, owner);
+    const items = await resolveReferences(withIds(normalizeInput(raw as Item[]), this.rt.ids), existing, lookup);
     // An item re-sent with an id the conversation already holds is kept under a fresh id.
     return uniqueIds(items.map(inputItemView), new Set(existing.map((i) => i.id)), this.rt.ids);
   }
@@ -147,15 +149,10 @@ function readMetadata(value: unknown, required: boolean): Record<string, string>
 }
 
 function checkInclude(include: string[]): void {
-  for (const v of include) {
-    if (!INCLUDABLE.has(v)) {
-      throw invalidRequest(`Invalid value: '${v.slice(0, 64)}'. Supported values are: ${[...INCLUDABLE].map((x) => `'${x}'`).join(", ")}.`, "include", "invalid_value");
-    }
-  }
+  checkIncludeValues(include, INCLUDABLE);
 }
 
-/** An item as the client sees it: encrypted reasoning only when asked for. */
+/** An item as the client sees it: the parts OpenAI returns only on request (encrypted reasoning, logprobs, ...) only when asked for. */
 function view(item: Item, include: string[]): ConversationItem {
-  if (item.type !== "reasoning" || item.encrypted_content === undefined || include.includes("reasoning.encrypted_content")) return item as unknown as ConversationItem;
-  return JSON.parse(JSON.stringify(item, omitEncryptedContent)) as ConversationItem;
+  return includedView(item, include) as unknown as ConversationItem;
 }

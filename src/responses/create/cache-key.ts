@@ -21,8 +21,11 @@ export const RESPONSE_CACHE_UNKEYED: ReadonlySet<string> = new Set(["stream", "s
  * rehydration - the whole conversation the model would see, never the last
  * message alone. Item ids and statuses are left out (ids are random per turn) and
  * object keys are sorted, so JSON key order does not change the key.
+ * Null (not cached) when an input file is given by `file_url`: what the model sees is the
+ * file's content at the time of the call, which the URL does not name.
  */
-export function cacheKey(req: CreateResponseRequest, model: string, items: Item[]): string {
+export function cacheKey(req: CreateResponseRequest, model: string, items: Item[]): string | null {
+  if (items.some(hasFileUrl)) return null;
   const keyed = keyedFields(req, RESPONSE_CACHE_UNKEYED);
   keyed.model = model;
   keyed.input = items.map(stripId);
@@ -32,4 +35,9 @@ export function cacheKey(req: CreateResponseRequest, model: string, items: Item[
 function stripId(item: Item): unknown {
   const { id: _id, status: _status, ...rest } = item;
   return rest;
+}
+
+function hasFileUrl(item: Item): boolean {
+  const parts = Array.isArray(item.content) ? item.content : Array.isArray(item.output) ? item.output : null;
+  return parts !== null && (parts as Item[]).some((p) => p?.type === "input_file" && typeof p.file_url === "string");
 }

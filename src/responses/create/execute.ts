@@ -14,6 +14,7 @@ import { NativeRequest } from "../adapters/openai.js";
 import { CompactTriggerRequest, endsWithCompactionTrigger } from "../compaction/trigger-adapter.js";
 import { countCompaction } from "../compaction/compact.js";
 import type { Plan } from "./plan.js";
+import { fetchFileUrls } from "../files/fetch-files.js";
 import { traceOutcome } from "./trace.js";
 
 export interface RunOutcome {
@@ -61,6 +62,7 @@ const ADAPTERS: Record<Endpoint["config"]["kind"], new (plan: Plan, lease: Lease
  * `response.failed` inside the stream. The client's model name stays on the response.
  */
 export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress", countDropped = true): Promise<Connection> {
+  plan = await fetchFileUrls(plan, signal); // file_url contents for a chat backend, before any translation
   const attempt = await UpstreamAttempt.open(rt, {
     model: plan.model,
     steps: fallbackSteps(plan.cfg, plan.model, plan.modelCfg, plan.targets),

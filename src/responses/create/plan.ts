@@ -5,9 +5,10 @@ import type { IdGenerator, IdPrefix } from "../../wire/ids.js";
 import type { ApiKey } from "../../keys/policy.js";
 import { targetsFor, type ModelConfig } from "../../runtime/models.js";
 import type { ConversationStore, ResponseStore, StoredConversation, StoredResponse } from "../../store/types.js";
-import { normalizeInput } from "../../translate/index.js";
+import { normalizeInput, type FetchedFile } from "../../translate/index.js";
 import type { CreateResponseRequest, Item } from "../../wire/types.js";
 import { callStore } from "./store-access.js";
+import { resolveReferences, storedItemLookup, type LocalItems } from "./references.js";
 
 /** Everything decided about a create request before any upstream is called. */
 export interface Plan {
@@ -39,13 +40,18 @@ export interface Plan {
    * summarises is left out) and it is the response's first output item.
    */
   compacted?: Item;
+  /** Contents of the input's `file_url`s, by URL, fetched for a chat backend (responses/files/). */
+  files?: Readonly<Record<string, FetchedFile>>;
+  /** Client headers a `kind: openai` upstream receives (the allow-listed ones, e.g. OpenAI-Beta). */
+  upstreamHeaders?: Readonly<Record<string, string>>;
 }
 
 /**
- * Responses held outside the store, looked up before it for `previous_response_id`: a
- * WebSocket connection's recent turns (so a `store: false` turn chains on its socket).
+ * Responses held outside the store, looked up before it for `previous_response_id` (and
+ * their items for `item_reference`): a WebSocket connection's recent turns (so a
+ * `store: false` turn chains on its socket).
  */
-export interface HistorySource {
+export interface HistorySource extends LocalItems {
   get(id: string): StoredResponse | undefined;
 }
 
@@ -57,7 +63,16 @@ function traced<T>(tracing: Tracing | undefined, op: string, fn: () => Promise<T
 /** Resolves model, history and ids for a validated request. */
 export async function buildPlan(
   body: CreateResponseRequest,
-  deps: { cfg: RouterConfig; responses: ResponseStore; conversations: ConversationStore; ids: IdGenerator; now(): number; local?: HistorySource; tracing?: Tracing },
+  deps: {
+    cfg: RouterConfig;
+    responses: ResponseStore;
+    conversations: ConversationStore;
+    ids: IdGenerator;
+    now(): number;
+    local?: HistorySource;
+    tracing?: Tracing;
+    upstreamHeaders?: Readonly<Record<string, string>>;
+  },
   owner: string | null,
   key: ApiKey | null = null,
 ): Promise<Plan> {
@@ -82,7 +97,7 @@ export async function buildPlan(
     lastEndpoint = conv.endpoint;
     req.conversation = { id: conversationId }; // echoed in the Response as OpenAI does
   }
-  const input = resolveReferences(withIds(normalizeInput(req.input), deps.ids), history);
+  const input = await resolveReferences(withIds(normalizeInput(req.input), deps.ids), history, storedItemLookup(deps, owner));
   if (input.length === 0 && history.length === 0 && !req.instructions && req.prompt == null) {
     throw invalidRequest("The request has no input for the model: send 'input' (or 'instructions').", "input", "missing_required_parameter");
   }
@@ -106,6 +121,7 @@ export async function buildPlan(
     background: req.background === true,
     stream: req.stream === true,
     useCache: ext?.cache ?? cacheByModel,
+    upstreamHeaders: deps.upstreamHeaders,
   };
 }
 
@@ -121,6 +137,8 @@ export interface BackgroundPayload {
   requestId?: string;
   /** The trace context of the request that created the job (tracing on), so the job's span links to it. */
   trace?: TraceCarrier;
+  /** The client headers a native upstream receives (Plan.upstreamHeaders). */
+  upstreamHeaders?: Readonly<Record<string, string>>;
 }
 
 /** Rebuilds the run's plan from the stored record and the current config (the job may run on another instance). */
@@ -141,6 +159,7 @@ export function planFromRecord(cfg: RouterConfig, rec: StoredResponse, payload: 
     previousResponseId: typeof rec.response.previous_response_id === "string" ? rec.response.previous_response_id : null,
     conversationId: (rec.response.conversation as { id?: string } | undefined)?.id ?? null,
     preferEndpoint: payload.preferEndpoint ?? null,
+    upstreamHeaders: payload.upstreamHeaders,
     store: true,
     background: true,
     stream: true,
@@ -165,7 +184,7 @@ export async function loadOwned(store: ResponseStore, id: string, owner: string 
   return rec;
 }
 
-const PREFIX: Record<string, IdPrefix> = { message: "msg", function_call: "fc", function_call_output: "fco", reasoning: "rs" };
+const PREFIX: Record<string, IdPrefix> = { message: "msg", function_call: "fc", function_call_output: "fco", reasoning: "rs", custom_tool_call: "ctc" };
 
 /** Gives every item an id (input_items lists them by id), copying only the items that need one. */
 export function withIds(items: Item[], ids: IdGenerator): Item[] {
@@ -192,16 +211,5 @@ export function uniqueIds<T extends Item>(items: T[], taken: Set<string | undefi
     const fresh = withIds([rest], ids)[0] as T;
     taken.add(fresh.id);
     return fresh;
-  });
-}
-
-/** Replaces `item_reference` items by the referenced item from the history. */
-export function resolveReferences(items: Item[], history: Item[]): Item[] {
-  if (!items.some((i) => i.type === "item_reference")) return items;
-  return items.map((it, i) => {
-    if (it.type !== "item_reference") return it;
-    const found = history.find((h) => h.id === it.id);
-    if (!found) throw invalidRequest(`Item with id '${String(it.id)}' not found in the conversation history.`, `input[${i}].id`, "item_not_found");
-    return found;
   });
 }

@@ -8,7 +8,7 @@ import type { ResponseItemList } from "openai/resources/responses/input-items";
 import { invalidRequest } from "../../ops/errors.js";
 import type { Item, JsonObject } from "../../wire/types.js";
 
-const WITH_STATUS = new Set(["message", "function_call", "function_call_output"]);
+const WITH_STATUS = new Set(["message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output"]);
 
 /** One stored input item as OpenAI lists it (a copy when something is filled in). */
 export function inputItemView(item: Item): Item {

@@ -19,11 +19,12 @@ import { UpstreamFailure } from "../../upstream/errors.js";
 import { buildPlan, type Plan } from "../create/plan.js";
 import { compactionOptions } from "../compaction/compaction-key.js";
 import { validateCreateRequest } from "../create/validate.js";
+import { fetchFileUrls } from "../files/fetch-files.js";
+import { ESTIMATE_CHARS_PER_TOKEN, MESSAGE_OVERHEAD } from "../../translate/truncation.js";
 
 export type TokenCountSource = "upstream" | "tokenizer" | "estimate";
 
-export const ESTIMATE_CHARS_PER_TOKEN = 4;
-export const MESSAGE_OVERHEAD = 3;
+export { ESTIMATE_CHARS_PER_TOKEN, MESSAGE_OVERHEAD };
 
 /** The fields OpenAI's input_tokens route takes (InputTokenCountParams), after the router resolved the history. */
 const COUNT_FIELDS = ["model", "input", "instructions", "parallel_tool_calls", "personality", "reasoning", "text", "tool_choice", "tools", "truncation"];
@@ -58,7 +59,7 @@ export class InputTokensService {
   }
 
   private async upstream(plan: Plan, lease: Lease, client: UpstreamClient, signal: AbortSignal): Promise<{ tokens: number; source: TokenCountSource }> {
-    const full = nativeRequestBody(plan.req, { upstreamModel: lease.target.upstreamModel, history: plan.history, stream: false, wantEncryptedReasoning: false });
+    const full = nativeRequestBody(plan.req, { upstreamModel: lease.target.upstreamModel, history: plan.history, stream: false, wantEncryptedReasoning: false, resolved: plan.input });
     const body: JsonObject = {};
     for (const k of COUNT_FIELDS) if (full[k] !== undefined) body[k] = full[k];
     const reply = await client.post("/responses/input_tokens", JSON.stringify(body), signal);
@@ -68,6 +69,7 @@ export class InputTokensService {
   }
 
   private async chat(plan: Plan, lease: Lease, client: UpstreamClient, signal: AbortSignal): Promise<{ tokens: number; source: TokenCountSource }> {
+    plan = await fetchFileUrls(plan, signal);
     const t = responsesToChatRequest(plan.req, [...plan.history, ...plan.input], {
       upstreamModel: lease.target.upstreamModel,
       stream: false,
@@ -75,6 +77,7 @@ export class InputTokensService {
       hostedTools: plan.modelCfg.hosted_tools === "reject" ? "reject" : "drop",
       historyItems: plan.history.length,
       compaction: compactionOptions(plan.cfg),
+      files: { fetched: plan.files, inlineText: plan.modelCfg.inline_text_files },
     });
     const messages = t.body.messages as ChatMessage[];
     const tools = t.body.tools as unknown[] | undefined;

@@ -10,6 +10,7 @@ import type { Runtime } from "../../runtime/runtime.js";
 import { connect, type Connection } from "../create/execute.js";
 import type { Plan } from "../create/plan.js";
 import { endsWithCompactionTrigger } from "../compaction/trigger-adapter.js";
+import { fetchFileUrls } from "../files/fetch-files.js";
 import { hostedTools, type HostedTools } from "./hosted.js";
 import { ToolLoop, connectorError } from "./loop.js";
 import { McpRunner } from "./mcp-runner.js";
@@ -26,6 +27,7 @@ export async function toolsToRun(rt: Runtime, plan: Plan): Promise<HostedTools |
 export async function openRun(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress"): Promise<Connection> {
   const hosted = await toolsToRun(rt, plan);
   if (!hosted) return connect(rt, plan, signal, stream, initialStatus);
+  plan = await fetchFileUrls(plan, signal); // once for every round (a background job's plan has not fetched them yet)
   const runner = new McpRunner(rt, signal);
   try {
     const loop = new ToolLoop(rt, plan, hosted, runner, signal, stream, initialStatus);

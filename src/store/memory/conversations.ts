@@ -1,6 +1,6 @@
 import type { Item } from "../../wire/types.js";
-import { BoundedLru, type LruLimits } from "./lru.js";
-import type { ConversationStore, StoredConversation } from "../types.js";
+import { BoundedLru, itemIndexLimits, type LruLimits } from "./lru.js";
+import type { ConversationStore, FoundItem, StoredConversation } from "../types.js";
 
 interface Entry extends StoredConversation {
   items: Item[];
@@ -13,9 +13,16 @@ interface Entry extends StoredConversation {
  */
 export class MemoryConversationStore implements ConversationStore {
   private readonly lru: BoundedLru;
+  /** item id -> the conversation that last took it (findItem). */
+  private readonly itemIndex: BoundedLru;
 
   constructor(private readonly opts: LruLimits & { ttlMs: number; now?: () => number }) {
     this.lru = new BoundedLru(opts, opts.now);
+    this.itemIndex = new BoundedLru(itemIndexLimits(opts), opts.now);
+  }
+
+  private index(conversationId: string, items: Item[]): void {
+    for (const item of items) if (typeof item.id === "string" && item.id) this.itemIndex.set(item.id, conversationId, this.opts.ttlMs);
   }
 
   private read(id: string): Entry | null {
@@ -29,6 +36,7 @@ export class MemoryConversationStore implements ConversationStore {
 
   async create(record: StoredConversation, items: Item[]): Promise<void> {
     this.write({ ...record, items });
+    this.index(record.conversation.id, items);
   }
 
   async get(id: string): Promise<StoredConversation | null> {
@@ -57,6 +65,7 @@ export class MemoryConversationStore implements ConversationStore {
     entry.items.push(...items);
     if (endpoint !== undefined) entry.endpoint = endpoint;
     this.write(entry);
+    this.index(id, items);
     return true;
   }
 
@@ -73,7 +82,15 @@ export class MemoryConversationStore implements ConversationStore {
     return true;
   }
 
+  async findItem(itemId: string): Promise<FoundItem | null> {
+    const conversationId = this.itemIndex.get(itemId);
+    const entry = conversationId === null ? null : this.read(conversationId);
+    const item = entry?.items.find((i) => i.id === itemId);
+    return entry && item ? { item, owner: entry.owner } : null;
+  }
+
   async close(): Promise<void> {
     this.lru.clear();
+    this.itemIndex.clear();
   }
 }

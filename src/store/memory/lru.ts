@@ -9,6 +9,15 @@ export interface LruLimits {
   maxBytes: number;
 }
 
+/**
+ * Bounds for an index of item ids (item id -> record id) beside a store of records: several
+ * items per record (an id met again in a later record moves, it is not added), each entry two
+ * short ids, so more entries within a small share of the bytes.
+ */
+export function itemIndexLimits(limits: LruLimits): LruLimits {
+  return { maxEntries: limits.maxEntries * 16, maxBytes: Math.ceil(limits.maxBytes / 8) };
+}
+
 interface Entry {
   value: string;
   expiresAt: number;

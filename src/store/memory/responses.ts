@@ -1,5 +1,5 @@
-import { BoundedLru, type LruLimits } from "./lru.js";
-import type { CachedResponse, ResponseCache, ResponseStore, StoredResponse } from "../types.js";
+import { BoundedLru, itemIndexLimits, type LruLimits } from "./lru.js";
+import { itemOfRecord, recordItemIds, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type StoredResponse } from "../types.js";
 
 export interface MemoryStoreOptions extends LruLimits {
   ttlMs: number;
@@ -13,10 +13,13 @@ export interface MemoryStoreOptions extends LruLimits {
  */
 export class MemoryResponseStore implements ResponseStore {
   private readonly lru: BoundedLru;
+  /** item id -> the id of the response that last saved it (findItem). */
+  private readonly items: BoundedLru;
   private readonly ttlMs: number;
 
   constructor(opts: MemoryStoreOptions) {
     this.lru = new BoundedLru(opts, opts.now);
+    this.items = new BoundedLru(itemIndexLimits(opts), opts.now);
     this.ttlMs = opts.ttlMs;
   }
 
@@ -31,12 +34,24 @@ export class MemoryResponseStore implements ResponseStore {
 
   async save(record: StoredResponse): Promise<void> {
     this.lru.set(record.response.id, JSON.stringify(record), this.ttlMs);
+    this.index(record);
   }
 
   async saveIfExists(record: StoredResponse): Promise<boolean> {
     if (this.lru.get(record.response.id) === null) return false;
     this.lru.set(record.response.id, JSON.stringify(record), this.ttlMs);
+    this.index(record);
     return true;
+  }
+
+  async findItem(itemId: string): Promise<FoundItem | null> {
+    const responseId = this.items.get(itemId);
+    const record = responseId === null ? null : await this.get(responseId);
+    return record ? itemOfRecord(record, itemId) : null;
+  }
+
+  private index(record: StoredResponse): void {
+    for (const id of recordItemIds(record)) this.items.set(id, record.response.id, this.ttlMs);
   }
 
   async get(id: string): Promise<StoredResponse | null> {
@@ -54,6 +69,7 @@ export class MemoryResponseStore implements ResponseStore {
 
   async close(): Promise<void> {
     this.lru.clear();
+    this.items.clear();
   }
 }
 

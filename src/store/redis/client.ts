@@ -106,19 +106,6 @@ export function createRedisClient(target: string | RedisTarget, opts: RedisClien
 }
 
 /**
- * `storage.durability: replica`: after a write a client depends on, wait until one replica
- * has it (WAIT 1 timeoutMs). Not confirmed in time -> StoreUnavailableError, so the router
- * never acknowledges a write that a failover right now could lose. The write itself stays
- * on the primary (and reaches the replica later unless the primary dies first).
- */
-export function replicaConfirm(client: Redis, timeoutMs: number): (what: string) => Promise<void> {
-  return async (what) => {
-    const acked = await client.wait(1, timeoutMs);
-    if (acked < 1) throw new StoreUnavailableError(`${what}: no replica confirmed the write within ${timeoutMs} ms`);
-  };
-}
-
-/**
  * A Redis error as it may be logged: ioredis attaches the failed command to its errors
  * (`err.command.args`), which for AUTH is the password. The copy keeps the name, message and
  * code (and a one-line stack, so the logger's error serializer shows it as an error).

@@ -1,21 +1,44 @@
 import type { Redis } from "ioredis";
 import type { Item } from "../../wire/types.js";
 import { redisCall } from "./client.js";
-import type { ConversationRecord, ConversationStore, StoredConversation } from "../types.js";
+import type { DurableWriter } from "./durable.js";
+import type { ConversationRecord, ConversationStore, FoundItem, StoredConversation } from "../types.js";
 
 /**
  * Only if the conversation still exists: push the items onto its list, record the endpoint
  * and refresh both TTLs. One script, so turns appended by several instances never
  * interleave and a turn never resurrects a deleted conversation.
- * KEYS: record hash, items list. ARGV: ttl ms, endpoint ('' keeps it), items as JSON...
+ * Each item's id gets an index key naming the conversation (findItem).
+ * KEYS: record hash, items list. ARGV: ttl ms, endpoint ('' keeps it), index key prefix,
+ * conversation id, n, then n items as JSON, then their n ids ('' for none).
  */
 const APPEND = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'endpoint', ARGV[2]) end
-if #ARGV > 2 then redis.call('RPUSH', KEYS[2], unpack(ARGV, 3)) end
+local n = tonumber(ARGV[5])
+if n > 0 then redis.call('RPUSH', KEYS[2], unpack(ARGV, 6, 5 + n)) end
+for i = 6 + n, 5 + 2 * n do
+  if ARGV[i] ~= '' then redis.call('SET', ARGV[3] .. ARGV[i], ARGV[4], 'PX', ARGV[1]) end
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return 1`;
+
+/**
+ * The conversation an item id points to, its record and the item, in one round trip.
+ * KEYS: item key. ARGV: the conversation key prefix ("<prefix>conv:"), the item id.
+ */
+const FIND_ITEM = `
+local id = redis.call('GET', KEYS[1])
+if not id then return false end
+local base = ARGV[1] .. '{' .. id .. '}'
+local rec = redis.call('HGET', base, 'record')
+if not rec then return false end
+for _, json in ipairs(redis.call('LRANGE', base .. ':items', 0, -1)) do
+  local ok, item = pcall(cjson.decode, json)
+  if ok and item.id == ARGV[2] then return {rec, json} end
+end
+return false`;
 
 /** Replaces the record field only while the hash exists. KEYS: record hash. ARGV: record JSON. */
 const UPDATE = `
@@ -43,7 +66,8 @@ return 0`;
 export class RedisConversationStore implements ConversationStore {
   constructor(
     private readonly client: Redis,
-    private readonly opts: { prefix: string; ttlMs: number; readyTimeoutMs?: number; confirm?: (what: string) => Promise<void> },
+    /** `durable`: storage.durability: replica - writes run on its connections, each confirmed by a replica. */
+    private readonly opts: { prefix: string; ttlMs: number; readyTimeoutMs?: number; durable?: DurableWriter },
   ) {}
 
   private keys(id: string): [string, string] {
@@ -51,20 +75,31 @@ export class RedisConversationStore implements ConversationStore {
     return [base, `${base}:items`];
   }
 
+  /** Item id -> the conversation that last took it (findItem). */
+  private get itemPrefix(): string {
+    return `${this.opts.prefix}convitem:`;
+  }
+
   private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
     return redisCall(this.client, `conversations.${what}`, fn, this.opts.readyTimeoutMs);
+  }
+
+  /** A write a client depends on: on the durable writer's connections when there is one (confirmed by a replica when `confirm` holds). */
+  private write<T>(what: string, fn: (client: Redis) => Promise<T>, confirm?: (result: T) => boolean): Promise<T> {
+    const durable = this.opts.durable;
+    return durable ? durable.write(`conversations.${what}`, fn, confirm) : this.call(what, () => fn(this.client));
   }
 
   async create(record: StoredConversation, items: Item[]): Promise<void> {
     const [hash, list] = this.keys(record.conversation.id);
     const ttl = this.opts.ttlMs;
-    await this.call("create", async () => {
-      const tx = this.client.multi().del(hash, list).hset(hash, "record", JSON.stringify({ conversation: record.conversation, owner: record.owner }), "endpoint", record.endpoint ?? "");
+    await this.write("create", async (client) => {
+      const tx = client.multi().del(hash, list).hset(hash, "record", JSON.stringify({ conversation: record.conversation, owner: record.owner }), "endpoint", record.endpoint ?? "");
       if (items.length > 0) tx.rpush(list, ...items.map((i) => JSON.stringify(i))).pexpire(list, ttl);
+      for (const id of itemIds(items)) if (id) tx.set(this.itemPrefix + id, record.conversation.id, "PX", ttl);
       const results = await tx.pexpire(hash, ttl).exec();
       const failed = results?.find(([err]) => err);
       if (failed) throw failed[0];
-      await this.opts.confirm?.("conversations.create");
     });
   }
 
@@ -80,11 +115,7 @@ export class RedisConversationStore implements ConversationStore {
     const next: StoredConversation = { ...current, conversation: { ...current.conversation, metadata } };
     const [hash] = this.keys(id);
     const json = JSON.stringify({ conversation: next.conversation, owner: next.owner });
-    const done = await this.call("update", async () => {
-      const n = await this.client.eval(UPDATE, 1, hash, json);
-      if (n === 1) await this.opts.confirm?.("conversations.update");
-      return n;
-    });
+    const done = await this.write("update", (client) => client.eval(UPDATE, 1, hash, json), (n) => n === 1);
     return done === 1 ? next : null;
   }
 
@@ -96,12 +127,8 @@ export class RedisConversationStore implements ConversationStore {
 
   async append(id: string, items: Item[], endpoint?: string): Promise<boolean> {
     const [hash, list] = this.keys(id);
-    const args = [String(this.opts.ttlMs), endpoint ?? "", ...items.map((i) => JSON.stringify(i))];
-    const done = await this.call("append", async () => {
-      const n = await this.client.eval(APPEND, 2, hash, list, ...args);
-      if (n === 1) await this.opts.confirm?.("conversations.append");
-      return n;
-    });
+    const args = [String(this.opts.ttlMs), endpoint ?? "", this.itemPrefix, id, String(items.length), ...items.map((i) => JSON.stringify(i)), ...itemIds(items)];
+    const done = await this.write("append", (client) => client.eval(APPEND, 2, hash, list, ...args), (n) => n === 1);
     return done === 1;
   }
 
@@ -114,6 +141,12 @@ export class RedisConversationStore implements ConversationStore {
     return exists ? raw.map((json) => JSON.parse(json) as Item) : null;
   }
 
+  async findItem(itemId: string): Promise<FoundItem | null> {
+    const found = (await this.call("findItem", () => this.client.eval(FIND_ITEM, 1, this.itemPrefix + itemId, `${this.opts.prefix}conv:`, itemId))) as [string, string] | null;
+    if (!found) return null;
+    return { item: JSON.parse(found[1]) as Item, owner: toStored(found[0], null).owner };
+  }
+
   async deleteItem(id: string, itemId: string): Promise<boolean> {
     const [, list] = this.keys(id);
     const n = await this.call("deleteItem", () => this.client.eval(DELETE_ITEM, 1, list, itemId));
@@ -124,4 +157,9 @@ export class RedisConversationStore implements ConversationStore {
 function toStored(recordJson: string, endpoint: string | null): StoredConversation {
   const { conversation, owner } = JSON.parse(recordJson) as { conversation: ConversationRecord; owner: string | null };
   return { conversation, owner, endpoint: endpoint || null };
+}
+
+/** The items' ids, '' where an item has none. */
+function itemIds(items: Item[]): string[] {
+  return items.map((i) => (typeof i.id === "string" ? i.id : ""));
 }

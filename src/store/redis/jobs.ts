@@ -2,6 +2,7 @@ import { Queue, QueueEvents, WaitingError, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { closeClient, createRedisClient, loggableRedisError, redisCall, type RedisTarget } from "./client.js";
+import type { DurableWriter } from "./durable.js";
 import { settlesWithin } from "../settles-within.js";
 import {
   JobAbortedError,
@@ -30,8 +31,8 @@ export interface RedisJobQueueOptions {
   /** A job found stalled more than this many times is failed (default 1: re-delivered once). */
   maxStalledCount?: number;
   readyTimeoutMs?: number;
-  /** storage.durability: replica - the job record waits for a replica before enqueue returns. */
-  confirm?: (what: string) => Promise<void>;
+  /** storage.durability: replica - the job record is written on the writer's connections and waits for a replica before enqueue returns. */
+  durable?: DurableWriter;
   logger?: Logger;
 }
 
@@ -85,12 +86,30 @@ export class RedisJobQueue implements JobQueue {
     this.queueName = opts.queueName ?? "background";
     this.bullPrefix = `${opts.prefix}bull`;
     this.channel = `${opts.prefix}cancel`;
-    this.queue = new Queue<JobData>(this.queueName, {
-      connection: opts.client,
+    this.producerError = throttledWarn(opts.logger, "job queue producer error");
+    this.queue = this.producer(opts.client);
+  }
+
+  /** A BullMQ producer on a connection (the shared one, or a durable writer's: WAIT confirms only its own connection's writes). */
+  private producer(connection: Redis): Queue<JobData> {
+    const queue = new Queue<JobData>(this.queueName, {
+      connection,
       prefix: this.bullPrefix,
-      defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: { age: Math.ceil(opts.ttlMs / 1000) } },
+      defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: { age: Math.ceil(this.opts.ttlMs / 1000) } },
     });
-    this.queue.on("error", throttledWarn(opts.logger, "job queue producer error"));
+    queue.on("error", this.producerError);
+    return queue;
+  }
+
+  private readonly producerError: (err: Error) => void;
+
+  /** The producer of each durable-writer connection (dropped with it). */
+  private readonly durableProducers = new WeakMap<Redis, Queue<JobData>>();
+
+  private durableProducer(connection: Redis): Queue<JobData> {
+    let queue = this.durableProducers.get(connection);
+    if (!queue) this.durableProducers.set(connection, (queue = this.producer(connection)));
+    return queue;
   }
 
   private cancelKey(responseId: string): string {
@@ -100,6 +119,11 @@ export class RedisJobQueue implements JobQueue {
   async enqueue(job: BackgroundJob): Promise<void> {
     if (this.closing) throw new StoreUnavailableError("the job queue is shutting down");
     const data: JobData = { responseId: job.responseId, payload: job.payload };
+    const durable = this.opts.durable;
+    if (durable) {
+      await durable.write("jobs.enqueue", (connection) => this.durableProducer(connection).add("background", data, { jobId: job.responseId }));
+      return;
+    }
     await redisCall(
       this.opts.client,
       "jobs.enqueue",
@@ -107,7 +131,6 @@ export class RedisJobQueue implements JobQueue {
         const added = this.queue.add("background", data, { jobId: job.responseId });
         if (!(await settlesWithin(added, 1_500))) throw new StoreUnavailableError("jobs.enqueue: timed out");
         await added;
-        await this.opts.confirm?.("jobs.enqueue");
       },
       this.opts.readyTimeoutMs,
     );

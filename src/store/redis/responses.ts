@@ -1,6 +1,13 @@
-import type { Redis } from "ioredis";
+import type { ChainableCommander, Redis } from "ioredis";
 import { redisCall, RedisStatus, waitReady } from "./client.js";
-import type { CachedResponse, ResponseCache, ResponseStore, StoreStatus, StoredResponse } from "../types.js";
+import type { DurableWriter } from "./durable.js";
+import { itemOfRecord, recordItemIds, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type StoreStatus, type StoredResponse } from "../types.js";
+
+/** The response an item id points to, in one round trip. KEYS: item key. ARGV: the response key prefix. */
+const FIND_ITEM = `
+local id = redis.call('GET', KEYS[1])
+if not id then return false end
+return redis.call('GET', ARGV[1] .. id)`;
 
 export interface RedisStoreOptions {
   /** Key namespace, e.g. "rr:" -> "rr:resp:<id>". */
@@ -8,13 +15,14 @@ export interface RedisStoreOptions {
   ttlMs: number;
   /** How long a call waits for a reconnecting client before StoreUnavailableError (default 500 ms). */
   readyTimeoutMs?: number;
-  /** storage.durability: replica - waits for a replica after a write (see replicaConfirm). */
-  confirm?: (what: string) => Promise<void>;
+  /** storage.durability: replica - writes run on the writer's connections, each confirmed by a replica. */
+  durable?: DurableWriter;
 }
 
 /**
  * Stored responses in Redis: one JSON string per response under `${prefix}resp:${id}`,
- * expiring after ttlMs (SET PX). Unreachable Redis -> StoreUnavailableError within about
+ * expiring after ttlMs (SET PX), and per item id `${prefix}item:${itemId}` naming the
+ * response that last saved it (same TTL, written in the same transaction; findItem). Unreachable Redis -> StoreUnavailableError within about
  * a second; the client keeps reconnecting in the background.
  */
 export class RedisResponseStore implements ResponseStore, StoreStatus {
@@ -39,36 +47,53 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     return `${this.opts.prefix}resp:${id}`;
   }
 
+  private itemKey(itemId: string): string {
+    return `${this.opts.prefix}item:${itemId}`;
+  }
+
+  /** A write a client depends on: on the durable writer's connections when there is one (confirmed by a replica when `confirm` holds). */
+  private write<T>(what: string, fn: (client: Redis) => Promise<T>, confirm?: (result: T) => boolean): Promise<T> {
+    const durable = this.opts.durable;
+    return durable ? durable.write(what, fn, confirm) : redisCall(this.client, what, () => fn(this.client), this.opts.readyTimeoutMs);
+  }
+
   async save(record: StoredResponse): Promise<void> {
     const json = JSON.stringify(record);
-    await redisCall(
-      this.client,
-      "store.save",
-      async () => {
-        await this.client.set(this.key(record.response.id), json, "PX", this.opts.ttlMs);
-        await this.opts.confirm?.("store.save");
-      },
-      this.opts.readyTimeoutMs,
-    );
+    await this.write("store.save", async (client) => {
+      const tx = client.multi().set(this.key(record.response.id), json, "PX", this.opts.ttlMs);
+      this.indexItems(tx, record);
+      throwFailed(await tx.exec());
+    });
+  }
+
+  private indexItems(tx: ChainableCommander, record: StoredResponse): void {
+    for (const id of recordItemIds(record)) tx.set(this.itemKey(id), record.response.id, "PX", this.opts.ttlMs);
   }
 
   async saveIfExists(record: StoredResponse): Promise<boolean> {
     const json = JSON.stringify(record);
-    return redisCall(
-      this.client,
+    return this.write(
       "store.save",
-      async () => {
-        const ok = (await this.client.set(this.key(record.response.id), json, "PX", this.opts.ttlMs, "XX")) === "OK";
-        if (ok) await this.opts.confirm?.("store.save");
-        return ok;
+      async (client) => {
+        const ok = (await client.set(this.key(record.response.id), json, "PX", this.opts.ttlMs, "XX")) === "OK";
+        if (!ok) return false;
+        const tx = client.multi();
+        this.indexItems(tx, record);
+        throwFailed(await tx.exec());
+        return true;
       },
-      this.opts.readyTimeoutMs,
+      (saved) => saved,
     );
   }
 
   async get(id: string): Promise<StoredResponse | null> {
     const json = await redisCall(this.client, "store.get", () => this.client.get(this.key(id)), this.opts.readyTimeoutMs);
     return json === null ? null : (JSON.parse(json) as StoredResponse);
+  }
+
+  async findItem(itemId: string): Promise<FoundItem | null> {
+    const json = (await redisCall(this.client, "store.findItem", () => this.client.eval(FIND_ITEM, 1, this.itemKey(itemId), this.key("")), this.opts.readyTimeoutMs)) as string | null;
+    return json ? itemOfRecord(JSON.parse(json) as StoredResponse, itemId) : null;
   }
 
   async delete(id: string): Promise<boolean> {
@@ -88,6 +113,12 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
 
   /** The client is shared and closed by whoever created it (createStores). */
   async close(): Promise<void> {}
+}
+
+/** A MULTI whose reply holds an error (e.g. OOM) failed: throw it. */
+function throwFailed(results: [Error | null, unknown][] | null): void {
+  const failed = results?.find(([err]) => err);
+  if (failed) throw failed[0];
 }
 
 export type CacheErrorHook = (op: "get" | "set", err: unknown) => void;

@@ -113,11 +113,14 @@ export interface ChatChunkLike {
 export interface ToolIdentity {
   name: string;
   namespace?: string;
+  /** A freeform `custom` tool sent as a one-string-parameter function: its calls become `custom_tool_call` items. */
+  custom?: true;
 }
 
 /**
  * How function names differ between the two APIs for one request. Only names that
- * differ are listed (namespaced functions flattened to one chat-safe name).
+ * differ are listed (namespaced functions flattened to one chat-safe name), and every
+ * freeform `custom` tool (its calls map back to `custom_tool_call`).
  * Plain objects, so the map survives JSON (background jobs, logs).
  */
 export interface ToolNameMap {

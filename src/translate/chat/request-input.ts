@@ -7,10 +7,17 @@
  *   text part collapses to a string; assistant history parts are joined into one string;
  * - consecutive function_call items (and an assistant message right before them) form
  *   ONE assistant message with tool_calls;
- * - function_call_output -> a `tool` message; images in a tool output cannot ride on a
- *   chat tool message, so they follow the run of tool messages as one user message;
+ * - function_call_output -> a `tool` message; images and files in a tool output cannot ride
+ *   on a chat tool message, so they follow the run of tool messages as one user message;
  * - reasoning items are dropped, their text replayed as `reasoning_content` on the next
  *   assistant message (discarded if a non-assistant message comes first);
+ * - input_file -> a `file` part (`file_data`, `filename`; a `file_url` by the contents the
+ *   service fetched before translating), or inlined as text when the model's backend has no
+ *   file support and the file is text; `file_id` is a 400 (no Files API here);
+ *   input_audio -> an `input_audio` part;
+ * - custom_tool_call / custom_tool_call_output replay like function calls and their outputs
+ *   (custom-tools.ts: the input as the one `input` argument);
+ * - additional_tools items are hoisted into the tool list (tools.ts), not messages;
  * - `mcp_call` items (the router's tool runs, or OpenAI's after a fallback) replay as the
  *   assistant's tool call and its tool result (hosted-calls.ts), so the model sees what
  *   happened; a refused `mcp_approval_request` replays as a call whose result says so;
@@ -30,6 +37,10 @@ import type { ToolNameMap } from "./chat-types.js";
 import { chatNameFor } from "./tool-names.js";
 import { summaryMessageText, supersededByCompaction } from "./compaction.js";
 import { HOSTED_RUN_ITEMS, hostedItemAsCall, refusedApprovals } from "../hosted-calls.js";
+import { customArguments } from "./custom-tools.js";
+import { fileToChat, type ContentPart, type FileOptions } from "./files.js";
+
+export type { FileOptions } from "./files.js";
 
 export interface CompactionOptions {
   /** The summary sealed in a compaction item's `encrypted_content`, or null when it cannot be opened. */
@@ -47,6 +58,7 @@ export interface InputOptions {
    */
   historyItems?: number;
   compaction?: CompactionOptions;
+  files?: FileOptions;
 }
 
 /** Output items of hosted tools that may sit in replayed history; chat cannot express them. */
@@ -67,8 +79,6 @@ const HOSTED_HISTORY_ITEMS = new Set([
   "mcp_list_tools",
   "mcp_approval_request",
   "mcp_approval_response",
-  "custom_tool_call",
-  "custom_tool_call_output",
   "tool_search_call",
   "tool_search_output",
 ]);
@@ -90,8 +100,6 @@ export function normalizeInput(input: string | Item[] | undefined): Item[] {
     return { ...item, type: "message", content };
   });
 }
-
-type ContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string; detail?: string } };
 
 class MessageBuilder {
   readonly messages: ChatMessage[] = [];
@@ -133,7 +141,7 @@ class MessageBuilder {
     if (images.length) this.toolImages.push(...images);
   }
 
-  /** Tool-output images go in one user message after the run of tool messages. */
+  /** Tool-output images and files go in one user message after the run of tool messages. */
   flushToolImages(nextRole: string | null): void {
     if (!this.toolImages.length || nextRole === "tool") return;
     const images = this.toolImages;
@@ -154,14 +162,20 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
     const type = item.type ?? (typeof item.role === "string" ? "message" : undefined);
     switch (type) {
       case "message":
-        out.push(messageToChat(item, at, opts.developerRole));
+        out.push(messageToChat(item, at, opts.developerRole, opts.files));
         break;
       case "function_call":
         out.addToolCall(functionCallToChat(item, at, opts.toolNames));
         break;
       case "function_call_output":
-        out.addToolOutput(...functionOutputToChat(item, at));
+      case "custom_tool_call_output":
+        out.addToolOutput(...functionOutputToChat(item, at, opts.files));
         break;
+      case "custom_tool_call":
+        out.addToolCall(customCallToChat(item, at, opts.toolNames));
+        break;
+      case "additional_tools":
+        break; // its tools are in the request's tool list (tools.ts)
       case "reasoning":
         out.addReasoning(reasoningText(item));
         break;
@@ -183,7 +197,7 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
           refused ??= refusedApprovals(items);
           for (const it of hostedItemAsCall(item, refused)) {
             if (it.type === "function_call") out.addToolCall(functionCallToChat(it, at, undefined));
-            else out.addToolOutput(...functionOutputToChat(it, at));
+            else out.addToolOutput(...functionOutputToChat(it, at, opts.files));
           }
           break;
         }
@@ -205,7 +219,7 @@ function openCompaction(item: Item, at: string, compaction: CompactionOptions | 
   );
 }
 
-function messageToChat(item: Item, at: string, developerRole: "system" | "developer"): ChatMessage {
+function messageToChat(item: Item, at: string, developerRole: "system" | "developer", files: FileOptions | undefined): ChatMessage {
   const role = item.role;
   if (typeof role !== "string" || !MESSAGE_ROLES.has(role)) {
     throw untranslatable(
@@ -218,7 +232,7 @@ function messageToChat(item: Item, at: string, developerRole: "system" | "develo
   if (typeof content === "string") return { role: chatRole, content };
   if (!Array.isArray(content)) throw untranslatable("Message content must be a string or an array of parts.", `${at}.content`);
   if (role === "assistant") return { role: chatRole, content: assistantText(content as Item[], at) };
-  const parts = (content as Item[]).map((part, j) => partToChat(part, `${at}.content[${j}]`));
+  const parts = (content as Item[]).map((part, j) => partToChat(part, `${at}.content[${j}]`, files));
   const only = parts.length === 1 ? parts[0]! : null;
   return { role: chatRole, content: only && only.type === "text" ? only.text : parts };
 }
@@ -234,7 +248,7 @@ function assistantText(parts: Item[], at: string): string {
   return text;
 }
 
-function partToChat(part: Item, at: string): ContentPart {
+function partToChat(part: Item, at: string, files: FileOptions | undefined): ContentPart {
   switch (part.type) {
     case "input_text":
     case "output_text":
@@ -243,7 +257,9 @@ function partToChat(part: Item, at: string): ContentPart {
     case "input_image":
       return imageToChat(part, at);
     case "input_file":
-      throw untranslatable("File inputs ('input_file') are not supported for this model.", `${at}.type`);
+      return fileToChat(part, at, files);
+    case "input_audio":
+      return audioToChat(part, at);
     default:
       throw untranslatable(`Content parts of type '${String(part.type)}' are not supported for this model.`, `${at}.type`);
   }
@@ -262,6 +278,23 @@ function imageToChat(part: Item, at: string): ContentPart {
   return { type: "image_url", image_url: image };
 }
 
+function audioToChat(part: Item, at: string): ContentPart {
+  const audio = part.input_audio as JsonObject | undefined;
+  if (!audio || typeof audio !== "object") throw untranslatable("An input_audio part needs an 'input_audio' object with 'data' and 'format'.", `${at}.input_audio`);
+  if (typeof audio.data !== "string" || !audio.data) throw untranslatable("Missing or invalid 'data': expected base64-encoded audio.", `${at}.input_audio.data`);
+  if (typeof audio.format !== "string" || !audio.format) throw untranslatable("Missing or invalid 'format': expected 'mp3' or 'wav'.", `${at}.input_audio.format`);
+  return { type: "input_audio", input_audio: { data: audio.data, format: audio.format } };
+}
+
+function customCallToChat(item: Item, at: string, toolNames: ToolNameMap | undefined): ChatToolCall {
+  const callId = stringField(item, "call_id", `${at}.call_id`);
+  const name = stringField(item, "name", `${at}.name`);
+  const input = item.input === undefined || item.input === null ? "" : item.input;
+  if (typeof input !== "string") throw untranslatable("custom_tool_call 'input' must be a string.", `${at}.input`);
+  const namespace = typeof item.namespace === "string" && item.namespace ? item.namespace : undefined;
+  return { id: callId, type: "function", function: { name: chatNameFor(toolNames, name, namespace), arguments: customArguments(input) } };
+}
+
 function functionCallToChat(item: Item, at: string, toolNames: ToolNameMap | undefined): ChatToolCall {
   const callId = stringField(item, "call_id", `${at}.call_id`);
   const name = stringField(item, "name", `${at}.name`);
@@ -271,7 +304,7 @@ function functionCallToChat(item: Item, at: string, toolNames: ToolNameMap | und
   return { id: callId, type: "function", function: { name: chatNameFor(toolNames, name, namespace), arguments: args } };
 }
 
-function functionOutputToChat(item: Item, at: string): [ChatMessage, ContentPart[]] {
+function functionOutputToChat(item: Item, at: string, files: FileOptions | undefined): [ChatMessage, ContentPart[]] {
   const callId = stringField(item, "call_id", `${at}.call_id`);
   const output = item.output;
   const images: ContentPart[] = [];
@@ -282,6 +315,7 @@ function functionOutputToChat(item: Item, at: string): [ChatMessage, ContentPart
     for (let j = 0; j < output.length; j++) {
       const part = output[j] as Item;
       if (part?.type === "input_image") images.push(imageToChat(part, `${at}.output[${j}]`));
+      else if (part?.type === "input_file") images.push(fileToChat(part, `${at}.output[${j}]`, files));
       else if (typeof part?.text === "string") content += part.text;
     }
   } else if (output === undefined || output === null) {

@@ -1,14 +1,14 @@
 /**
  * POST /v1/responses body -> POST /v1/chat/completions body (the translated path).
- * Messages come from request-input.ts; this file maps tools, tool_choice, text format
- * and sampling options. Pure: errors are thrown as TranslationError naming the param (errors.ts maps it to a 400).
+ * Messages come from request-input.ts, tools and tool_choice from tools.ts; this file maps
+ * text format and sampling options. Pure: errors are thrown as TranslationError naming the param (errors.ts maps it to a 400).
  */
 import { untranslatable } from "../errors.js";
 import type { ChatMessage, CreateResponseRequest, Item, JsonObject } from "../../wire/types.js";
-import type { ChatRequestBody, ChatTool, ToolNameMap } from "./chat-types.js";
-import { emptyToolNameMap } from "./chat-types.js";
-import { itemsToChatMessages, type CompactionOptions } from "./request-input.js";
-import { chatNameFor, registerNamespaced } from "./tool-names.js";
+import type { ChatRequestBody, ToolNameMap } from "./chat-types.js";
+import { itemsToChatMessages, type CompactionOptions, type FileOptions } from "./request-input.js";
+import { mapToolChoice, mapTools } from "./tools.js";
+import { fitContext } from "../truncation.js";
 
 export { normalizeInput } from "./request-input.js";
 
@@ -24,6 +24,10 @@ export interface ChatRequestOptions {
   historyItems?: number;
   /** Compaction items: how to open them and the user-message budget (request-input.ts). */
   compaction?: CompactionOptions;
+  /** File inputs: fetched `file_url` contents, text-file inlining (request-input.ts). */
+  files?: FileOptions;
+  /** The model's context window: the input is fitted to it per `truncation` (truncation.ts). */
+  contextWindow?: number;
 }
 
 export interface ChatRequestResult {
@@ -38,11 +42,16 @@ const LOGPROBS_INCLUDE = "message.output_text.logprobs";
 const PASS_THROUGH = ["seed", "stop", "presence_penalty", "frequency_penalty"] as const;
 
 export function responsesToChatRequest(req: CreateResponseRequest, items: Item[], opts: ChatRequestOptions): ChatRequestResult {
-  const { tools, droppedTools, toolNames, dropped } = mapTools(req.tools, opts.hostedTools);
+  const { tools, droppedTools, toolNames, dropped } = mapTools(req.tools, opts.hostedTools, items, opts.historyItems ?? 0);
+
+  let sent = { items, historyItems: opts.historyItems ?? 0 };
+  if (opts.contextWindow !== undefined) {
+    sent = fitContext(items, { contextWindow: opts.contextWindow, truncation: req.truncation, instructions: req.instructions, tools: req.tools, historyItems: sent.historyItems });
+  }
 
   const messages: ChatMessage[] = [];
   if (typeof req.instructions === "string" && req.instructions) messages.push({ role: "system", content: req.instructions });
-  for (const m of itemsToChatMessages(items, { developerRole: opts.developerRole, toolNames, historyItems: opts.historyItems, compaction: opts.compaction })) {
+  for (const m of itemsToChatMessages(sent.items, { developerRole: opts.developerRole, toolNames, historyItems: sent.historyItems, compaction: opts.compaction, files: opts.files })) {
     messages.push(m);
   }
 
@@ -79,87 +88,6 @@ export function responsesToChatRequest(req: CreateResponseRequest, items: Item[]
     body.stream_options = { include_usage: true };
   }
   return { body, droppedTools, toolNames };
-}
-
-interface MappedTools {
-  tools: ChatTool[];
-  droppedTools: string[];
-  toolNames: ToolNameMap;
-  /** Hosted tool types that were dropped (a tool_choice naming one falls back to auto). */
-  dropped: Set<string>;
-}
-
-function mapTools(input: JsonObject[] | undefined, hosted: "drop" | "reject"): MappedTools {
-  const out: MappedTools = { tools: [], droppedTools: [], toolNames: emptyToolNameMap(), dropped: new Set() };
-  if (input === undefined || input === null) return out;
-  if (!Array.isArray(input)) throw untranslatable("'tools' must be an array.", "tools");
-  const taken = new Set<string>();
-  for (const tool of input) if (tool?.type === "function" && typeof tool.name === "string") taken.add(tool.name);
-
-  const hostedTool = (type: string, param: string) => {
-    if (hosted === "reject") {
-      throw untranslatable(`Tools of type '${type}' are not supported for this model: only function tools can be used.`, param);
-    }
-    out.droppedTools.push(type);
-    out.dropped.add(type);
-  };
-
-  input.forEach((tool, i) => {
-    const type = tool?.type;
-    if (typeof type !== "string" || !type) throw untranslatable("Each tool needs a 'type'.", `tools[${i}].type`);
-    if (type === "function") {
-      out.tools.push(functionTool(tool, `tools[${i}]`, tool.name as string));
-    } else if (type === "namespace") {
-      const ns = tool.name;
-      if (typeof ns !== "string" || !ns) throw untranslatable("A namespace tool needs a 'name'.", `tools[${i}].name`);
-      if (!Array.isArray(tool.tools)) throw untranslatable("A namespace tool needs a 'tools' array.", `tools[${i}].tools`);
-      (tool.tools as JsonObject[]).forEach((member, j) => {
-        const at = `tools[${i}].tools[${j}]`;
-        if (member?.type === "function") {
-          if (typeof member.name !== "string" || !member.name) throw untranslatable("A function tool needs a 'name'.", `${at}.name`);
-          out.tools.push(functionTool(member, at, registerNamespaced(out.toolNames, taken, ns, member.name)));
-        } else if (typeof member?.type === "string" && member.type) {
-          hostedTool(member.type, `${at}.type`);
-        } else {
-          throw untranslatable("Each tool needs a 'type'.", `${at}.type`);
-        }
-      });
-    } else {
-      // Every other type is a tool OpenAI runs itself (web_search, file_search, mcp, ...)
-      // or one chat cannot express (custom/freeform): a chat backend cannot honour it.
-      hostedTool(type, `tools[${i}].type`);
-    }
-  });
-  return out;
-}
-
-function functionTool(tool: JsonObject, at: string, chatName: string): ChatTool {
-  if (typeof tool.name !== "string" || !tool.name) throw untranslatable("A function tool needs a 'name'.", `${at}.name`);
-  const fn: ChatTool["function"] = { name: chatName };
-  if (typeof tool.description === "string") fn.description = tool.description;
-  if (tool.parameters !== undefined && tool.parameters !== null) fn.parameters = tool.parameters;
-  if (typeof tool.strict === "boolean") fn.strict = tool.strict;
-  return { type: "function", function: fn };
-}
-
-function mapToolChoice(choice: unknown, dropped: Set<string>, toolNames: ToolNameMap): ChatRequestBody["tool_choice"] | undefined {
-  if (choice === undefined || choice === null) return undefined;
-  if (choice === "auto" || choice === "none" || choice === "required") return choice;
-  if (typeof choice !== "object" || Array.isArray(choice)) {
-    throw untranslatable(`Invalid tool_choice '${String(choice)}': expected "auto", "none", "required" or an object.`, "tool_choice");
-  }
-  const c = choice as JsonObject;
-  if (c.type === "function") {
-    if (typeof c.name !== "string" || !c.name) throw untranslatable("tool_choice of type 'function' needs a 'name'.", "tool_choice.name");
-    const ns = typeof c.namespace === "string" && c.namespace ? c.namespace : undefined;
-    return { type: "function", function: { name: chatNameFor(toolNames, c.name, ns) } };
-  }
-  if (c.type === "allowed_tools") {
-    // Chat backends rarely know allowed_tools; keep its mode, the tools stay listed.
-    return c.mode === "required" ? "required" : "auto";
-  }
-  if (typeof c.type === "string" && dropped.has(c.type)) return "auto";
-  throw untranslatable(`tool_choice names a tool of type '${String(c.type)}', which is not available for this model.`, "tool_choice.type");
 }
 
 function mapTextFormat(text: JsonObject | undefined): JsonObject | undefined {

@@ -1,12 +1,16 @@
 /**
  * A non-streamed chat completion -> a finished Response object.
  * Output order: reasoning, the assistant message (text and/or refusal), function calls.
+ * The backend's reasoning is a `reasoning_text` part, or a summary (`summary_text`) when the
+ * request asked for one (`reasoning.summary`): clients such as the AI SDK and LangChain show
+ * only summaries. Calls of freeform `custom` tools become `custom_tool_call` items.
  */
-import type { ResponseFunctionToolCall, ResponseOutputMessage, ResponseReasoningItem } from "openai/resources/responses/responses";
+import type { ResponseCustomToolCallItem, ResponseFunctionToolCall, ResponseOutputMessage, ResponseReasoningItem } from "openai/resources/responses/responses";
 import type { IdGenerator } from "../../wire/ids.js";
 import type { ChatUsage, Item, ResponseObject, ResponseStatus, Usage } from "../../wire/types.js";
-import type { ChatAssistantMessageLike, ChatCompletionLike, ChatTokenLogprob, ToolNameMap } from "./chat-types.js";
+import type { ChatAssistantMessageLike, ChatCompletionLike, ChatTokenLogprob, ToolIdentity, ToolNameMap } from "./chat-types.js";
 import { identityFor } from "./tool-names.js";
+import { customInputFromArguments } from "./custom-tools.js";
 
 /** A Responses logprob entry. */
 export interface ResponsesLogprob {
@@ -63,6 +67,17 @@ export interface OutputItemOptions {
   logprobs?: ChatTokenLogprob[] | null;
   /** Item status for message and function_call items (default "completed"). */
   status?: "completed" | "incomplete";
+  /** Emit the backend's reasoning as a summary (the request set `reasoning.summary`). */
+  reasoningSummary?: boolean;
+}
+
+/** Whether a request asks for reasoning summaries: then a chat backend's reasoning is emitted as one. */
+export function wantsReasoningSummary(reasoning: unknown): boolean {
+  if (!reasoning || typeof reasoning !== "object") return false;
+  // `generate_summary` is the field's deprecated name.
+  const r = reasoning as { summary?: unknown; generate_summary?: unknown };
+  const summary = r.summary ?? r.generate_summary;
+  return typeof summary === "string" && summary !== "" && summary !== "none";
 }
 
 /** The text of a chat message `content` (a string, or text parts some servers send). */
@@ -85,7 +100,9 @@ export function chatMessageToOutputItems(
   const items: Item[] = [];
   const reasoning = message.reasoning_content || message.reasoning;
   if (typeof reasoning === "string" && reasoning) {
-    const item: ResponseReasoningItem = { id: ids("rs"), type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: reasoning }] };
+    const item: ResponseReasoningItem = opts.reasoningSummary
+      ? { id: ids("rs"), type: "reasoning", summary: [{ type: "summary_text", text: reasoning }] }
+      : { id: ids("rs"), type: "reasoning", summary: [], content: [{ type: "reasoning_text", text: reasoning }] };
     items.push(loose(item));
   }
   const text = contentText(message.content);
@@ -99,7 +116,10 @@ export function chatMessageToOutputItems(
   for (const call of message.tool_calls ?? []) {
     const fn = call?.function;
     if (!fn || typeof fn.name !== "string") continue;
-    items.push(functionCallItem(ids("fc"), call.id || ids("call"), fn.name, fn.arguments ?? "", status, toolNames));
+    const identity = identityFor(toolNames, fn.name);
+    const callId = call.id || ids("call");
+    if (identity.custom) items.push(customCallItem(ids("ctc"), callId, identity, customInputFromArguments(fn.arguments ?? ""), status));
+    else items.push(functionCallItem(ids("fc"), callId, fn.name, fn.arguments ?? "", status, toolNames));
   }
   return items;
 }
@@ -122,11 +142,19 @@ export function functionCallItem(
   return loose(item);
 }
 
+/** A custom_tool_call output item (a call of a freeform tool, sent to the backend as a function). */
+export function customCallItem(id: string, callId: string, identity: ToolIdentity, input: string, status: string): Item {
+  const item: ResponseCustomToolCallItem = { id, type: "custom_tool_call", status: status as ResponseCustomToolCallItem["status"], call_id: callId, name: identity.name, input };
+  if (identity.namespace !== undefined) item.namespace = identity.namespace;
+  return loose(item);
+}
+
 export function chatCompletionToResponse(
   chat: ChatCompletionLike,
   skeleton: ResponseObject,
   ids: IdGenerator,
   toolNames?: ToolNameMap,
+  reasoningSummary = false,
 ): ResponseObject {
   const choice = chat.choices?.[0];
   const terminal = terminalFromFinishReason(choice?.finish_reason);
@@ -134,6 +162,7 @@ export function chatCompletionToResponse(
     ? chatMessageToOutputItems(choice.message ?? {}, ids, toolNames, {
         logprobs: choice.logprobs?.content,
         status: terminal.status === "incomplete" ? "incomplete" : "completed",
+        reasoningSummary,
       })
     : [];
   return {

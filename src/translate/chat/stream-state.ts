@@ -2,7 +2,8 @@
  * State shapes of ChatStreamTranslator (stream.ts), kept apart so the machine itself stays
  * short. Items and parts are the openai package's own types: they go out in events as they are.
  */
-import type { ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputRefusal, ResponseOutputText, ResponseReasoningItem } from "openai/resources/responses/responses";
+import type { CustomInputStream } from "./custom-tools.js";
+import type { ResponseCustomToolCallItem, ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputRefusal, ResponseOutputText, ResponseReasoningItem } from "openai/resources/responses/responses";
 
 export interface StreamTranslatorOptions {
   /** First sequence_number (e.g. when resuming a recorded stream). Default 0. */
@@ -12,6 +13,8 @@ export interface StreamTranslatorOptions {
    * item, emitted complete right after `response.in_progress` (added, compaction.compacting, done).
    */
   compaction?: { id: string; type: "compaction"; encrypted_content: string };
+  /** Emit the backend's reasoning as a summary (`reasoning_summary_*` events), not `reasoning_text`. */
+  reasoningSummary?: boolean;
 }
 
 export type Status = "completed" | "incomplete";
@@ -26,18 +29,26 @@ export interface MessageState {
   part: Part | null;
 }
 
-/** The open reasoning item: one reasoning_text part. */
+/** The open reasoning item: one reasoning_text part, or one summary_text part in summary mode. */
 export interface ReasoningState {
   index: number;
   item: ResponseReasoningItem;
-  part: ResponseReasoningItem.Content;
+  part: ResponseReasoningItem.Content | ResponseReasoningItem.Summary;
 }
 
-/** One chat tool call, keyed by its chat `index`. `item` is null until the name is known. */
+/**
+ * One chat tool call, keyed by its chat `index`. `item` is null until the name is known:
+ * a function_call, or a custom_tool_call for a freeform tool (its input decoded from the
+ * `{"input": "..."}` arguments as they stream, custom-tools.ts).
+ */
 export interface CallState {
   /** output_index once opened, -1 before. */
   index: number;
-  item: (ResponseFunctionToolCall & { id: string }) | null;
+  item: (ResponseFunctionToolCall & { id: string }) | ResponseCustomToolCallItem | null;
+  /** The chat arguments so far. */
+  args: string;
+  /** A custom call's input as it decodes. */
+  input?: CustomInputStream;
   callId: string | null;
   chatName: string;
   /** Argument fragments received before the call could open. */

@@ -7,6 +7,10 @@
  * and are mutated in place as deltas arrive (the live snapshot); `*.added` events get
  * their own small objects so an event never changes after it was emitted.
  *
+ * Reasoning streams as `reasoning_text`, or as a summary (`reasoning_summary_*` events) when
+ * the request asked for one (`reasoningSummary`). A call of a freeform `custom` tool is a
+ * `custom_tool_call` item whose input streams as it decodes from the call's arguments.
+ *
  * Item boundaries: text/refusal, reasoning and tool calls each close whatever other
  * kind is open before they open their own item, so output indexes follow emission
  * order and each item is opened and closed by its own events.
@@ -25,7 +29,9 @@ import type { IdGenerator } from "../../wire/ids.js";
 import type { ResponseError, ResponseOutputItem } from "openai/resources/responses/responses";
 import type { ChatUsage, EmittedResponse, ResponseObject, StreamEvent } from "../../wire/types.js";
 import type { ChatChunkLike, ChatTokenLogprob, ChatToolCallDelta, ToolNameMap } from "./chat-types.js";
-import { chatUsageToResponses, functionCallItem, mapLogprobs, terminalFromFinishReason } from "./response.js";
+import { chatUsageToResponses, customCallItem, functionCallItem, mapLogprobs, terminalFromFinishReason } from "./response.js";
+import { CustomInputStream } from "./custom-tools.js";
+import { identityFor } from "./tool-names.js";
 import type { CallState, MessageState, Part, ReasoningState, Status, StreamTranslatorOptions } from "./stream-state.js";
 import { isCompleteJson } from "./stream-state.js";
 
@@ -37,6 +43,7 @@ export class ChatStreamTranslator {
   private ended = false;
   private readonly output: ResponseOutputItem[] = [];
   private readonly compaction: StreamTranslatorOptions["compaction"] | null;
+  private readonly reasoningSummary: boolean;
   /** The skeleton as the openai package types it (responseSkeleton checks it against that type). */
   private readonly skeleton: EmittedResponse;
   private live: EmittedResponse;
@@ -57,6 +64,7 @@ export class ChatStreamTranslator {
   ) {
     this.seq = opts.startSequence ?? 0;
     this.compaction = opts.compaction ?? null;
+    this.reasoningSummary = opts.reasoningSummary === true;
     this.skeleton = skeleton as unknown as EmittedResponse;
     this.live = { ...this.skeleton, output: this.output, usage: null };
   }
@@ -239,25 +247,42 @@ export class ChatStreamTranslator {
       this.closeCalls(out, "completed", false);
       const id = this.ids("rs");
       const index = this.output.length;
-      const part = { type: "reasoning_text" as const, text: "" };
-      const item: ReasoningState["item"] = { id, type: "reasoning", summary: [], content: [part] };
-      this.output.push(item);
-      r = this.reasoning = { index, item, part };
       out.push(emitted({ type: "response.output_item.added", output_index: index, item: { id, type: "reasoning", summary: [] }, sequence_number: this.seq++ }));
-      const at = { item_id: id, output_index: index, content_index: 0 };
-      out.push(emitted({ type: "response.content_part.added", ...at, part: { type: "reasoning_text", text: "" }, sequence_number: this.seq++ }));
+      if (this.reasoningSummary) {
+        const part = { type: "summary_text" as const, text: "" };
+        r = this.reasoning = { index, item: { id, type: "reasoning", summary: [part] }, part };
+        const at = { item_id: id, output_index: index, summary_index: 0 };
+        out.push(emitted({ type: "response.reasoning_summary_part.added", ...at, part: { type: "summary_text", text: "" }, sequence_number: this.seq++ }));
+      } else {
+        const part = { type: "reasoning_text" as const, text: "" };
+        r = this.reasoning = { index, item: { id, type: "reasoning", summary: [], content: [part] }, part };
+        const at = { item_id: id, output_index: index, content_index: 0 };
+        out.push(emitted({ type: "response.content_part.added", ...at, part: { type: "reasoning_text", text: "" }, sequence_number: this.seq++ }));
+      }
+      this.output.push(r.item);
     }
     r.part.text += delta;
-    out.push(emitted({ type: "response.reasoning_text.delta", item_id: r.item.id, output_index: r.index, content_index: 0, delta, sequence_number: this.seq++ }));
+    if (r.part.type === "summary_text") {
+      out.push(emitted({ type: "response.reasoning_summary_text.delta", item_id: r.item.id, output_index: r.index, summary_index: 0, delta, sequence_number: this.seq++ }));
+    } else {
+      out.push(emitted({ type: "response.reasoning_text.delta", item_id: r.item.id, output_index: r.index, content_index: 0, delta, sequence_number: this.seq++ }));
+    }
   }
 
   private closeReasoning(out: StreamEvent[]): void {
     const r = this.reasoning;
     if (!r) return;
     this.reasoning = null;
-    const base = { item_id: r.item.id, output_index: r.index, content_index: 0 };
-    out.push(emitted({ type: "response.reasoning_text.done", ...base, text: r.part.text, sequence_number: this.seq++ }));
-    out.push(emitted({ type: "response.content_part.done", ...base, part: r.part, sequence_number: this.seq++ }));
+    const part = r.part;
+    if (part.type === "summary_text") {
+      const at = { item_id: r.item.id, output_index: r.index, summary_index: 0 };
+      out.push(emitted({ type: "response.reasoning_summary_text.done", ...at, text: part.text, sequence_number: this.seq++ }));
+      out.push(emitted({ type: "response.reasoning_summary_part.done", ...at, part: { type: "summary_text", text: part.text }, sequence_number: this.seq++ }));
+    } else {
+      const at = { item_id: r.item.id, output_index: r.index, content_index: 0 };
+      out.push(emitted({ type: "response.reasoning_text.done", ...at, text: part.text, sequence_number: this.seq++ }));
+      out.push(emitted({ type: "response.content_part.done", ...at, part, sequence_number: this.seq++ }));
+    }
     out.push(emitted({ type: "response.output_item.done", output_index: r.index, item: r.item, sequence_number: this.seq++ }));
   }
 
@@ -270,7 +295,7 @@ export class ChatStreamTranslator {
       this.closeReasoning(out);
       this.closeMessage(out, "completed");
       this.closeCalls(out, "completed", true);
-      call = { index: -1, item: null, callId: null, chatName: "", pending: "", closed: false };
+      call = { index: -1, item: null, args: "", callId: null, chatName: "", pending: "", closed: false };
       this.calls.set(key, call);
     }
     this.lastCall = call;
@@ -306,17 +331,34 @@ export class ChatStreamTranslator {
     if (!callId || this.callIds.has(callId)) callId = this.ids("call");
     this.callIds.add(callId);
     call.index = this.output.length;
-    const item = functionCallItem(this.ids("fc"), callId, call.chatName, "", "in_progress", this.toolNames) as unknown as NonNullable<CallState["item"]>;
+    const identity = identityFor(this.toolNames, call.chatName);
+    const item = (identity.custom
+      ? customCallItem(this.ids("ctc"), callId, identity, "", "in_progress")
+      : functionCallItem(this.ids("fc"), callId, call.chatName, "", "in_progress", this.toolNames)) as unknown as NonNullable<CallState["item"]>;
     call.item = item;
+    if (identity.custom) call.input = new CustomInputStream();
     this.output.push(item);
     this.openCalls.push(call);
     out.push(emitted({ type: "response.output_item.added", output_index: call.index, item: { ...item }, sequence_number: this.seq++ }));
   }
 
+  /** A function call's arguments stream as they come; a custom call's input as it decodes from them. */
   private argumentsDelta(call: CallState, delta: string, out: StreamEvent[]): void {
+    call.args += delta;
     const item = call.item!;
+    if (item.type !== "function_call") {
+      const text = call.input!.push(delta);
+      if (text) this.inputDelta(call, text, out);
+      return;
+    }
     item.arguments += delta;
     out.push(emitted({ type: "response.function_call_arguments.delta", item_id: item.id, output_index: call.index, delta, sequence_number: this.seq++ }));
+  }
+
+  private inputDelta(call: CallState, delta: string, out: StreamEvent[]): void {
+    const item = call.item!;
+    if (item.type === "custom_tool_call") item.input += delta;
+    out.push(emitted({ type: "response.custom_tool_call_input.delta", item_id: item.id!, output_index: call.index, delta, sequence_number: this.seq++ }));
   }
 
   /** Closes open calls in output order; with `onlyComplete`, only those whose arguments parse. */
@@ -326,16 +368,23 @@ export class ChatStreamTranslator {
     let kept = 0;
     for (let i = 0; i < open.length; i++) {
       const call = open[i]!;
-      if (onlyComplete && !isCompleteJson(call.item!.arguments)) {
+      if (onlyComplete && !isCompleteJson(call.args)) {
         open[kept++] = call;
         continue;
       }
       const item = call.item!;
       call.closed = true;
       item.status = status;
-      // OpenAI's done event also names the function (not in the package's type yet).
-      const at = { item_id: item.id, output_index: call.index, name: item.name };
-      out.push(emitted({ type: "response.function_call_arguments.done", ...at, arguments: item.arguments, sequence_number: this.seq++ }));
+      if (item.type === "function_call") {
+        // OpenAI's done event also names the function (not in the package's type yet).
+        const at = { item_id: item.id, output_index: call.index, name: item.name };
+        out.push(emitted({ type: "response.function_call_arguments.done", ...at, arguments: item.arguments, sequence_number: this.seq++ }));
+      } else {
+        const { input, rest } = call.input!.finish();
+        if (rest) this.inputDelta(call, rest, out);
+        item.input = input;
+        out.push(emitted({ type: "response.custom_tool_call_input.done", item_id: item.id, output_index: call.index, input, sequence_number: this.seq++ }));
+      }
       out.push(emitted({ type: "response.output_item.done", output_index: call.index, item, sequence_number: this.seq++ }));
     }
     open.length = kept;

@@ -30,15 +30,17 @@ export interface RouterFields {
  */
 export function nativeRequestBody(
   req: CreateResponseRequest,
-  opts: { upstreamModel: string; history: Item[]; stream: boolean; wantEncryptedReasoning: boolean },
+  opts: { upstreamModel: string; history: Item[]; stream: boolean; wantEncryptedReasoning: boolean; resolved?: Item[] },
 ): JsonObject {
   const body: JsonObject = { ...req, model: opts.upstreamModel, store: false, stream: opts.stream };
   delete body.previous_response_id;
   delete body.conversation;
   delete body.background;
   delete body.router;
-  if (opts.history.length > 0) {
-    const current = typeof req.input === "string" ? [{ type: "message", role: "user", content: req.input }] : (req.input ?? []);
+  const references = Array.isArray(req.input) && req.input.some((i) => i.type === "item_reference");
+  if (opts.history.length > 0 || references) {
+    let current = typeof req.input === "string" ? [{ type: "message", role: "user", content: req.input }] : (req.input ?? []);
+    if (references) current = withReferencedItems(current, opts.resolved ?? []);
     body.input = [...replayableItems(opts.history), ...current];
   }
   if (opts.wantEncryptedReasoning) {
@@ -47,6 +49,23 @@ export function nativeRequestBody(
   }
   if (!opts.stream) delete body.stream_options;
   return body;
+}
+
+/**
+ * The input with each `item_reference` replaced by the item it names (found in `resolved`, the
+ * input the router resolved), as history is replayed: upstream stores nothing, so it could
+ * not resolve the id itself.
+ */
+function withReferencedItems(input: Item[], resolved: Item[]): Item[] {
+  const out: Item[] = [];
+  for (const item of input) {
+    if (item.type !== "item_reference") out.push(item);
+    else {
+      const found = resolved.find((r) => r.id === item.id && r.type !== "item_reference");
+      if (found) out.push(...replayableItems([found]));
+    }
+  }
+  return out;
 }
 
 /**
@@ -89,8 +108,14 @@ export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObj
   return obj as ResponseObject;
 }
 
-/** JSON.stringify replacer hiding encrypted reasoning the client did not ask for (the stored copy keeps it). */
-export const omitEncryptedContent = (key: string, value: unknown): unknown => (key === "encrypted_content" ? undefined : value);
+/**
+ * JSON.stringify replacer hiding encrypted reasoning the client did not ask for (the stored
+ * copy keeps it). Only a reasoning item's `encrypted_content` goes: a `compaction` item's is
+ * the item itself and must reach the client. `this` is the object holding the key.
+ */
+export function omitEncryptedContent(this: unknown, key: string, value: unknown): unknown {
+  return key === "encrypted_content" && (this as { type?: unknown }).type === "reasoning" ? undefined : value;
+}
 
 /** A response serialised as the client should see it (the object itself, which the store keeps, is not touched). */
 export function clientJson(response: ResponseObject, hide: boolean): string {

@@ -1,0 +1,127 @@
+import type { Redis } from "ioredis";
+import { closeClient, createRedisClient, redisCall, type RedisTarget } from "./client.js";
+import { settlesWithin } from "../settles-within.js";
+import { StoreUnavailableError } from "../types.js";
+
+export interface DurableWriterOptions {
+  /** WAIT 1 <timeoutMs>: how long a write waits for one replica (storage.durability_timeout). */
+  timeoutMs: number;
+  /** Connections kept for durable writes; more writes at once wait for one to be free (default 8). */
+  size?: number;
+  /** How long a write waits for a free connection, and for a reconnecting one (default 500 ms). */
+  readyTimeoutMs?: number;
+  /** The write itself (before WAIT) gives up after this long (default 1000 ms, the shared client's command timeout). */
+  writeTimeoutMs?: number;
+}
+
+/** A write run on the durable connection it is handed. */
+export type DurableWrite<T> = (client: Redis) => Promise<T>;
+
+/**
+ * `storage.durability: replica`: the writes a client depends on, each followed by `WAIT 1` on the
+ * same connection (WAIT confirms only its own connection's writes). They run on connections of
+ * their own, never on the one every other store call shares: during a failover each WAIT holds
+ * its connection for up to `timeoutMs`, and on the shared one every read, limiter and cache call
+ * (a `store: false` request's too) would queue behind it. A write waits at most `readyTimeoutMs`
+ * for a free connection, so a store call fails within that, the write timeout and `timeoutMs`.
+ * A connection whose call failed is dropped (a command it gave up on may still hold it) and a
+ * fresh one made when needed.
+ */
+export class DurableWriter {
+  private readonly idle: Redis[] = [];
+  private open = 0;
+  private readonly waiting: { resolve: (c: Redis) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }[] = [];
+  private closed = false;
+  private readonly size: number;
+  private readonly readyTimeoutMs: number;
+  private readonly writeTimeoutMs: number;
+
+  constructor(
+    private readonly target: RedisTarget,
+    private readonly opts: DurableWriterOptions,
+  ) {
+    this.size = opts.size ?? 8;
+    this.readyTimeoutMs = opts.readyTimeoutMs ?? 500;
+    this.writeTimeoutMs = opts.writeTimeoutMs ?? 1_000;
+  }
+
+  /** Runs `write` on a durable connection, then waits for a replica when `confirm(result)` holds. */
+  async write<T>(what: string, write: DurableWrite<T>, confirm: (result: T) => boolean = () => true): Promise<T> {
+    const client = await this.acquire(what);
+    // Reusable afterwards only when nothing it sent is still unanswered.
+    let clean = false;
+    try {
+      return await redisCall(
+        client,
+        what,
+        async () => {
+          const pending = write(client);
+          if (!(await settlesWithin(pending, this.writeTimeoutMs))) throw new StoreUnavailableError(`${what}: the write got no answer within ${this.writeTimeoutMs} ms`);
+          clean = true;
+          const out = await pending;
+          if (confirm(out)) {
+            clean = false;
+            const acked = await client.wait(1, this.opts.timeoutMs);
+            clean = true;
+            if (acked < 1) throw new StoreUnavailableError(`${what}: no replica confirmed the write within ${this.opts.timeoutMs} ms`);
+          }
+          return out;
+        },
+        this.readyTimeoutMs,
+      );
+    } finally {
+      this.release(client, clean);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const w of this.waiting.splice(0)) {
+      clearTimeout(w.timer);
+      w.reject(new StoreUnavailableError("the store is closing"));
+    }
+    await Promise.all(this.idle.splice(0).map((c) => closeClient(c)));
+  }
+
+  private acquire(what: string): Promise<Redis> {
+    if (this.closed) return Promise.reject(new StoreUnavailableError(`${what}: the store is closing`));
+    const free = this.idle.pop();
+    if (free) return Promise.resolve(free);
+    if (this.open < this.size) {
+      this.open++;
+      // WAIT holds its reply up to timeoutMs: the command timeout must not cut it short.
+      return Promise.resolve(createRedisClient(this.target, { connectionName: "rr-durable", commandTimeoutMs: this.opts.timeoutMs + 1_000 }));
+    }
+    return new Promise((resolve, reject) => {
+      const entry = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.waiting.splice(this.waiting.indexOf(entry), 1);
+          reject(new StoreUnavailableError(`${what}: every durable-write connection is still waiting for a replica`));
+        }, this.readyTimeoutMs),
+      };
+      this.waiting.push(entry);
+    });
+  }
+
+  private release(client: Redis, clean: boolean): void {
+    if (!clean || this.closed) {
+      this.open--;
+      client.disconnect();
+      // A waiter gets a fresh connection instead.
+      const next = this.waiting.shift();
+      if (next && !this.closed) {
+        clearTimeout(next.timer);
+        this.open++;
+        next.resolve(createRedisClient(this.target, { connectionName: "rr-durable", commandTimeoutMs: this.opts.timeoutMs + 1_000 }));
+      }
+      return;
+    }
+    const next = this.waiting.shift();
+    if (next) {
+      clearTimeout(next.timer);
+      next.resolve(client);
+    } else this.idle.push(client);
+  }
+}

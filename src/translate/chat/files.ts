@@ -1,0 +1,78 @@
+/**
+ * `input_file` parts -> chat content parts. Pure: a `file_url` arrives here already fetched
+ * (responses/files/ fetches it before translating and hands the contents in `FileOptions`).
+ *
+ * - `file_data` (a data URL, or bare base64 with a `filename`) -> `{type:"file", file:{file_data, filename}}`,
+ *   the chat completions file part;
+ * - with `inlineText` (a per-model option for backends without file support), a text file
+ *   (text/*, JSON, XML, YAML, CSV, ... by media type or file name) becomes a text part that
+ *   names the file and holds its content;
+ * - `file_id` is a 400: the router has no Files API to look the id up in.
+ */
+import { untranslatable } from "../errors.js";
+import type { Item } from "../../wire/types.js";
+
+export type ContentPart =
+  | { type: "text"; text: string }
+  | { type: "image_url"; image_url: { url: string; detail?: string } }
+  | { type: "file"; file: { file_data: string; filename?: string } }
+  | { type: "input_audio"; input_audio: { data: string; format: string } };
+
+/** A file the service fetched for a `file_url`. */
+export interface FetchedFile {
+  /** A data URL: `data:<media type>;base64,<content>`. */
+  file_data: string;
+  filename?: string;
+}
+
+export interface FileOptions {
+  /** Contents of the `file_url`s in the request, by URL. */
+  fetched?: Readonly<Record<string, FetchedFile>>;
+  /** Send text files as text parts (the model's `inline_text_files`). */
+  inlineText?: boolean;
+}
+
+const TEXT_TYPES = /^(text\/|application\/(json|xml|yaml|x-yaml|toml|javascript|typescript|x-sh|x-python|sql|csv|x-ndjson|ld\+json)|[a-z]+\/[a-z.+-]*\+(json|xml)$)/i;
+const TEXT_NAMES = /\.(txt|md|markdown|csv|tsv|json|jsonl|ndjson|xml|ya?ml|toml|ini|cfg|conf|log|html?|css|js|mjs|cjs|ts|tsx|jsx|py|rb|go|rs|java|kt|c|h|cc|cpp|hpp|cs|sh|bash|zsh|sql|php|swift|scala|lua|r|tex|rst|diff|patch)$/i;
+const DATA_URL = /^data:([^;,]*)(;[^,]*)?,/;
+
+export function fileToChat(part: Item, at: string, opts: FileOptions | undefined): ContentPart {
+  if (part.file_id != null) {
+    throw untranslatable(
+      `Files given by 'file_id' are not supported: this router has no Files API. Send the file's content as 'file_data' (a data URL such as 'data:application/pdf;base64,...') or a 'file_url'.`,
+      `${at}.file_id`,
+    );
+  }
+  const name = typeof part.filename === "string" && part.filename ? part.filename : undefined;
+  let file: FetchedFile;
+  if (typeof part.file_data === "string" && part.file_data) {
+    file = { file_data: part.file_data, filename: name };
+  } else if (typeof part.file_url === "string" && part.file_url) {
+    const fetched = opts?.fetched?.[part.file_url];
+    if (!fetched) throw untranslatable("This file_url was not fetched: the router fetches files only from the URLs its configuration allows (files.fetch.allow).", `${at}.file_url`);
+    file = { file_data: fetched.file_data, filename: name ?? fetched.filename };
+  } else {
+    throw untranslatable("An input_file needs 'file_data' or 'file_url'.", `${at}.file_data`);
+  }
+  if (opts?.inlineText) {
+    const text = textContent(file);
+    if (text !== null) return { type: "text", text: `<file name="${file.filename ?? "file"}">\n${text}\n</file>` };
+  }
+  const out: { file_data: string; filename?: string } = { file_data: file.file_data };
+  if (file.filename) out.filename = file.filename;
+  return { type: "file", file: out };
+}
+
+/** The decoded text of a text file, or null for any other file (sent as a file part). */
+function textContent(file: FetchedFile): string | null {
+  const m = DATA_URL.exec(file.file_data);
+  const mediaType = m?.[1] ?? "";
+  const textName = file.filename !== undefined && TEXT_NAMES.test(file.filename);
+  const isText = mediaType && mediaType !== "application/octet-stream" ? TEXT_TYPES.test(mediaType) : textName;
+  if (!isText) return null;
+  const body = m ? file.file_data.slice(m[0].length) : file.file_data;
+  const base64 = m ? (m[2] ?? "").includes(";base64") : true;
+  const text = base64 ? Buffer.from(body, "base64").toString("utf8") : decodeURIComponent(body);
+  // A "text" file that does not decode cleanly is sent as a file after all.
+  return text.includes("\uFFFD") ? null : text;
+}
