@@ -5,10 +5,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { assertResponsesGrammar } from "../helpers/grammar.js";
 import { startMockSearch, type MockSearch } from "../helpers/mock-search.js";
-import { chatCompletion, chatTextChunks, chatToolCallChunks, startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
+import { chatCompletion, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
 import { parseSse, startTestRouter, type TestRouter } from "../helpers/router.js";
 
 let chat: MockUpstream;
+let oai: MockUpstream;
 let search: MockSearch;
 let router: TestRouter;
 let bare: TestRouter;
@@ -30,11 +31,23 @@ function model(rec: RecordedRequest): Reply {
   return { kind: "json", body: chatCompletion(null, "mock", { tool_calls: [{ id: "call_s", type: "function", function: { name: "web_search", arguments: '{"query":"oslo weather"}' } }] }) };
 }
 
+/** The native model: a web_search function call, then (given its output) an answer citing [2]. */
+function nativeModel(rec: RecordedRequest): Reply {
+  const input = rec.body.input as { type?: string; output?: unknown }[];
+  const out = input.find((i) => i.type === "function_call_output");
+  const resp = out
+    ? nativeResponse("Cold week [2].", rec.body.model, "resp_up2")
+    : { ...nativeResponse("", rec.body.model, "resp_up1"), output: [{ id: "fc_up1", type: "function_call", status: "completed", call_id: "call_w", name: "web_search", arguments: '{"query":"norway"}' }] };
+  return rec.body.stream ? { kind: "sse", frames: nativeEvents(resp as ReturnType<typeof nativeResponse>) } : { kind: "json", body: resp };
+}
+
 beforeAll(async () => {
   chat = await startMockUpstream();
   chat.setDefault("/chat/completions", model);
+  oai = await startMockUpstream();
+  oai.setDefault("/responses", nativeModel);
   search = await startMockSearch(() => ({ json: { results: RESULTS } }));
-  const base = { endpoints: [{ name: "box", url: chat.url, kind: "chat" }], models: { local: { endpoints: ["box"] } } };
+  const base = { endpoints: [{ name: "box", url: chat.url, kind: "chat" }, { name: "oai", url: oai.url, kind: "openai", api_key: "sk-x-0123456789" }], models: { local: { endpoints: ["box"] }, native: { endpoints: ["oai"] }, "native-run": { endpoints: ["oai"], hosted_tools: "run" } } };
   router = await startTestRouter({ ...base, tools: { web_search: { provider: "searxng", url: search.url } } });
   bare = await startTestRouter(base);
 });
@@ -42,10 +55,12 @@ afterAll(async () => {
   await router?.close();
   await bare?.close();
   await chat?.close();
+  await oai?.close();
   await search?.close();
 });
 beforeEach(() => {
   chat.requests.length = 0;
+  oai.requests.length = 0;
   search.requests.length = 0;
 });
 
@@ -112,5 +127,23 @@ describe("web search on a chat model", () => {
     } finally {
       chat.setDefault("/chat/completions", model);
     }
+  });
+
+  it("kind: openai passes web_search through; with hosted_tools: run the router searches and the native model gets a function (streamed, cited)", async () => {
+    oai.setDefault("/responses", (rec) => ({ kind: "json", body: nativeResponse("native search", rec.body.model) }));
+    await router.client.responses.create({ model: "native", input: "x", tools: [{ type: "web_search" }] });
+    expect(oai.requests[0]!.body.tools).toEqual([{ type: "web_search" }]);
+    expect(search.requests).toHaveLength(0);
+
+    oai.setDefault("/responses", nativeModel);
+    oai.requests.length = 0;
+    const res = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "native-run", input: "x", stream: true, tools: [{ type: "web_search" }] }) });
+    const events = parseSse(await res.text()).map((f) => f.data);
+    const s = assertResponsesGrammar(events);
+    expect(s.items.map((i) => i.type)).toEqual(["web_search_call", "message"]);
+    expect((s.items[1] as any).content[0].annotations).toEqual([expect.objectContaining({ type: "url_citation", url: "https://example.net/norway" })]);
+    expect(oai.requests[0]!.body.tools).toEqual([expect.objectContaining({ type: "function", name: "web_search" })]);
+    const replay = oai.requests[1]!.body.input as any[];
+    expect(replay.find((i) => i.type === "function_call_output").output).toContain("[2] Norway news");
   });
 });
