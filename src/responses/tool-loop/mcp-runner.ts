@@ -34,7 +34,7 @@ export class McpRunner {
 
   /** The server's tools; rejects with a message naming the cause (the request then fails with 424). */
   async list(server: McpServerSpec): Promise<ListedTool[]> {
-    return this.timed("mcp_list_tools", server.label, async () => {
+    return this.timed("mcp_list_tools", server, async () => {
       const session = await this.session(server);
       try {
         return await session.listTools(this.limits.call_timeout, this.signal);
@@ -49,7 +49,7 @@ export class McpRunner {
 
   /** Runs one call; every failure comes back as a result with its error. */
   async call(server: McpServerSpec, tool: string, args: string): Promise<CallResult> {
-    return this.timed("mcp_call", server.label, async () => {
+    return this.timed("mcp_call", server, async () => {
       let parsed: Record<string, unknown>;
       try {
         const v: unknown = args.trim() ? JSON.parse(args) : {};
@@ -83,14 +83,18 @@ export class McpRunner {
     await Promise.all(all.map((s) => s.then((x) => x.close(), () => {})));
   }
 
-  private timed<T>(type: string, server: string, fn: () => Promise<T>, outcome: (result: T | undefined) => string): Promise<T> {
-    return timedTool(this.rt, type, server, fn, outcome);
+  /**
+   * The metric's `server` is an operator server's label, or a client server's host: labels a
+   * client makes up would grow the series without bound, its hosts are bounded by allowed_urls.
+   */
+  private timed<T>(type: string, server: McpServerSpec, fn: () => Promise<T>, outcome: (result: T | undefined) => string): Promise<T> {
+    return timedTool(this.rt, type, server.operator ? server.label : server.url.host, fn, outcome, server.label);
   }
 }
 
 /** One hosted tool run, counted (tool_calls_total by outcome, tool_call_duration_seconds) and traced as a CLIENT span. */
-export async function timedTool<T>(rt: Runtime, type: string, server: string, fn: () => Promise<T>, outcome: (result: T | undefined) => string): Promise<T> {
-  const span = rt.tracing.startChild(`${type} ${server}`, SpanKind.CLIENT, { "router.tool.type": type, "router.tool.server": server });
+export async function timedTool<T>(rt: Runtime, type: string, server: string, fn: () => Promise<T>, outcome: (result: T | undefined) => string, spanName = server): Promise<T> {
+  const span = rt.tracing.startChild(`${type} ${spanName}`, SpanKind.CLIENT, { "router.tool.type": type, "router.tool.server": spanName });
   const started = performance.now();
   let result: T | undefined;
   try {
