@@ -102,9 +102,10 @@ describe("MCP on a chat model", () => {
     expect(types).toContain("response.mcp_call_arguments.delta");
     expect(types).toContain("response.mcp_call_arguments.done");
     expect(types).toContain("response.mcp_call.completed");
-    // the arguments as the model writes them, then the call as the router runs it
-    expect(types.indexOf("response.mcp_call.in_progress")).toBeGreaterThan(types.indexOf("response.mcp_call_arguments.done"));
-    expect(types.indexOf("response.mcp_call.completed")).toBeGreaterThan(types.indexOf("response.mcp_call.in_progress"));
+    // added, in progress, the arguments as the model writes them, the outcome once the router ran it
+    const at = (t: string) => types.indexOf(t);
+    expect(at("response.mcp_call.in_progress")).toBeLessThan(at("response.mcp_call_arguments.delta"));
+    expect(at("response.mcp_call_arguments.done")).toBeLessThan(at("response.mcp_call.completed"));
     expect(types).not.toContain("response.function_call_arguments.delta");
     expect(types.at(-1)).toBe("response.completed");
     expect(summary.items.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);

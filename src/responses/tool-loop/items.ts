@@ -57,16 +57,14 @@ export function openSearch(id: string): Item {
 /** The first events of an item the stream opens (the model asked for a hosted tool). */
 export function openedEvents(item: Item, outputIndex: number, seq: () => number): StreamEvent[] {
   const events = [emitted({ type: "response.output_item.added", output_index: outputIndex, item: item as unknown as ResponseOutputItem, sequence_number: seq() })];
+  if (item.type === "mcp_call") events.push(emitted({ type: "response.mcp_call.in_progress", item_id: item.id as string, output_index: outputIndex, sequence_number: seq() }));
   if (item.type === "web_search_call") events.push(emitted({ type: "response.web_search_call.in_progress", item_id: item.id as string, output_index: outputIndex, sequence_number: seq() }));
   return events;
 }
 
-/** A hosted call about to run: `mcp_call.in_progress` (its arguments are complete), or `web_search_call.searching`. */
-export function runningEvent(item: Item, outputIndex: number, seq: () => number): StreamEvent {
-  const id = item.id as string;
-  return item.type === "mcp_call"
-    ? emitted({ type: "response.mcp_call.in_progress", item_id: id, output_index: outputIndex, sequence_number: seq() })
-    : emitted({ type: "response.web_search_call.searching", item_id: id, output_index: outputIndex, sequence_number: seq() });
+/** A web search about to run. */
+export function searchingEvent(item: Item, outputIndex: number, seq: () => number): StreamEvent {
+  return emitted({ type: "response.web_search_call.searching", item_id: item.id as string, output_index: outputIndex, sequence_number: seq() });
 }
 
 /** The closing events of a hosted item: the call's outcome, then `output_item.done`. */
@@ -80,7 +78,7 @@ export function closedEvents(item: Item, outputIndex: number, seq: () => number)
   return events;
 }
 
-/** A finished call streamed whole (an approved call run before the model): added, arguments, in progress, outcome, done. */
+/** A finished call streamed whole (an approved call run before the model): added, in progress, arguments, outcome, done. */
 export function wholeCallEvents(item: Item, outputIndex: number, seq: () => number): StreamEvent[] {
   const id = item.id as string;
   const open = { ...item, arguments: "", output: null, error: null, status: "in_progress" };
@@ -88,7 +86,6 @@ export function wholeCallEvents(item: Item, outputIndex: number, seq: () => numb
     ...openedEvents(open, outputIndex, seq),
     emitted({ type: "response.mcp_call_arguments.delta", item_id: id, output_index: outputIndex, delta: item.arguments as string, sequence_number: seq() }),
     emitted({ type: "response.mcp_call_arguments.done", item_id: id, output_index: outputIndex, arguments: item.arguments as string, sequence_number: seq() }),
-    runningEvent(open, outputIndex, seq),
     ...closedEvents(item, outputIndex, seq),
   ];
 }

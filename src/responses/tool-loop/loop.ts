@@ -23,7 +23,7 @@ import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } f
 import { connect, type Connection, type PumpOptions, type RunOutcome } from "../create/execute.js";
 import type { Plan } from "../create/plan.js";
 import type { HostedTools } from "./hosted.js";
-import { approvalRequest, closedEvents, finishedCall, listToolsItem, listingEvents, openCall, runningEvent, skippedCall, wholeCallEvents } from "./items.js";
+import { approvalRequest, closedEvents, finishedCall, listToolsItem, listingEvents, openCall, searchingEvent, skippedCall, wholeCallEvents } from "./items.js";
 import { timedTool, type McpRunner } from "./mcp-runner.js";
 import { isAllowed } from "../../tools/mcp/index.js";
 import { isWebSearchType, resultsForModel, searchArguments, searchQueryFor, urlCitations, webSearchCallItem, type SearchResult } from "../../tools/search/index.js";
@@ -323,7 +323,7 @@ export class ToolLoop {
     const budget = this.maxToolCalls() - this.callsRun;
     if (sink) {
       pending.forEach((p, k) => {
-        if (k < budget) this.send(sink, [runningEvent(p.open, p.index, this.seq)]);
+        if (k < budget && p.fn.kind === "web_search") this.send(sink, [searchingEvent(p.open, p.index, this.seq)]);
       });
       sink.flush?.();
     }
