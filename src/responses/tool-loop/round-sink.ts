@@ -9,9 +9,6 @@
  * annotations (`cite`) as it closes: `response.output_text.annotation.added` events, and the
  * annotations on its done part and item.
  */
-
-/** The url_citation annotations of a text, from the response's search results so far. */
-export type Cite = (text: string) => ResponseOutputText.URLCitation[];
 import type { IdGenerator } from "../../wire/ids.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import type { Item } from "../../wire/types.js";
@@ -19,6 +16,9 @@ import type { ResponseOutputText } from "openai/resources/responses/responses";
 import { emitted } from "../../wire/emitted.js";
 import { approvalRequest, openCall, openSearch, openedEvents } from "./items.js";
 import type { HostedFunction, Toolbox } from "./toolbox.js";
+
+/** The url_citation annotations of a text, from the response's search results so far. */
+export type Cite = (text: string) => ResponseOutputText.URLCitation[];
 
 /** The stream's running count, shared by the loop and its rounds. */
 export interface Sequence {
