@@ -230,6 +230,25 @@ describe("the Agents SDK's approval flow", () => {
   });
 });
 
+describe("the Agents SDK's interruptions", () => {
+  it("without onApproval the run stops at the approval; state.approve() and run again finish it", async () => {
+    const agent = new Agent({
+      name: "Wiki",
+      instructions: "Use the wiki.",
+      model: new OpenAIResponsesModel(memory.client, "local"),
+      tools: [hostedMcpTool({ serverLabel: "wiki", serverUrl: mcp.url, requireApproval: "always" })],
+    });
+    const first = await run(agent, "Echo via the wiki");
+    expect(first.interruptions).toHaveLength(1);
+    expect(mcp.calls).toHaveLength(0);
+    for (const item of first.interruptions) first.state.approve(item);
+    const second = await run(agent, first.state);
+    expect(second.interruptions ?? []).toHaveLength(0);
+    expect(mcp.calls).toEqual([{ name: "echo", args: { text: "via" } }]);
+    expect(second.finalOutput).toBe("Result: echo: via");
+  });
+});
+
 describe("which backend runs what", () => {
   it("an operator-defined server is run by the router on a kind: openai model too, with its headers", async () => {
     const r = await memory.client.responses.create({ model: "gpt-4.1", input: "x", tools: [{ type: "mcp", server_label: "ops", require_approval: "never" }] as any });
