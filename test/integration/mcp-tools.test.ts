@@ -281,6 +281,25 @@ describe("failures", () => {
     }
   });
 
+  it("a redirect to another origin is not followed (the listing fails: 424), even to a server the patterns allow", async () => {
+    const { createServer } = await import("node:http");
+    const hop = createServer((req, res) => {
+      req.resume();
+      res.writeHead(307, { location: mcp.url }).end();
+    });
+    await new Promise<void>((r) => hop.listen(0, "127.0.0.1", r));
+    const port = (hop.address() as import("node:net").AddressInfo).port;
+    const calls = mcp.headers.length;
+    try {
+      const err = await router.client.responses.create({ model: "local", input: "x", tools: [{ type: "mcp", server_label: "hop", server_url: `http://127.0.0.1:${port}/mcp`, require_approval: "never" }] }).catch((e) => e);
+      expect(err.status).toBe(424);
+      expect(mcp.headers.length).toBe(calls); // the target never saw a request
+    } finally {
+      hop.closeAllConnections();
+      hop.close();
+    }
+  });
+
   it("a tool error, a timeout and an oversized result are mcp_call errors the model is told about", async () => {
     chat.setDefault("/chat/completions", toolScript([
       { name: "wiki__fail", args: "{}" },
