@@ -15,7 +15,7 @@ import { BackgroundJobs } from "./background/jobs.js";
 import { cacheKey } from "./create/cache-key.js";
 import { appendTurn } from "./conversations/turn.js";
 import { recordTokenUsage, type RunOutcome } from "./create/execute.js";
-import { checkKeyTools, openRun, toolsToRun } from "./tool-loop/index.js";
+import { checkKeyTools, mayRunTools, openRun, toolsToRun } from "./tool-loop/index.js";
 import { buildPlan, loadOwned, type HistorySource, type Plan } from "./create/plan.js";
 import { listPage } from "./items/input-items.js";
 import { checkInclude, includedResponse, includedView } from "./items/include.js";
@@ -136,7 +136,7 @@ export class ResponsesService {
     if (plan.store) await requireConnected(this.rt.stores.status);
     // Tools the router runs are checked (server URLs, labels) before anything is queued; their
     // results come from outside the model, so such a response is never served from the cache.
-    if ((await toolsToRun(this.rt, plan)) !== null) plan = { ...plan, useCache: false };
+    if (mayRunTools(this.rt, plan) && (await toolsToRun(this.rt, plan)) !== null) plan = { ...plan, useCache: false };
     // No upstream tokens for this request itself: a background job counts its own, a cache hit costs none.
     if (plan.background) return this.createBackground(plan, ctx);
     // A prompt-cache warm-up generates nothing (OpenAI's prewarm); a chat backend has no cache to warm from here.

@@ -42,11 +42,19 @@ export function runsClientTools(cfg: RouterConfig, plan: Pick<Plan, "modelCfg" |
   return plan.targets.some((t) => cfg.endpoints.find((e) => e.name === t.endpoint)?.kind === "chat");
 }
 
+/** Whether the request names a tool the router may run (a cheap, synchronous first look: most requests name none). */
+export function namesHostedTools(cfg: RouterConfig, plan: Pick<Plan, "req">): boolean {
+  const tools = plan.req.tools;
+  if (!Array.isArray(tools)) return false;
+  const search = cfg.tools.web_search !== undefined;
+  return tools.some((t) => t?.type === "mcp" || (search && isWebSearchType(t?.type)));
+}
+
 /** The tools the router runs for this request, or null when it runs none (one plain round). */
 export async function hostedTools(cfg: RouterConfig, plan: Pick<Plan, "req" | "modelCfg" | "targets">): Promise<HostedTools | null> {
-  const tools = plan.req.tools;
+  if (!namesHostedTools(cfg, plan)) return null;
+  const tools = plan.req.tools!;
   const search = cfg.tools.web_search !== undefined;
-  if (!Array.isArray(tools) || !tools.some((t) => t?.type === "mcp" || (search && isWebSearchType(t?.type)))) return null;
   const mcp = cfg.tools.mcp;
   const client = runsClientTools(cfg, plan);
   const servers: McpServerSpec[] = [];

@@ -11,21 +11,30 @@ import { connect, type Connection } from "../create/execute.js";
 import type { Plan } from "../create/plan.js";
 import { endsWithCompactionTrigger } from "../compaction/trigger-adapter.js";
 import { fetchFileUrls } from "../files/fetch-files.js";
-import { hostedTools, type HostedTools } from "./hosted.js";
+import { hostedTools, namesHostedTools, type HostedTools } from "./hosted.js";
 import { ToolLoop, connectorError } from "./loop.js";
 import { McpRunner } from "./mcp-runner.js";
 
-export { hostedTools, runsClientTools } from "./hosted.js";
+export { hostedTools, namesHostedTools, runsClientTools } from "./hosted.js";
+
+/** Whether this request may take the tool loop (synchronous; `toolsToRun` then decides). */
+export function mayRunTools(rt: Runtime, plan: Plan): boolean {
+  return namesHostedTools(rt.config, plan) && !endsWithCompactionTrigger(plan);
+}
 
 /** The hosted tools this request has the router run, checked (URLs, labels); null for none. */
 export async function toolsToRun(rt: Runtime, plan: Plan): Promise<HostedTools | null> {
-  if (endsWithCompactionTrigger(plan)) return null;
-  return hostedTools(rt.config, plan);
+  return mayRunTools(rt, plan) ? hostedTools(rt.config, plan) : null;
 }
 
-/** Opens the response's upstream work: one round, or the tool loop. */
-export async function openRun(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress"): Promise<Connection> {
-  const hosted = await toolsToRun(rt, plan);
+/** Opens the response's upstream work: one round (no extra promise on that path), or the tool loop. */
+export function openRun(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress"): Promise<Connection> {
+  if (!mayRunTools(rt, plan)) return connect(rt, plan, signal, stream, initialStatus);
+  return openToolLoop(rt, plan, signal, stream, initialStatus);
+}
+
+async function openToolLoop(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued"): Promise<Connection> {
+  const hosted = await hostedTools(rt.config, plan);
   if (!hosted) return connect(rt, plan, signal, stream, initialStatus);
   plan = await fetchFileUrls(plan, signal); // once for every round (a background job's plan has not fetched them yet)
   const runner = new McpRunner(rt, signal);

@@ -146,7 +146,13 @@ export class ToolLoop {
     this.span?.end();
     this.span = this.rt.tracing.startChild(`tool loop round ${this.round}`, SpanKind.INTERNAL, { "router.tool_loop.round": this.round });
     const go = () => connect(this.rt, this.roundPlan(), this.signal, this.stream, this.round === 1 ? this.initialStatus : "in_progress", this.round === 1);
-    return this.span ? this.rt.tracing.within(this.span, go) : go();
+    try {
+      return await (this.span ? this.rt.tracing.within(this.span, go) : go());
+    } catch (err) {
+      this.span?.end(); // the round never started
+      this.span = undefined;
+      throw err;
+    }
   }
 
   /** The plan one round sends: the hosted tools as functions, every earlier run as the model's call and its output. */
@@ -214,8 +220,6 @@ export class ToolLoop {
       try {
         conn = await this.connectRound();
       } catch (err) {
-        (this.span as Span | undefined)?.end();
-        this.span = undefined;
         if (!sink) throw err;
         const e = toApiError(err);
         return this.end(out, sink, "failed", [], "", { code: e.code ?? "server_error", message: e.message });
