@@ -315,6 +315,23 @@ describe("security", () => {
     expect(err.error.param).toBe("tools[0].server_url");
   });
 
+  it("a streamed two-round response counts one time to first token, and its dropped tools once", async () => {
+    const read = async () => {
+      const text = await (await memory.fetch("/metrics")).text();
+      return {
+        ttft: metricSample(text, "responses_router_time_to_first_token_seconds_count", { model: "local", upstream: "box" }) ?? 0,
+        dropped: metricSample(text, "responses_router_dropped_tools_total", { model: "local", tool_type: "file_search" }) ?? 0,
+      };
+    };
+    const before = await read();
+    const final = await memory.client.responses.stream({ model: "local", input: "x", tools: [clientTool(), { type: "file_search", vector_store_ids: ["vs_1"] }] }).finalResponse();
+    expect(final.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
+    expect(chat.requests).toHaveLength(2);
+    const after = await read();
+    expect(after.ttft - before.ttft).toBe(1);
+    expect(after.dropped - before.dropped).toBe(1);
+  });
+
   it("tool metrics: calls by type, server and outcome; duration", async () => {
     await memory.client.responses.create({ model: "local", input: "x", tools: [clientTool()] });
     const text = await (await memory.fetch("/metrics")).text();

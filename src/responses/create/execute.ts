@@ -61,7 +61,7 @@ const ADAPTERS: Record<Endpoint["config"]["kind"], new (plan: Plan, lease: Lease
  * caller as exceptions (an HTTP error for the client), errors after it become a
  * `response.failed` inside the stream. The client's model name stays on the response.
  */
-export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress", countDropped = true): Promise<Connection> {
+export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress", laterRound = false): Promise<Connection> {
   plan = await fetchFileUrls(plan, signal); // file_url contents for a chat backend, before any translation
   const attempt = await UpstreamAttempt.open(rt, {
     model: plan.model,
@@ -73,8 +73,10 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
     prepare: (lease, step) => new (adapterFor(lease.endpoint.config.kind, plan))(servedPlan(plan, step), lease, stream),
   });
   const request = attempt.request;
-  // Once per response: the tool loop's later rounds drop the same tools again.
-  if (countDropped) for (const tool of request.droppedTools) rt.metrics.droppedTools.inc({ model: plan.model, tool_type: tool });
+  // Once per response: a later round of the tool loop drops the same tools again, and its first
+  // token is not the response's (time to first token counts from the request, once).
+  if (laterRound) attempt.firstTokenSeen();
+  else for (const tool of request.droppedTools) rt.metrics.droppedTools.inc({ model: plan.model, tool_type: tool });
   const model = attempt.step.model;
   return {
     endpoint: attempt.endpoint,

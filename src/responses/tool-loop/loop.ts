@@ -145,7 +145,7 @@ export class ToolLoop {
     this.round++;
     this.span?.end();
     this.span = this.rt.tracing.startChild(`tool loop round ${this.round}`, SpanKind.INTERNAL, { "router.tool_loop.round": this.round });
-    const go = () => connect(this.rt, this.roundPlan(), this.signal, this.stream, this.round === 1 ? this.initialStatus : "in_progress", this.round === 1);
+    const go = () => connect(this.rt, this.roundPlan(), this.signal, this.stream, this.round === 1 ? this.initialStatus : "in_progress", this.round > 1);
     try {
       return await (this.span ? this.rt.tracing.within(this.span, go) : go());
     } catch (err) {
