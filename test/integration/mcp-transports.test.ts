@@ -332,6 +332,14 @@ describe("security", () => {
     expect(after.dropped - before.dropped).toBe(1);
   });
 
+  it("tokens: every round counts, under its own model and endpoint, and the response's usage is their sum", async () => {
+    const tokens = async () => metricSample(await (await memory.fetch("/metrics")).text(), "responses_router_tokens_total", { model: "local", upstream: "box", type: "input", key: "all" }) ?? 0;
+    const before = await tokens();
+    const r = await memory.client.responses.create({ model: "local", input: "x", tools: [clientTool()] });
+    expect(r.usage?.input_tokens).toBe(10); // 5 per round, two rounds
+    expect((await tokens()) - before).toBe(10);
+  });
+
   it("tool metrics: calls by type, server and outcome; duration", async () => {
     await memory.client.responses.create({ model: "local", input: "x", tools: [clientTool()] });
     const text = await (await memory.fetch("/metrics")).text();

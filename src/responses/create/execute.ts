@@ -28,6 +28,8 @@ export interface RunOutcome {
   /** The model that served it: the one asked for, or a fallback. */
   model: string;
   upstreamMs: number;
+  /** The tool loop's rounds, each with the usage its serving model and endpoint reported (their sum is `response.usage`). */
+  rounds?: RoundUsage[];
 }
 
 export interface PumpOptions {
@@ -109,12 +111,31 @@ function servedPlan(plan: Plan, step: ModelStep): Plan {
   return step.model === plan.model ? plan : { ...plan, modelCfg: step.modelCfg, targets: step.targets };
 }
 
-/** Counts the tokens an upstream reported for a finished run, under the model that served it and the key's name ("" without keys). */
-export function recordTokenUsage(rt: Runtime, out: Pick<RunOutcome, "response" | "endpoint" | "model">, key: string | null): TokenCount {
-  const u = out.response.usage;
+/** One upstream round of a response: what served it and the usage it reported. */
+export interface RoundUsage {
+  model: string;
+  endpoint: string;
+  usage: ResponseObject["usage"];
+}
+
+/**
+ * Counts the tokens an upstream reported for a finished run, under the model that served it and
+ * the key's name ("" without keys); a tool loop's rounds each under their own model and endpoint.
+ */
+export function recordTokenUsage(rt: Runtime, out: Pick<RunOutcome, "response" | "endpoint" | "model" | "rounds">, key: string | null): TokenCount {
+  if (!out.rounds) return countTokens(rt, out.model, out.endpoint, out.response.usage, key);
+  let input = 0;
+  let output = 0;
+  for (const r of out.rounds) {
+    const t = countTokens(rt, r.model, r.endpoint, r.usage, key);
+    input += t.input;
+    output += t.output;
+  }
+  return out.response.usage ? { input, output } : NO_TOKENS;
+}
+
+function countTokens(rt: Runtime, model: string, upstream: string, u: ResponseObject["usage"], key: string | null): TokenCount {
   if (!u) return NO_TOKENS;
-  const model = out.model;
-  const upstream = out.endpoint;
   const k = key ?? NO_KEY;
   const m = rt.metrics.tokens;
   m.inc({ model, upstream, type: "input", key: k }, u.input_tokens ?? 0);

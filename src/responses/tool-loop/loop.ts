@@ -20,7 +20,7 @@ import { omitEncryptedContent, replayableItems } from "../../translate/openai/re
 import { emitted } from "../../wire/emitted.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } from "../../wire/types.js";
-import { connect, type Connection, type PumpOptions, type RunOutcome } from "../create/execute.js";
+import { connect, type Connection, type PumpOptions, type RoundUsage, type RunOutcome } from "../create/execute.js";
 import type { Plan } from "../create/plan.js";
 import type { HostedTools } from "./hosted.js";
 import { approvalRequest, closedEvents, finishedCall, listToolsItem, listingEvents, openCall, searchingEvent, skippedCall, wholeCallEvents } from "./items.js";
@@ -55,6 +55,8 @@ export class ToolLoop {
   /** Wall time spent waiting on tool servers: counted with the upstream time, as it is not the router's own. */
   private toolMs = 0;
   private span: Span | undefined;
+  /** Each round's usage under its own model and endpoint (token metrics count them so). */
+  private readonly rounds: RoundUsage[] = [];
   /** Every web search result of this response (citations resolve against them) and each search's text for the model. */
   private readonly searchResults: SearchResult[] = [];
   private readonly searchOutputs = new Map<string, string>();
@@ -271,6 +273,7 @@ export class ToolLoop {
 
   private account(out: RunOutcome): void {
     this.upstreamMs += out.upstreamMs;
+    this.rounds.push({ model: out.model, endpoint: out.endpoint, usage: out.response.usage });
     const u = out.response.usage as Usage | null | undefined;
     if (!u) return;
     const sum = this.usage ?? emptyUsage();
@@ -390,7 +393,7 @@ export class ToolLoop {
     const incomplete = status === "incomplete" ? (pending.length && why ? { reason: "max_output_tokens" } : (last.response.incomplete_details ?? null)) : null;
     const response = this.combined(last.response, status, err, incomplete);
     const terminal = sink && status !== "cancelled" ? this.terminal(response, last.hideEncryptedReasoning) : null;
-    return { response, hideEncryptedReasoning: last.hideEncryptedReasoning, terminal, endpoint: last.endpoint, model: last.model, upstreamMs: this.upstreamMs + this.toolMs };
+    return { response, hideEncryptedReasoning: last.hideEncryptedReasoning, terminal, endpoint: last.endpoint, model: last.model, upstreamMs: this.upstreamMs + this.toolMs, rounds: this.rounds };
   }
 
   /** The one response: the last round's object with the client's own tools, every round's output, the summed usage. */
