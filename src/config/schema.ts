@@ -71,11 +71,26 @@ const websocketSchema = z
   .strict()
   .prefault({});
 
+/** An Anthropic API version: a date, as the `anthropic-version` header takes it. */
+const anthropicVersion = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "an API version date such as 2023-06-01");
+
+/** Thinking budget in tokens per `reasoning.effort` (0: no thinking at that effort), for `kind: anthropic`. */
+const thinkingBudgetSchema = z
+  .object({
+    minimal: z.number().int().min(0).default(1024),
+    low: z.number().int().min(0).default(2048),
+    medium: z.number().int().min(0).default(8192),
+    high: z.number().int().min(0).default(16384),
+    xhigh: z.number().int().min(0).default(32768),
+  })
+  .strict()
+  .refine((b) => Object.values(b).every((n) => n === 0 || n >= 1024), "a thinking budget is 0 (off) or at least 1024 tokens (Anthropic's minimum)");
+
 const endpointSchema = z
   .object({
     name,
     url: z.url({ protocol: /^https?$/ }),
-    kind: z.enum(["openai", "chat"]),
+    kind: z.enum(["openai", "chat", "anthropic"]),
     api_key: z.string().optional(),
     headers: z.record(z.string(), z.string()).default({}),
     max_concurrency: z.number().int().positive().default(16),
@@ -83,6 +98,10 @@ const endpointSchema = z
     timeouts: timeoutsSchema.prefault({}),
     /** How `developer` messages reach a chat backend whose template may not know the role. */
     developer_role: z.enum(["system", "developer"]).default("system"),
+    /** `kind: anthropic`: the `anthropic-version` header (unset: the version the installed @anthropic-ai/sdk sends); the request is translated for it. */
+    anthropic_version: anthropicVersion.optional(),
+    /** `kind: anthropic`: `anthropic-beta` features sent with every request to this endpoint. */
+    anthropic_beta: z.array(z.string().min(1)).optional(),
   })
   .strict();
 
@@ -116,12 +135,23 @@ const modelSchema = z
     inline_text_files: z.boolean().default(false),
     /** Models that serve the request, in order, when every endpoint of this model's pool failed before the first byte. */
     fallbacks: z.array(z.string().min(1)).default([]),
-    /** The most tokens the model writes in one answer (told to clients in /v1/models). */
+    /** The most tokens the model writes in one answer (told to clients in /v1/models); on `kind: anthropic`, which requires `max_tokens`, the one sent when the request sets no `max_output_tokens` (8192 when unset). */
     max_output_tokens: z.number().int().positive().optional(),
     /** What the model reads besides text (told to clients in /v1/models and Codex's catalog). */
     input_modalities: z.array(z.enum(["text", "image", "audio", "file"])).min(1).optional(),
     /** The model reasons (told to clients in /v1/models; Codex offers reasoning efforts and summaries). */
     reasoning: z.boolean().optional(),
+    /** `kind: anthropic`: the `thinking.budget_tokens` for each `reasoning.effort`. */
+    thinking_budget: thinkingBudgetSchema.prefault({}),
+    /** `kind: anthropic`: `cache_control` breakpoints on the stable prefix (tools, system, earlier turns). */
+    prompt_caching: z.boolean().default(true),
+    /**
+     * `kind: anthropic`: how `text.format: json_schema` is asked for: `tool` (a forced tool whose
+     * input is the object; every model) or `native` (`output_config.format`, where the model supports it).
+     */
+    structured_output: z.enum(["tool", "native"]).default("tool"),
+    /** `kind: anthropic`: `anthropic-beta` features sent for this model, besides its endpoint's. */
+    anthropic_beta: z.array(z.string().min(1)).optional(),
   })
   .strict();
 
@@ -390,6 +420,11 @@ export const routerConfigSchema = z
     cfg.endpoints.forEach((ep, i) => {
       if (names.has(ep.name)) ctx.addIssue({ code: "custom", path: ["endpoints", i, "name"], message: `duplicate endpoint name "${ep.name}"` });
       names.add(ep.name);
+      if (ep.kind !== "anthropic") {
+        for (const field of ["anthropic_version", "anthropic_beta"] as const) {
+          if (ep[field] !== undefined) ctx.addIssue({ code: "custom", path: ["endpoints", i, field], message: `${field} applies to kind: anthropic endpoints only` });
+        }
+      }
     });
     for (const [model, m] of Object.entries(cfg.models)) {
       m.endpoints.forEach((ref, i) => {

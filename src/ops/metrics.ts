@@ -147,7 +147,7 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
       LATENCY_BUCKETS,
     ),
     overhead: histogram("overhead_seconds", "Router time per request: total minus time waiting on upstreams.", ["route"], OVERHEAD_BUCKETS),
-    tokens: counter("tokens_total", "Tokens reported by upstream usage, by type (input|output|cached|reasoning) and api key name.", ["model", "upstream", "type", "key"]),
+    tokens: counter("tokens_total", "Tokens reported by upstream usage, by type (input|output|cached|cache_write|reasoning) and api key name. cached/input is the prompt-cache hit ratio.", ["model", "upstream", "type", "key"]),
     inFlight: gauge("endpoint_in_flight", "Requests currently holding a slot on the endpoint.", ["upstream"]),
     maxConcurrency: gauge("endpoint_max_concurrency", "Configured max_concurrency of the endpoint.", ["upstream"]),
     endpointUp: gauge("endpoint_up", "1 when the endpoint takes traffic (healthy or half-open), 0 in cooldown.", ["upstream"]),
@@ -184,12 +184,12 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     streamChunks: counter("stream_chunks_total", "Streaming events sent to clients, by kind (translated|native).", ["kind"]),
     compactions: counter(
       "compactions_total",
-      "Context compactions that completed, by model, endpoint kind (chat: summarised by the router | openai: passed through) and trigger (compact|trigger|threshold).",
+      "Context compactions that completed, by model, endpoint kind (chat, anthropic: summarised by the router | openai: passed through) and trigger (compact|trigger|threshold).",
       ["model", "kind", "trigger"],
     ),
     compactionTokens: counter(
       "compaction_tokens_total",
-      "Context tokens of compactions: stage=before is the input the summary was written from (the backend's usage), stage=after the compacted context (kept user messages + summary, estimated at 4 characters a token; chat only, the openai kind's is opaque). after/before is the compression ratio.",
+      "Context tokens of compactions: stage=before is the input the summary was written from (the backend's usage), stage=after the compacted context (kept user messages + summary, estimated at 4 characters a token; chat and anthropic only, the openai kind's is opaque). after/before is the compression ratio.",
       ["kind", "trigger", "stage"],
     ),
     responses: counter(

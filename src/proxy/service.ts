@@ -1,10 +1,12 @@
 /**
  * The /v1/chat/completions and /v1/embeddings proxy: the body goes to the model's pool
- * untouched but for `model` (either endpoint kind speaks these routes), the answer comes back
+ * untouched but for `model` (the openai and chat kinds speak these routes; an anthropic
+ * endpoint gets chat completions at its OpenAI-compatible route, and no embeddings), the answer comes back
  * with the model name mapped, with the same auth, slots, failover and metrics as
  * /v1/responses. Not the native Responses pass-through: that is translate/openai/ and responses/adapters/openai.ts.
  */
 import { NO_KEY, type ApiKey } from "../keys/policy.js";
+import { invalidRequest } from "../ops/errors.js";
 import { addTokens, NO_TOKENS, type TokenCount } from "../keys/usage.js";
 import { targetsFor } from "../runtime/models.js";
 import type { Runtime } from "../runtime/runtime.js";
@@ -61,6 +63,11 @@ export class ProxyService {
   async embeddings(raw: unknown, ctx: ProxyContext): Promise<ProxyResult> {
     const req = checkEmbeddingsRequest(raw);
     const { modelCfg, targets } = targetsFor(this.rt.config, req.model, ctx.key);
+    // The Messages API has no embeddings route: asking it would only count 404s against the endpoint.
+    const kinds = new Map(this.rt.config.endpoints.map((e) => [e.name, e.kind]));
+    if (targets.every((t) => kinds.get(t.endpoint) === "anthropic")) {
+      throw invalidRequest(`The model '${req.model}' is served by an Anthropic Messages API endpoint, which has no embeddings.`, "model", "model_not_supported");
+    }
     return this.json(req, await forward(this.rt, req, modelCfg, targets, "/embeddings", ctx.signal), ctx, null);
   }
 

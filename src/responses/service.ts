@@ -10,7 +10,7 @@ import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import { emitted } from "../wire/emitted.js";
 import type { CreateResponseRequest, EmittedResponse, Item, JsonObject, ResponseObject } from "../wire/types.js";
 import { clientJson, omitEncryptedContent } from "../translate/openai/rewrite.js";
-import { AutoCompactor, servedByChat } from "./compaction/auto-compact.js";
+import { AutoCompactor, servedByRouterTranslation } from "./compaction/auto-compact.js";
 import { BackgroundJobs } from "./background/jobs.js";
 import { cacheKey } from "./create/cache-key.js";
 import { appendTurn } from "./conversations/turn.js";
@@ -139,8 +139,8 @@ export class ResponsesService {
     if (mayRunTools(this.rt, plan) && (await toolsToRun(this.rt, plan)) !== null) plan = { ...plan, useCache: false };
     // No upstream tokens for this request itself: a background job counts its own, a cache hit costs none.
     if (plan.background) return this.createBackground(plan, ctx);
-    // A prompt-cache warm-up generates nothing (OpenAI's prewarm); a chat backend has no cache to warm from here.
-    if (prewarms(plan.req) && servedByChat(plan)) {
+    // A prompt-cache warm-up generates nothing (OpenAI's prewarm); on a kind the router translates for it answers without an upstream call.
+    if (prewarms(plan.req) && servedByRouterTranslation(plan)) {
       const response = await this.keepWithoutOutput(plan, ctx);
       return plan.stream ? this.withoutOutputEvents(plan, response) : { kind: "json", text: JSON.stringify(response), endpoint: "none", model: plan.model };
     }

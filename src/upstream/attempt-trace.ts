@@ -3,6 +3,8 @@ import { failed, SpanKind, type Span, type Tracing } from "../tracing/index.js";
 import type { UpstreamClient, UpstreamReply } from "./client.js";
 import { UpstreamFailure } from "./errors.js";
 
+const PROVIDERS = { openai: "openai", chat: "openai_compatible", anthropic: "anthropic" } as const;
+
 /** What names an upstream attempt's span: the route family's operation and where the attempt stands. */
 export interface AttemptTraceInfo {
   /** The upstream route for proxied calls (/chat/completions, /embeddings); undefined: /v1/responses. */
@@ -41,8 +43,8 @@ export async function tracedPost(
     const server = serverOf(cfg.url);
     span.setAttributes({
       "gen_ai.operation.name": operation,
-      // Both kinds speak OpenAI's wire protocol; a chat endpoint's real provider (Ollama, vLLM...) is not known to the router.
-      "gen_ai.provider.name": cfg.kind === "openai" ? "openai" : "openai_compatible",
+      // A chat endpoint speaks OpenAI's wire protocol; its real provider (Ollama, vLLM...) is not known to the router.
+      "gen_ai.provider.name": PROVIDERS[cfg.kind],
       "gen_ai.request.model": lease.target.upstreamModel,
       "server.address": server.address,
       "server.port": server.port,
@@ -56,7 +58,8 @@ export async function tracedPost(
     });
   }
   try {
-    const reply = await client.post(path, body, signal, headers ? { ...headers, ...tracing.headers(span) } : tracing.headers(span));
+    const traceHeaders = tracing.headers(span);
+    const reply = await client.post(path, body, signal, headers && traceHeaders ? { ...headers, ...traceHeaders } : (headers ?? traceHeaders));
     span.setAttribute("http.response.status_code", reply.status);
     return { reply, span };
   } catch (err) {

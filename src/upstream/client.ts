@@ -1,6 +1,8 @@
 import { Pool, errors as undiciErrors, type Dispatcher } from "undici";
 import type { RouterConfig } from "../config/load.js";
 import { UpstreamBody, abortError, type BodySource } from "./body.js";
+import { anthropicHeaders } from "../translate/anthropic/version.js";
+import { anthropicErrorBody } from "../translate/anthropic/errors.js";
 import { UpstreamFailure, isJsonErrorBody, parseRetryAfter, parseUpstreamErrorBody, scrubSecret } from "./errors.js";
 
 type EndpointConfig = RouterConfig["endpoints"][number];
@@ -24,6 +26,8 @@ export class UpstreamClient {
   constructor(readonly config: EndpointConfig) {
     const url = new URL(config.url);
     this.basePath = url.pathname.replace(/\/+$/, "");
+    // The Messages API lives under /v1 like the others; an anthropic url may be given with or without it.
+    if (config.kind === "anthropic" && !this.basePath.endsWith("/v1")) this.basePath += "/v1";
     this.pool = new Pool(url.origin, {
       connect: { timeout: config.timeouts.connect },
       headersTimeout: config.timeouts.first_byte,
@@ -33,7 +37,8 @@ export class UpstreamClient {
       connections: config.max_concurrency + 4,
     });
     this.headers = { "content-type": "application/json", accept: "application/json, text/event-stream", ...config.headers };
-    if (config.api_key) this.headers.authorization = `Bearer ${config.api_key}`;
+    if (config.kind === "anthropic") Object.assign(this.headers, anthropicHeaders(config));
+    else if (config.api_key) this.headers.authorization = `Bearer ${config.api_key}`;
   }
 
   get name(): string {
@@ -46,6 +51,9 @@ export class UpstreamClient {
     return (
       a.url === other.url &&
       a.api_key === other.api_key &&
+      a.kind === other.kind &&
+      a.anthropic_version === other.anthropic_version &&
+      JSON.stringify(a.anthropic_beta) === JSON.stringify(other.anthropic_beta) &&
       a.max_concurrency === other.max_concurrency &&
       JSON.stringify(a.timeouts) === JSON.stringify(other.timeouts) &&
       JSON.stringify(a.headers) === JSON.stringify(other.headers)
@@ -209,10 +217,12 @@ class UpstreamCall implements Dispatcher.DispatchHandler, BodySource {
     this.unlisten();
     const { status, rawHeaders } = this.failed!;
     const cfg = this.client.config;
+    const body = parseUpstreamErrorBody(text, status, cfg.api_key);
     this.reject(
-      new UpstreamFailure(cfg.name, "status", `HTTP ${status}`, status, parseUpstreamErrorBody(text, status, cfg.api_key), parseRetryAfter(rawHeader(rawHeaders, "retry-after")), {
+      new UpstreamFailure(cfg.name, "status", `HTTP ${status}`, status, cfg.kind === "anthropic" ? anthropicErrorBody(body, status) : body, parseRetryAfter(rawHeader(rawHeaders, "retry-after")), {
         route: this.route,
         jsonBody: isJsonErrorBody(text.trimStart()),
+        rateLimitHeaders: status === 429 ? rateLimitHeaders(rawHeaders) : undefined,
       }),
     );
   }
@@ -220,6 +230,18 @@ class UpstreamCall implements Dispatcher.DispatchHandler, BodySource {
   private unlisten(): void {
     if (this.onAbort) this.signal!.removeEventListener("abort", this.onAbort);
   }
+}
+
+const RATE_LIMIT_HEADER = /^(x-ratelimit-|anthropic-ratelimit-)/;
+
+/** The rate-limit headers of a raw undici list (lower-case names), or undefined when there are none. */
+function rateLimitHeaders(raw: Buffer[]): Record<string, string> | undefined {
+  let out: Record<string, string> | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toString("latin1").toLowerCase();
+    if (RATE_LIMIT_HEADER.test(name)) (out ??= {})[name] = raw[i + 1]!.toString("latin1");
+  }
+  return out;
 }
 
 /** A header of a raw undici list (name, value, name, value...), lower-case name, the first one if repeated. */

@@ -11,7 +11,7 @@ export interface EndpointProbe {
 
 /**
  * `check --probe`: contacts every endpoint of a config once (`GET {url}/models`, with the
- * endpoint's own key) and reports reachability, refused credentials, a url that lacks the
+ * endpoint's own key: a bearer token, or `x-api-key` and `anthropic-version` on `kind: anthropic`) and reports reachability, refused credentials, a url that lacks the
  * API's route (no /v1), and, for chat endpoints, every configured upstream_model the server
  * does not list. Probes run in parallel, each bounded by `timeoutMs`.
  */
@@ -38,7 +38,7 @@ async function probeOne(ep: RouterConfig["endpoints"][number], models: Set<strin
       const body = JSON.parse(text) as { data?: { id?: unknown }[] };
       listed = (body.data ?? []).map((m) => String(m.id));
     } catch {
-      return result(false, "GET /models did not answer JSON: is this an OpenAI-compatible API (url ending in /v1)?");
+      return result(false, ep.kind === "anthropic" ? "GET /v1/models did not answer JSON: is this an Anthropic Messages API?" : "GET /models did not answer JSON: is this an OpenAI-compatible API (url ending in /v1)?");
     }
     if (ep.kind !== "chat") return result(true, `reachable, credentials accepted, ${listed.length} models listed`);
     const missing = [...models].filter((m) => !listed.includes(m));

@@ -10,6 +10,8 @@ export interface FailureDetail {
   jsonBody?: boolean;
   /** No connection was made (a connect timeout): the request never reached the endpoint. */
   unreached?: boolean;
+  /** A 429's rate-limit headers (`x-ratelimit-*`, `anthropic-ratelimit-*`), passed on to the client with it. */
+  rateLimitHeaders?: Record<string, string>;
 }
 
 /**
@@ -41,7 +43,8 @@ export class UpstreamFailure extends Error {
   get endpointFault(): boolean {
     if (this.kind !== "status") return true;
     const s = this.status ?? 0;
-    if (s === 502 || s === 503 || s === 504 || s === 401 || s === 403) return true;
+    // 529: Anthropic's overloaded_error, the endpoint saying it is too busy.
+    if (s === 502 || s === 503 || s === 504 || s === 529 || s === 401 || s === 403) return true;
     if (s === 429) return this.retryAfterMs !== undefined;
     if (s >= 500) return !this.detail.jsonBody;
     return this.routeMissing;
@@ -79,7 +82,7 @@ export class UpstreamFailure extends Error {
 
   /** The error the client sees. Upstream 4xx/429 keep their status and body; the rest become 502/503/504. */
   toApiError(): ApiError {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...this.detail.rateLimitHeaders };
     if (this.retryAfterMs !== undefined) headers["retry-after"] = String(Math.max(1, Math.ceil(this.retryAfterMs / 1000)));
     if (this.kind === "connect") {
       return new ApiError(502, `Could not reach the upstream endpoint "${this.endpoint}" for this model (${this.message}).`, { type: "server_error", code: "upstream_unreachable" });
@@ -105,7 +108,7 @@ export class UpstreamFailure extends Error {
       return new ApiError(502, `The upstream endpoint "${this.endpoint}" refused the router's credentials.`, { type: "server_error", code: "upstream_auth_failed" });
     }
     if (status >= 500) {
-      const mapped = status === 503 || status === 504 ? status : 502;
+      const mapped = status === 503 || status === 504 ? status : status === 529 ? 503 : 502;
       return new ApiError(mapped, `The upstream endpoint "${this.endpoint}" failed: ${this.body?.message ?? `HTTP ${status}`}`, {
         type: "server_error",
         code: this.body?.code ?? "upstream_error",

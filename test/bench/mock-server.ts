@@ -5,6 +5,7 @@
  *
  *   POST /v1/chat/completions   chat completion JSON, or a chunk stream ending in [DONE]
  *   POST /v1/responses          a Response object, or the native Responses event stream
+ *   POST /v1/messages           an Anthropic Message, or the Messages event stream
  *
  * The model name picks the scenario, so a request direct to the mock and the same
  * request through a router get the same answer:
@@ -111,6 +112,32 @@ function nativeStream(model: string, n: number): { head: string; deltas: string[
   return { head, deltas, tail };
 }
 
+function anthropicMessage(model: string, content: unknown[], outputTokens: number): Record<string, unknown> {
+  return {
+    id: "msg_bench01",
+    type: "message",
+    role: "assistant",
+    model,
+    content,
+    stop_reason: "end_turn",
+    stop_sequence: null,
+    usage: { input_tokens: 12, output_tokens: outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+  };
+}
+
+function anthropicStream(model: string, n: number): { head: string; deltas: string[]; tail: string } {
+  const ev = (type: string, payload: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`;
+  let head = ev("message_start", { message: { ...anthropicMessage(model, [], 1), stop_reason: null } });
+  head += ev("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
+  head += ev("ping", {});
+  const deltas: string[] = [];
+  for (let i = 0; i < n; i++) deltas.push(ev("content_block_delta", { index: 0, delta: { type: "text_delta", text: WORDS[i % WORDS.length] } }));
+  let tail = ev("content_block_stop", { index: 0 });
+  tail += ev("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: n } });
+  tail += ev("message_stop", {});
+  return { head, deltas, tail };
+}
+
 /** A turn that calls the `lookup` tool (or `name`): the chat chunk stream, or the native event stream. */
 function toolStream(path: "chat" | "responses", model: string, name = "lookup", args = '{"q":"next"}'): { head: string; deltas: string[]; tail: string } {
   if (path === "chat") {
@@ -135,6 +162,8 @@ interface Payloads {
   stream: { head: Buffer; deltas: Buffer[]; tail: Buffer; all: Buffer };
 }
 
+type Route = "chat" | "responses" | "messages";
+
 const JSON_HEADERS = { "content-type": "application/json" };
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 const MODEL = /"model"\s*:\s*"([^"]{1,200})"/;
@@ -147,20 +176,25 @@ export async function startFastMock(opts: MockOptions = {}): Promise<{ port: num
   const slowHold = opts.slowHoldMs ?? 120_000;
   const cache = new Map<string, Payloads>();
 
-  const payloads = (path: "chat" | "responses", model: string, mcpCall = false): Payloads => {
+  const payloads = (path: Route, model: string, mcpCall = false): Payloads => {
     const key = `${path} ${model}${mcpCall ? " call" : ""}`;
-    let p = cache.get(key);
+    const p = cache.get(key);
     if (p) return p;
     const n = model.endsWith("-long") ? longChunks : model.endsWith("-slow") ? Math.ceil(slowHold / SLOW_INTERVAL_MS) : SMALL_CHUNKS;
+    if (path === "messages") return cached(key, JSON.stringify(anthropicMessage(model, [{ type: "text", text: WORDS.join("") }], WORDS.length)), anthropicStream(model, n));
     const s = mcpCall ? toolStream(path, model, "bench__echo", '{"text":"bench"}') : model.endsWith("-tool") ? toolStream(path, model) : path === "chat" ? chatStream(model, n) : nativeStream(model, n);
     const json = path === "chat" ? chatCompletion(model) : JSON.stringify(nativeResponse(model, WORDS.join("")));
+    return cached(key, json, s);
+  };
+
+  const cached = (key: string, json: string, s: { head: string; deltas: string[]; tail: string }): Payloads => {
     const deltas = s.deltas.map((d) => Buffer.from(d));
-    p = { json: Buffer.from(json), stream: { head: Buffer.from(s.head), deltas, tail: Buffer.from(s.tail), all: Buffer.from(s.head + s.deltas.join("") + s.tail) } };
+    const p: Payloads = { json: Buffer.from(json), stream: { head: Buffer.from(s.head), deltas, tail: Buffer.from(s.tail), all: Buffer.from(s.head + s.deltas.join("") + s.tail) } };
     if (cache.size < 64) cache.set(key, p);
     return p;
   };
 
-  const reply = (res: ServerResponse, path: "chat" | "responses", model: string, stream: boolean, mcpCall: boolean) => {
+  const reply = (res: ServerResponse, path: Route, model: string, stream: boolean, mcpCall: boolean) => {
     const p = payloads(path, model, mcpCall);
     if (!stream) {
       res.writeHead(200, { ...JSON_HEADERS, "content-length": p.json.length });
@@ -195,7 +229,7 @@ export async function startFastMock(opts: MockOptions = {}): Promise<{ port: num
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = req.url ?? "/";
-    const path = url.endsWith("/chat/completions") ? "chat" : url.endsWith("/responses") ? "responses" : null;
+    const path: Route | null = url.endsWith("/chat/completions") ? "chat" : url.endsWith("/responses") ? "responses" : url.endsWith("/messages") ? "messages" : null;
     if (req.method !== "POST" || !path) {
       req.resume();
       res.writeHead(url.endsWith("/models") ? 200 : 404, JSON_HEADERS);

@@ -47,6 +47,8 @@ export interface BenchResults {
     inProcess?: { chunks: number; translatorUsPerChunk: number; pipelineUsPerChunk: number };
     routerTranslatedUs?: number;
     routerNativeUs?: number;
+    /** kind: anthropic, Messages events translated to Responses events. */
+    routerAnthropicUs?: number;
     routerChatUs?: number;
     bareUs?: number;
     honoUs?: number;
@@ -143,6 +145,7 @@ function streamLines(r: BenchResults): string[] {
   if (c.routerTranslatedUs !== undefined)
     out.push(
       `CPU per chunk, whole server process over long streams: router translated ${f(c.routerTranslatedUs, 1)} µs, router native ${f(c.routerNativeUs, 1)} µs` +
+        (c.routerAnthropicUs !== undefined ? `, router translated anthropic ${f(c.routerAnthropicUs, 1)} µs` : "") +
         (c.routerChatUs !== undefined ? `, router chat pass-through ${f(c.routerChatUs, 1)} µs` : "") +
         `, bare proxy ${f(c.bareUs, 1)} µs, hono proxy ${f(c.honoUs, 1)} µs` +
         (c.peerChatUs !== undefined ? `, portkey chat pass-through ${f(c.peerChatUs, 1)} µs` : ""),

@@ -14,7 +14,8 @@
  * --no-peer --no-build --profile (router child under --cpu-prof) --log-level L
  * --write (record this run: BENCHMARKS.md, test/bench/results/latest.json and chart.svg, all tracked;
  * without it the JSON and chart go to the OS temp dir and BENCHMARKS.md is left alone) --out FILE
- * --paths k1,k2 (only these paths: translated-json, translated-stream, native-json, native-stream,
+ * --paths k1,k2 (only these paths: translated-json, translated-stream, translated-anthropic-json,
+ *   translated-anthropic-stream, native-json, native-stream,
  * chat-json, chat-stream) --nice N (priority of the bench and its children, default -10 when root; 0 leaves it)
  * --loops N (section ws: 10-turn tool loops per way and backend kind, default 100).
  */
@@ -79,6 +80,7 @@ function routerConfig(mockUrl: string, redisUrl = "", storage: Record<string, un
     endpoints: [
       { name: "chat-ep", url: mockUrl, kind: "chat", max_concurrency: 4096 },
       { name: "oai-ep", url: mockUrl, kind: "openai", api_key: "sk-bench", max_concurrency: 4096 },
+      { name: "ant-ep", url: mockUrl, kind: "anthropic", api_key: "sk-bench", max_concurrency: 4096 },
     ],
     models: {
       "chat-s": chat("chat-s"),
@@ -91,6 +93,8 @@ function routerConfig(mockUrl: string, redisUrl = "", storage: Record<string, un
       "chat-tool": chat("chat-tool"),
       "chat-mcp": chat("chat-mcp"),
       "oai-tool": { endpoints: ["oai-ep"] },
+      "ant-s": { endpoints: ["ant-ep"] },
+      "ant-long": { endpoints: ["ant-ep"] },
     },
     storage: { redis_url: redisUrl, ...storage },
     logging: { level: LOG_LEVEL },
@@ -186,6 +190,8 @@ const responsesBody = (model: string, stream: boolean, extra: Record<string, unk
 const chatBody = (model: string, stream: boolean) =>
   JSON.stringify({ model, messages: [{ role: "user", content: INPUT }], stream, ...(stream ? { stream_options: { include_usage: true } } : {}) });
 
+const messagesBody = (model: string, stream: boolean) => JSON.stringify({ model, max_tokens: 8192, messages: [{ role: "user", content: [{ type: "text", text: INPUT }] }], ...(stream ? { stream } : {}) });
+
 interface PathSpec {
   key: string;
   label: string;
@@ -224,6 +230,17 @@ function pathSpecs(hasChatPassThrough: boolean): PathSpec[] {
   for (const stream of [false, true]) {
     const s = stream ? "stream" : "json";
     specs.push({
+      key: `translated-anthropic-${s}`,
+      label: `translated anthropic ${s}`,
+      stream,
+      upstream: { path: "/v1/messages", body: messagesBody("ant-s", stream) },
+      router: { path: "/v1/responses", body: responsesBody("ant-s", stream) },
+      peer: "not measured: the bench starts Portkey without an Anthropic provider config",
+    });
+  }
+  for (const stream of [false, true]) {
+    const s = stream ? "stream" : "json";
+    specs.push({
       key: `chat-${s}`,
       label: `chat pass-through ${s}`,
       stream,
@@ -251,7 +268,7 @@ async function probe(origin: string, path: string, body: string, headers: Record
  * the open-streams and CPU sections and the store comparison. Good to a minute or so.
  */
 function estimateSeconds(): number {
-  const paths = flags.paths ? flags.paths.split(",").length : 6;
+  const paths = flags.paths ? flags.paths.split(",").length : 8;
   const targets = flags["no-peer"] ? 4 : 5;
   let s = flags["no-build"] ? 10 : 25;
   if (SECTIONS.has("latency")) s += paths * targets * (ROUNDS + 200) * 0.001;
@@ -417,6 +434,7 @@ async function main(): Promise<void> {
       log(`router process CPU over long streams (${LONG_CHUNKS} chunks each)`);
       streamsCpu.routerTranslatedUs = await perChunk(router, routerOrigin, "/v1/responses", responsesBody("chat-long", true), 20);
       streamsCpu.routerNativeUs = await perChunk(router, routerOrigin, "/v1/responses", responsesBody("oai-long", true), 20);
+      streamsCpu.routerAnthropicUs = await perChunk(router, routerOrigin, "/v1/responses", responsesBody("ant-long", true), 20);
       streamsCpu.bareUs = await perChunk(bare, bareOrigin, "/v1/chat/completions", chatBody("chat-long", true), 20);
       streamsCpu.honoUs = await perChunk(hono, honoOrigin, "/v1/chat/completions", chatBody("chat-long", true), 20);
       if (hasChat) streamsCpu.routerChatUs = await perChunk(router, routerOrigin, "/v1/chat/completions", chatBody("chat-long", true), 20);

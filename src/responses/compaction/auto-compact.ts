@@ -1,10 +1,10 @@
 /**
  * Server-side compaction (`context_management: [{type: "compaction", compact_threshold: N}]` on
- * a create request) for models served by `kind: chat` endpoints: when the request's rendered
+ * a create request) for models served by `kind: chat` or `kind: anthropic` endpoints: when the request's rendered
  * input is over N tokens - counted as POST /v1/responses/input_tokens counts it (the backend's
  * tokenizer, else the estimate) - the router first asks the backend for a summary (compact.ts),
  * then answers over the compacted context: the plan gains a sealed compaction item that the
- * chat backend sees after the input (what it summarises is left out) and that is the response's
+ * backend sees after the input (what it summarises is left out) and that is the response's
  * first output item. Models with an `openai` endpoint get the field passed through instead; a
  * background request is not compacted by the router.
  */
@@ -14,7 +14,7 @@ import { fallbackSteps } from "../../runtime/models.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { CreateResponseRequest } from "../../wire/types.js";
 import { UpstreamAttempt } from "../../upstream/attempt.js";
-import { countCompaction, readSummary, sealedCompactionItem, summaryRequestBody, keptUserItems } from "./compact.js";
+import { countCompaction, readSummary, sealedCompactionItem, summaryRequest, keptUserItems } from "./compact.js";
 import { recordTokenUsage } from "../create/execute.js";
 import { InputTokensService } from "../items/input-tokens.js";
 import type { Plan } from "../create/plan.js";
@@ -60,7 +60,7 @@ export class AutoCompactor {
   /** The plan as it is, or with a compaction item when its context is over the requested threshold. */
   async apply(plan: Plan, signal: AbortSignal, stats?: { tokens?: TokenCount }): Promise<Plan> {
     const threshold = compactThreshold(plan.req);
-    if (threshold === null || !servedByChat(plan)) return plan;
+    if (threshold === null || !servedByRouterTranslation(plan)) return plan;
     const { tokens } = await this.counter.countPlan(plan, signal);
     if (tokens <= threshold) return plan;
 
@@ -73,14 +73,14 @@ export class AutoCompactor {
       routing: plan.cfg.routing,
       signal,
       prefer: plan.preferEndpoint,
-      prepare: (lease) => ({ path: "/chat/completions", body: summaryRequestBody(plan, items, lease, false) }),
+      prepare: (lease) => summaryRequest(plan, items, lease, false),
     });
     let ok = false;
     try {
       const { json } = await attempt.readJson();
       const { summary, usage } = readSummary(attempt.endpoint.name, json);
       ok = true;
-      countCompaction(rt, { model: plan.model, kind: "chat", trigger: "threshold", before: usage.input_tokens || tokens, after: { kept: keptUserItems(plan, items), summary } });
+      countCompaction(rt, { model: plan.model, kind: attempt.endpoint.config.kind === "anthropic" ? "anthropic" : "chat", trigger: "threshold", before: usage.input_tokens || tokens, after: { kept: keptUserItems(plan, items), summary } });
       const spent = recordTokenUsage(rt, { response: { usage } as never, endpoint: attempt.endpoint.name, model: plan.model }, plan.owner);
       if (stats) stats.tokens = spent; // the answer's own usage is added to it when it comes (service.ts finish)
       return { ...plan, compacted: sealedCompactionItem(plan, rt.ids("cmp"), summary), useCache: false };
@@ -90,9 +90,8 @@ export class AutoCompactor {
   }
 }
 
-/** Every endpoint of the model's pool is `kind: chat` (the router compacts only what it translates). */
-/** Every endpoint of the model's pool is `kind: chat`. */
-export function servedByChat(plan: Pick<Plan, "cfg" | "targets">): boolean {
+/** Every endpoint of the model's pool is `kind: chat` or `kind: anthropic`: the router translates (and compacts) what it sends. */
+export function servedByRouterTranslation(plan: Pick<Plan, "cfg" | "targets">): boolean {
   const kinds = new Map(plan.cfg.endpoints.map((e) => [e.name, e.kind]));
-  return plan.targets.length > 0 && plan.targets.every((t) => kinds.get(t.endpoint) === "chat");
+  return plan.targets.length > 0 && plan.targets.every((t) => kinds.get(t.endpoint) !== "openai");
 }

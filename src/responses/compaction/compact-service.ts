@@ -1,7 +1,7 @@
 /**
  * POST /v1/responses/compact: OpenAI's body and `response.compaction` object on both endpoint
- * kinds, through the one upstream attempt (slot, failover, fallbacks, health). `kind: chat`:
- * the router summarises (compact.ts); `kind: openai`: the upstream's `/responses/compact`,
+ * kinds, through the one upstream attempt (slot, failover, fallbacks, health). `kind: chat` and
+ * `kind: anthropic`: the router summarises (compact.ts); `kind: openai`: the upstream's `/responses/compact`,
  * history replayed as input (no previous_response_id upstream), its items returned untouched.
  * A compaction is not stored (OpenAI does not store it either).
  */
@@ -17,7 +17,7 @@ import type { Runtime } from "../../runtime/runtime.js";
 import type { CreateResponseRequest, JsonObject } from "../../wire/types.js";
 import { UpstreamAttempt } from "../../upstream/attempt.js";
 import { UpstreamFailure } from "../../upstream/errors.js";
-import { countCompaction, keptUserItems, readSummary, routerCompactionsAsText, sealedCompactionItem, summaryRequestBody } from "./compact.js";
+import { countCompaction, keptUserItems, readSummary, routerCompactionsAsText, sealedCompactionItem, summaryRequest } from "./compact.js";
 import { recordTokenUsage } from "../create/execute.js";
 import { buildPlan, type Plan } from "../create/plan.js";
 import { fetchFileUrls } from "../files/fetch-files.js";
@@ -56,9 +56,9 @@ export class CompactService {
       signal: ctx.signal,
       prefer: plan.preferEndpoint,
       prepare: (lease) =>
-        lease.endpoint.config.kind === "chat"
-          ? { path: "/chat/completions", body: summaryRequestBody(plan, items, lease, false) }
-          : { path: "/responses/compact", body: JSON.stringify(nativeCompactBody(plan, fields, lease)), headers: clientHeadersFor(ctx.upstreamHeaders, lease.endpoint.config.headers) },
+        lease.endpoint.config.kind === "openai"
+          ? { path: "/responses/compact", body: JSON.stringify(nativeCompactBody(plan, fields, lease)), headers: clientHeadersFor(ctx.upstreamHeaders, lease.endpoint.config.headers) }
+          : summaryRequest(plan, items, lease, false),
     });
     let ok = false;
     try {
@@ -66,7 +66,7 @@ export class CompactService {
       const endpoint = attempt.endpoint.name;
       const kind = attempt.endpoint.config.kind;
       let result: CompactedResponse;
-      if (kind === "chat") {
+      if (kind !== "openai") {
         const { summary, usage } = readSummary(endpoint, json);
         const kept = keptUserItems(plan, items);
         const output = [...kept, sealedCompactionItem(plan, rt.ids("cmp"), summary)];

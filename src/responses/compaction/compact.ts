@@ -13,6 +13,9 @@ import type { CompactionTrigger } from "../../ops/metrics.js";
 import type { Lease } from "../../routing/pool.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { isRouterSealed, sealSummary } from "../../wire/seal.js";
+import { anthropicUsageToResponses, responsesToMessagesRequest, type Message } from "../../translate/anthropic/index.js";
+import { betaHeader, messagesOptions } from "../adapters/anthropic.js";
+import type { PreparedRequest } from "../../upstream/attempt.js";
 import { chatUsageToResponses, DEFAULT_SUMMARY_PROMPT, keptUserMessages, messageText, responsesToChatRequest, summaryMessageText, supersededByCompaction } from "../../translate/index.js";
 import type { ChatUsage, CreateResponseRequest, Item, Usage } from "../../wire/types.js";
 import { UpstreamFailure } from "../../upstream/errors.js";
@@ -39,13 +42,34 @@ export function summaryRequestBody(plan: Plan, items: Item[], lease: Lease, stre
   return JSON.stringify(t.body);
 }
 
+/**
+ * The summarisation call for an endpoint the router compacts for: chat completions on `kind: chat`,
+ * the Messages API on `kind: anthropic` (the tools stay defined, as Anthropic requires for a history
+ * with tool calls, but none may be called).
+ */
+export function summaryRequest(plan: Plan, items: Item[], lease: Lease, stream: boolean): PreparedRequest {
+  if (lease.endpoint.config.kind !== "anthropic") return { path: "/chat/completions", body: summaryRequestBody(plan, items, lease, stream) };
+  const cfg = plan.cfg.compaction;
+  const req: CreateResponseRequest = { model: plan.req.model, instructions: plan.req.instructions ?? null, tools: plan.req.tools, tool_choice: plan.req.tools?.length ? "none" : undefined };
+  const prompt: Item = { type: "message", role: "user", content: cfg.prompt ?? DEFAULT_SUMMARY_PROMPT };
+  const opts = messagesOptions(plan, lease, stream);
+  const t = responsesToMessagesRequest(req, [...items, prompt], { ...opts, defaultMaxTokens: cfg.summary_max_tokens ?? opts.defaultMaxTokens, hostedTools: "drop" });
+  return { path: "/messages", body: JSON.stringify(t.body), headers: betaHeader(plan, lease) };
+}
+
 /** A compaction item sealed by the router. */
 export function sealedCompactionItem(plan: Plan, id: string, summary: string): Item {
   return { id, type: "compaction", encrypted_content: sealSummary(sealerFor(plan.cfg), summary) };
 }
 
-/** The summary and usage of a non-streamed summarisation answer. */
+/** The summary and usage of a non-streamed summarisation answer (chat completion or Anthropic message). */
 export function readSummary(endpoint: string, json: unknown): { summary: string; usage: Usage } {
+  const msg = json as Message | null;
+  if (msg && msg.type === "message" && Array.isArray(msg.content)) {
+    let summary = "";
+    for (const b of msg.content) if (b.type === "text") summary += b.text;
+    return { summary, usage: anthropicUsageToResponses(msg.usage) };
+  }
   const j = json as { choices?: { message?: { content?: unknown } }[]; usage?: ChatUsage } | null;
   const message = j?.choices?.[0]?.message;
   if (!message) throw new UpstreamFailure(endpoint, "protocol", "the summarisation answer had no message");
@@ -61,7 +85,7 @@ export function keptUserItems(plan: Plan, items: Item[]): Item[] {
 }
 
 /** Counts a compaction: by kind and trigger, with the context size before (upstream usage) and after (chat: estimated). */
-export function countCompaction(rt: Runtime, o: { model: string; kind: "chat" | "openai"; trigger: CompactionTrigger; before: number; after?: { kept: Item[]; summary: string } }): void {
+export function countCompaction(rt: Runtime, o: { model: string; kind: "chat" | "openai" | "anthropic"; trigger: CompactionTrigger; before: number; after?: { kept: Item[]; summary: string } }): void {
   rt.metrics.compactions.inc({ model: o.model, kind: o.kind, trigger: o.trigger });
   if (o.before > 0) rt.metrics.compactionTokens.inc({ kind: o.kind, trigger: o.trigger, stage: "before" }, o.before);
   if (o.after) {

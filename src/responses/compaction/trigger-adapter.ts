@@ -1,8 +1,8 @@
 /**
- * A `compaction_trigger` as the last input item, on a `kind: chat` endpoint: instead of a
+ * A `compaction_trigger` as the last input item, on a `kind: chat` or `kind: anthropic` endpoint: instead of a
  * turn, the router asks the backend for a summary of everything before the trigger
  * (compact.ts) and answers with exactly one `compaction` output item, sealed by the router.
- * Streamed, the summary is read whole from the backend's chunks and the item is emitted at
+ * Streamed, the summary is read whole from the backend's chunks (or Messages events) and the item is emitted at
  * the end: `output_item.added`, `response.compaction.compacting`, `output_item.done`, then
  * `response.completed` with usage (a compaction item has no deltas; its content is opaque).
  * On `kind: openai` the trigger passes through untouched (adapter-native.ts).
@@ -11,19 +11,23 @@ import { emitted } from "../../wire/emitted.js";
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import { chatUsageToResponses, responseSkeleton } from "../../translate/index.js";
+import { anthropicUsageToResponses } from "../../translate/anthropic/index.js";
 import type { ChatUsage, EmittedResponse, Item, ResponseObject, StreamEvent, Usage } from "../../wire/types.js";
 import { UpstreamFailure, scrubSecret } from "../../upstream/errors.js";
 import type { SseFrame } from "../../upstream/sse.js";
 import { END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "../adapters/adapter.js";
-import { keptUserItems, readSummary, sealedCompactionItem, summaryRequestBody, countCompaction } from "./compact.js";
+import { keptUserItems, readSummary, sealedCompactionItem, summaryRequest, countCompaction } from "./compact.js";
 import type { Plan } from "../create/plan.js";
 
 /** Whether a plan's input ends with the v2 compaction trigger. */
 export const endsWithCompactionTrigger = (plan: Plan): boolean => plan.input.at(-1)?.type === "compaction_trigger";
 
 export class CompactTriggerRequest implements AdaptedRequest {
-  readonly path = "/chat/completions";
+  readonly path: string;
   readonly body: string;
+  readonly headers: Record<string, string> | undefined;
+  /** The summary is read from an Anthropic Messages stream rather than chat chunks. */
+  readonly anthropic: boolean;
   readonly droppedTools: readonly string[] = [];
   readonly hidesEncryptedReasoning = false;
   /** What is summarised: the history and this turn's input before the trigger. */
@@ -35,7 +39,11 @@ export class CompactTriggerRequest implements AdaptedRequest {
     stream: boolean,
   ) {
     this.items = [...plan.history, ...plan.input.slice(0, -1)];
-    this.body = summaryRequestBody(plan, this.items, lease, stream);
+    const sent = summaryRequest(plan, this.items, lease, stream);
+    this.path = sent.path;
+    this.body = sent.body;
+    this.headers = sent.headers;
+    this.anthropic = lease.endpoint.config.kind === "anthropic";
   }
 
   fromJson(json: unknown, rd: ReadContext): ResponseObject {
@@ -56,7 +64,7 @@ export class CompactTriggerRequest implements AdaptedRequest {
   }
 
   count(rd: ReadContext, usage: Usage, summary: string): void {
-    countCompaction(rd.rt, { model: this.plan.model, kind: "chat", trigger: "trigger", before: usage.input_tokens, after: { kept: keptUserItems(this.plan, this.items), summary } });
+    countCompaction(rd.rt, { model: this.plan.model, kind: this.anthropic ? "anthropic" : "chat", trigger: "trigger", before: usage.input_tokens, after: { kept: keptUserItems(this.plan, this.items), summary } });
   }
 
   private skeleton(rd: ReadContext, status: ResponseObject["status"]): ResponseObject {
@@ -68,8 +76,9 @@ export class CompactTriggerRequest implements AdaptedRequest {
 class CompactTriggerStream implements StreamTranslation {
   private seq = 0;
   private summary = "";
-  private usage: ChatUsage | null = null;
+  private usage: Usage | null = null;
   private ended = false;
+  private anthropicUsage: Record<string, unknown> = {};
 
   constructor(
     private readonly req: CompactTriggerRequest,
@@ -95,13 +104,14 @@ class CompactTriggerStream implements StreamTranslation {
     const { attempt } = this.rd;
     attempt.firstToken();
     if (frame.data === "[DONE]") return END;
+    if (this.req.anthropic) return this.pushAnthropic(frame);
     const chunk = JSON.parse(frame.data) as { error?: unknown; usage?: ChatUsage | null; choices?: { index?: number; delta?: { content?: unknown } }[] };
     if (chunk.error) {
       const ep = attempt.endpoint;
       const message = typeof chunk.error === "object" && typeof (chunk.error as { message?: unknown }).message === "string" ? (chunk.error as { message: string }).message : "upstream error";
       throw new UpstreamFailure(ep.name, "status", scrubSecret(message, ep.config.api_key), 500, undefined, undefined, { jsonBody: true });
     }
-    if (chunk.usage) this.usage = chunk.usage;
+    if (chunk.usage) this.usage = chatUsageToResponses(chunk.usage);
     for (const choice of chunk.choices ?? []) {
       const content = choice.delta?.content;
       if ((choice.index ?? 0) === 0 && typeof content === "string") this.summary += content;
@@ -110,11 +120,29 @@ class CompactTriggerStream implements StreamTranslation {
     return null;
   }
 
+  /** An Anthropic Messages stream: text deltas are the summary; usage from message_start and message_delta. */
+  private pushAnthropic(frame: SseFrame): typeof END | null {
+    const ev = JSON.parse(frame.data) as { type: string; error?: { message?: string }; message?: { usage?: object }; usage?: object; delta?: { type?: string; text?: unknown } };
+    this.rd.rt.metrics.streamChunks.inc({ kind: "translated" });
+    if (ev.type === "message_stop") return END;
+    if (ev.type === "error") {
+      const ep = this.rd.attempt.endpoint;
+      throw new UpstreamFailure(ep.name, "status", scrubSecret(ev.error?.message ?? "upstream error", ep.config.api_key), 500, undefined, undefined, { jsonBody: true });
+    }
+    if (ev.type === "content_block_delta" && ev.delta?.type === "text_delta" && typeof ev.delta.text === "string") this.summary += ev.delta.text;
+    else if (ev.type === "message_start" || ev.type === "message_delta") {
+      const u = ev.type === "message_start" ? ev.message?.usage : ev.usage;
+      for (const [k, v] of Object.entries(u ?? {})) if (v != null) this.anthropicUsage[k] = v;
+      this.usage = anthropicUsageToResponses(this.anthropicUsage);
+    }
+    return null;
+  }
+
   finish(): StreamEvent[] {
     if (this.ended) return [];
     this.ended = true;
     const item = this.req.item(this.rd, this.summary);
-    const usage = chatUsageToResponses(this.usage);
+    const usage = this.usage ?? chatUsageToResponses(null);
     this.req.count(this.rd, usage, this.summary);
     const compaction = item as { id: string; type: "compaction"; encrypted_content: string };
     const out: StreamEvent[] = [
@@ -130,7 +158,7 @@ class CompactTriggerStream implements StreamTranslation {
   fail(error: { code: string; message: string }): StreamEvent[] {
     if (this.ended) return [];
     this.ended = true;
-    Object.assign(this.live, { status: "failed", error, usage: this.usage ? chatUsageToResponses(this.usage) : null });
+    Object.assign(this.live, { status: "failed", error, usage: this.usage });
     return [emitted({ type: "response.failed", response: this.live as unknown as EmittedResponse, sequence_number: this.seq++ })];
   }
 

@@ -11,6 +11,7 @@ import { readSseFrames } from "../../upstream/sse.js";
 import { END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "../adapters/adapter.js";
 import { ChatRequest } from "../adapters/chat.js";
 import { NativeRequest } from "../adapters/openai.js";
+import { AnthropicRequest } from "../adapters/anthropic.js";
 import { CompactTriggerRequest, endsWithCompactionTrigger } from "../compaction/trigger-adapter.js";
 import { countCompaction } from "../compaction/compact.js";
 import type { Plan } from "./plan.js";
@@ -53,6 +54,7 @@ export interface Connection {
 const ADAPTERS: Record<Endpoint["config"]["kind"], new (plan: Plan, lease: Lease, stream: boolean) => AdaptedRequest> = {
   chat: ChatRequest,
   openai: NativeRequest,
+  anthropic: AnthropicRequest,
 };
 
 /**
@@ -102,9 +104,9 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
   };
 }
 
-/** A `compaction_trigger` as the last input item: the chat kind summarises instead of answering (adapter-compact.ts). */
+/** A `compaction_trigger` as the last input item: the chat and anthropic kinds summarise instead of answering (compaction/trigger-adapter.ts). */
 function adapterFor(kind: Endpoint["config"]["kind"], plan: Plan): (typeof ADAPTERS)[typeof kind] {
-  return kind === "chat" && endsWithCompactionTrigger(plan) ? CompactTriggerRequest : ADAPTERS[kind];
+  return kind !== "openai" && endsWithCompactionTrigger(plan) ? CompactTriggerRequest : ADAPTERS[kind];
 }
 
 function servedPlan(plan: Plan, step: ModelStep): Plan {
@@ -141,6 +143,9 @@ function countTokens(rt: Runtime, model: string, upstream: string, u: ResponseOb
   m.inc({ model, upstream, type: "input", key: k }, u.input_tokens ?? 0);
   m.inc({ model, upstream, type: "output", key: k }, u.output_tokens ?? 0);
   m.inc({ model, upstream, type: "cached", key: k }, u.input_tokens_details?.cached_tokens ?? 0);
+  // Written to the prompt cache (Anthropic reports it; 0 elsewhere): the price of the hits to come.
+  const written = (u.input_tokens_details as { cache_write_tokens?: number } | undefined)?.cache_write_tokens ?? 0;
+  if (written > 0) m.inc({ model, upstream, type: "cache_write", key: k }, written);
   m.inc({ model, upstream, type: "reasoning", key: k }, u.output_tokens_details?.reasoning_tokens ?? 0);
   return { input: u.input_tokens ?? 0, output: u.output_tokens ?? 0 };
 }

@@ -1,6 +1,8 @@
 /**
  * POST /v1/responses/input_tokens: how many input tokens a create request would use.
- * OpenAI endpoints answer it themselves (pass-through). Chat endpoints have no such route:
+ * OpenAI endpoints answer it themselves (pass-through), Anthropic endpoints with their
+ * `POST /v1/messages/count_tokens` over the request as it would be sent (an Anthropic-compatible
+ * server without that route gets the estimate). Chat endpoints have no such route:
  * the router renders the request as the chat messages it would send and asks the backend's
  * own tokenizer - llama.cpp (`POST /apply-template`, then `POST /tokenize`) or vLLM
  * (`POST /tokenize` with the messages) - and, when the backend has neither, estimates
@@ -13,6 +15,8 @@ import { nativeRequestBody } from "../../translate/openai/rewrite.js";
 import type { Lease } from "../../routing/pool.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { responsesToChatRequest } from "../../translate/index.js";
+import { responsesToMessagesRequest } from "../../translate/anthropic/index.js";
+import { betaHeader, messagesOptions } from "../adapters/anthropic.js";
 import type { ChatMessage, JsonObject } from "../../wire/types.js";
 import type { UpstreamClient } from "../../upstream/client.js";
 import { UpstreamFailure } from "../../upstream/errors.js";
@@ -28,6 +32,9 @@ export { ESTIMATE_CHARS_PER_TOKEN, MESSAGE_OVERHEAD };
 
 /** The fields OpenAI's input_tokens route takes (InputTokenCountParams), after the router resolved the history. */
 const COUNT_FIELDS = ["model", "input", "instructions", "parallel_tool_calls", "personality", "reasoning", "text", "tool_choice", "tools", "truncation"];
+
+/** The fields Anthropic's count_tokens takes (MessageCountTokensParams). */
+const ANTHROPIC_COUNT_FIELDS = ["model", "messages", "system", "tools", "tool_choice", "thinking", "output_config"] as const;
 
 type Tokenizer = "llama.cpp" | "vllm" | "none";
 
@@ -51,7 +58,8 @@ export class InputTokensService {
     const lease = await rt.pool.acquire(plan.model, plan.targets, { queueTimeoutMs: plan.cfg.routing.queue_timeout, signal, prefer: plan.preferEndpoint });
     try {
       const client = rt.client(lease.endpoint.name);
-      const counted = lease.endpoint.config.kind === "openai" ? await this.upstream(plan, lease, client, signal) : await this.chat(plan, lease, client, signal);
+      const kind = lease.endpoint.config.kind;
+      const counted = kind === "openai" ? await this.upstream(plan, lease, client, signal) : kind === "anthropic" ? await this.anthropic(plan, lease, client, signal) : await this.chat(plan, lease, client, signal);
       return { ...counted, endpoint: lease.endpoint.name };
     } finally {
       lease.release();
@@ -65,6 +73,25 @@ export class InputTokensService {
     const reply = await client.post("/responses/input_tokens", JSON.stringify(body), signal);
     const json = JSON.parse(await reply.body.text()) as { input_tokens?: unknown };
     if (typeof json.input_tokens !== "number") throw new UpstreamFailure(lease.endpoint.name, "protocol", "the input_tokens answer had no count");
+    return { tokens: json.input_tokens, source: "upstream" };
+  }
+
+  /** Anthropic's own count: POST /v1/messages/count_tokens with the request as it would be sent. */
+  private async anthropic(plan: Plan, lease: Lease, client: UpstreamClient, signal: AbortSignal): Promise<{ tokens: number; source: TokenCountSource }> {
+    const t = responsesToMessagesRequest(plan.req, [...plan.history, ...plan.input], { ...messagesOptions(plan, lease, false), promptCaching: false });
+    const body: JsonObject = {};
+    for (const k of ANTHROPIC_COUNT_FIELDS) if (t.body[k] !== undefined) body[k] = t.body[k];
+    let reply;
+    try {
+      reply = await client.post("/messages/count_tokens", JSON.stringify(body), signal, betaHeader(plan, lease));
+    } catch (err) {
+      // An Anthropic-compatible server without count_tokens: the documented estimate instead.
+      if (!(err instanceof UpstreamFailure) || !err.routeMissing) throw err;
+      const messages = (t.body.system ? [{ role: "system", content: t.body.system }, ...t.body.messages] : t.body.messages) as ChatMessage[];
+      return { tokens: estimateTokens(messages, t.body.tools), source: "estimate" };
+    }
+    const json = JSON.parse(await reply.body.text()) as { input_tokens?: unknown };
+    if (typeof json.input_tokens !== "number") throw new UpstreamFailure(lease.endpoint.name, "protocol", "the count_tokens answer had no count");
     return { tokens: json.input_tokens, source: "upstream" };
   }
 

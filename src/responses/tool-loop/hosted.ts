@@ -1,8 +1,9 @@
 /**
  * Which of a request's tools the router runs itself. Operator-defined MCP servers (named by
  * `server_label` alone) always; a client's MCP server (by `server_url`) when the model's
- * `hosted_tools` is `run`, or unset and its pool has a chat endpoint (a chat backend cannot
- * run it; an openai endpoint would, so an all-openai pool passes it through). What is left
+ * `hosted_tools` is `run`, or unset and its pool has an endpoint that is not `kind: openai`
+ * (chat and anthropic backends are given function tools; an openai endpoint would run the
+ * tool itself, so an all-openai pool passes it through). What is left
  * goes to the endpoint's adapter as before (passed through, dropped or refused). Web search
  * (`web_search`, `web_search_preview`, dated variants) is run the same way as a client's MCP
  * server, when `tools.web_search` configures a provider; without one it is left as it was.
@@ -39,7 +40,10 @@ export function runsClientTools(cfg: RouterConfig, plan: Pick<Plan, "modelCfg" |
   const mode = plan.modelCfg.hosted_tools;
   if (mode === "run") return true;
   if (mode !== undefined) return false;
-  return plan.targets.some((t) => cfg.endpoints.find((e) => e.name === t.endpoint)?.kind === "chat");
+  return plan.targets.some((t) => {
+    const kind = cfg.endpoints.find((e) => e.name === t.endpoint)?.kind;
+    return kind !== undefined && kind !== "openai";
+  });
 }
 
 /** Whether the request names a tool the router may run (a cheap, synchronous first look: most requests name none). */

@@ -62,7 +62,7 @@ export interface InputOptions {
 }
 
 /** Output items of hosted tools that may sit in replayed history; chat cannot express them. */
-const HOSTED_HISTORY_ITEMS = new Set([
+export const HOSTED_HISTORY_ITEMS = new Set([
   "web_search_call",
   "file_search_call",
   "computer_call",

@@ -1,3 +1,4 @@
+import { isAnthropicThinking } from "../anthropic/types.js";
 import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
 import type { CreateResponseRequest, Item, JsonObject, ResponseObject } from "../../wire/types.js";
 
@@ -72,13 +73,14 @@ function withReferencedItems(input: Item[], resolved: Item[]): Item[] {
  * History items as OpenAI accepts them with `store: false`: it cannot look up
  * ids it never stored, so ids are dropped, except on reasoning items that carry
  * their encrypted content (which OpenAI decrypts); reasoning without it (from a
- * chat backend, or an old turn) is dropped. Output-only fields are removed.
+ * chat backend, or an old turn) is dropped, and so is an Anthropic thinking block
+ * (a turn served by `kind: anthropic`: OpenAI cannot read it). Output-only fields are removed.
  */
 export function replayableItems(items: Item[]): Item[] {
   const out: Item[] = [];
   for (const item of items) {
     if (item.type === "reasoning") {
-      if (typeof item.encrypted_content === "string" && item.encrypted_content) {
+      if (typeof item.encrypted_content === "string" && item.encrypted_content && !isAnthropicThinking(item.encrypted_content)) {
         out.push({ type: "reasoning", id: item.id, summary: item.summary ?? [], encrypted_content: item.encrypted_content });
       }
       continue;
@@ -109,12 +111,11 @@ export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObj
 }
 
 /**
- * JSON.stringify replacer hiding encrypted reasoning the client did not ask for (the stored
- * copy keeps it). Only a reasoning item's `encrypted_content` goes: a `compaction` item's is
- * the item itself and must reach the client. `this` is the object holding the key.
+ * JSON.stringify replacer hiding encrypted reasoning the client did not ask for (the stored copy
+ * keeps it). Only a reasoning item's: a compaction item's encrypted_content is its content.
  */
 export function omitEncryptedContent(this: unknown, key: string, value: unknown): unknown {
-  return key === "encrypted_content" && (this as { type?: unknown }).type === "reasoning" ? undefined : value;
+  return key === "encrypted_content" && (this as { type?: unknown } | null)?.type === "reasoning" ? undefined : value;
 }
 
 /** A response serialised as the client should see it (the object itself, which the store keeps, is not touched). */

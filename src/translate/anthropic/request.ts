@@ -1,0 +1,260 @@
+/**
+ * POST /v1/responses body -> POST /v1/messages body. Input items come from request-input.ts;
+ * this file maps tools, tool_choice, the text format, thinking, sampling and metadata, for the
+ * API version the endpoint speaks (version.ts), and places the cache breakpoints (cache.ts).
+ * Pure: errors are thrown as TranslationError naming the param (a 400 for the client).
+ */
+import { untranslatable } from "../errors.js";
+import type { CreateResponseRequest, Item, JsonObject } from "../../wire/types.js";
+import { emptyToolNameMap, type ToolNameMap } from "../chat/chat-types.js";
+import type { CompactionOptions } from "../chat/request-input.js";
+import { chatNameFor, registerNamespaced } from "../chat/tool-names.js";
+import { placeBreakpoints } from "./cache.js";
+import { itemsToMessages, type BuiltMessage } from "./request-input.js";
+import type { MessageParam, MessagesRequest, Tool, ToolChoice } from "./types.js";
+import type { VersionTraits } from "./version.js";
+
+export type Effort = "minimal" | "low" | "medium" | "high" | "xhigh";
+
+export interface AnthropicRequestOptions {
+  upstreamModel: string;
+  stream: boolean;
+  version: VersionTraits;
+  /** max_tokens when the request sets no max_output_tokens (Anthropic requires it). */
+  defaultMaxTokens: number;
+  /** thinking budget per reasoning effort; 0: no thinking at that effort. */
+  thinkingBudget: Record<Effort, number>;
+  promptCaching: boolean;
+  /** `text.format: json_schema` as a forced tool, or as `output_config.format`. */
+  structuredOutput: "tool" | "native";
+  /** Tools other than function/namespace: drop them (listed in droppedTools) or answer 400. */
+  hostedTools: "drop" | "reject";
+  historyItems?: number;
+  compaction?: CompactionOptions;
+}
+
+export interface AnthropicRequestResult {
+  body: MessagesRequest;
+  droppedTools: string[];
+  toolNames: ToolNameMap;
+  /** The tool whose input is the structured answer (text.format by tool), shown as output_text. */
+  answerTool: string | null;
+  /** reasoning.summary was asked: thinking is shown as a summary rather than reasoning_text. */
+  thinkingAsSummary: boolean;
+}
+
+const EFFORTS = new Set(["minimal", "low", "medium", "high", "xhigh"]);
+const MIN_THINKING = 1024;
+
+export function responsesToMessagesRequest(req: CreateResponseRequest, items: Item[], opts: AnthropicRequestOptions): AnthropicRequestResult {
+  if (req.prompt != null) {
+    throw untranslatable("Stored prompt templates ('prompt') need an OpenAI-hosted model; this model is served by an Anthropic backend.", "prompt", "unsupported_parameter");
+  }
+  const { tools, droppedTools, toolNames, dropped } = mapTools(req.tools, opts.hostedTools);
+  const input = itemsToMessages(items, { systemMessages: opts.version.systemMessages, toolNames, historyItems: opts.historyItems, compaction: opts.compaction });
+  const system = input.system;
+  if (typeof req.instructions === "string" && req.instructions) system.unshift({ type: "text", text: req.instructions });
+  if (!input.messages.some((m) => m.role !== "system")) {
+    throw untranslatable("The input has no user or assistant message: an Anthropic model needs at least one.", "input", "invalid_value");
+  }
+
+  const maxTokens = typeof req.max_output_tokens === "number" ? req.max_output_tokens : null;
+  let choice = mapToolChoice(req.tool_choice, dropped, toolNames, tools.length > 0);
+  // Anthropic does not think while a tool is forced: the client's forced choice wins over its effort.
+  const forced = choice?.type === "any" || choice?.type === "tool";
+  const budget = forced ? null : thinkingBudget(req, opts, maxTokens, input.messages);
+  const body: MessagesRequest = { model: opts.upstreamModel, max_tokens: maxTokens ?? opts.defaultMaxTokens + (budget ?? 0), messages: [] };
+  if (budget !== null) body.thinking = { type: "enabled", budget_tokens: budget };
+
+  const answer = answerFormat(req.text, opts.structuredOutput);
+  let answerTool: string | null = null;
+  if (answer?.kind === "native") body.output_config = { format: { type: "json_schema", schema: answer.schema } };
+  else if (answer?.kind === "tool") {
+    const clientTools = tools.length > 0;
+    answerTool = freeName(answer.name, tools);
+    tools.push({ name: answerTool, description: "Give the final answer: its input is the answer, in the requested format.", input_schema: answer.schema as Tool["input_schema"] });
+    choice = answerChoice(choice, answerTool, budget !== null, clientTools);
+    if (budget !== null) system.push({ type: "text", text: `Give your final answer by calling the tool '${answerTool}' with the answer as its input.` });
+  }
+  if (tools.length) {
+    body.tools = tools;
+    if (choice) {
+      if (req.parallel_tool_calls === false && choice.type !== "none") choice.disable_parallel_tool_use = true;
+      body.tool_choice = choice;
+    } else if (req.parallel_tool_calls === false) body.tool_choice = { type: "auto", disable_parallel_tool_use: true };
+  } else {
+    // Anthropic takes tool_use/tool_result blocks only in a request that defines tools: a turn
+    // without tools after a tool loop names the tools its history used, none of them callable.
+    const used = historyToolNames(input.messages);
+    if (used.length) {
+      body.tools = used.map((name) => ({ name, description: "Not available in this turn.", input_schema: { type: "object" } }));
+      body.tool_choice = { type: "none" };
+    }
+  }
+
+  if (opts.promptCaching) placeBreakpoints(tools, system, input.messages);
+  if (system.length) body.system = system;
+  body.messages = input.messages as MessageParam[];
+
+  if (opts.version.sampling && budget === null) {
+    // Anthropic's range is 0..1 where OpenAI's is 0..2.
+    if (typeof req.temperature === "number") body.temperature = Math.min(1, req.temperature);
+    if (typeof req.top_p === "number") body.top_p = req.top_p;
+  }
+  const stop = stopSequences(req.stop);
+  if (stop) body.stop_sequences = stop;
+  const user = userId(req);
+  if (user) body.metadata = { user_id: user };
+  if (opts.stream) body.stream = true;
+  return { body, droppedTools, toolNames, answerTool, thinkingAsSummary: wantsSummary(req) };
+}
+
+/** The thinking budget for the request's effort, or null for no thinking. */
+function thinkingBudget(req: CreateResponseRequest, opts: AnthropicRequestOptions, maxTokens: number | null, messages: BuiltMessage[]): number | null {
+  const effort = req.reasoning?.effort;
+  if (typeof effort !== "string" || !EFFORTS.has(effort)) return null;
+  let budget = opts.thinkingBudget[effort as Effort] ?? 0;
+  // Thinking counts toward max_tokens (Anthropic wants it below): a client's cap keeps a quarter for the answer.
+  if (maxTokens !== null) budget = Math.min(budget, Math.floor((maxTokens * 3) / 4));
+  if (budget < MIN_THINKING) return null;
+  // A tool loop whose last assistant turn came without its thinking (sent back without
+  // encrypted_content) cannot be continued with thinking on: Anthropic rejects it.
+  return lastTurnLacksThinking(messages) ? null : budget;
+}
+
+function lastTurnLacksThinking(messages: BuiltMessage[]): boolean {
+  const last = messages.findLastIndex((m) => m.role === "assistant");
+  if (last < 0) return false;
+  const after = messages.slice(last + 1);
+  if (after.length === 0 || !after.every((m) => m.role === "user" && m.content.some((b) => b.type === "tool_result"))) return false;
+  const first = messages[last]!.content[0];
+  return first?.type !== "thinking" && first?.type !== "redacted_thinking";
+}
+
+function historyToolNames(messages: BuiltMessage[]): string[] {
+  const names = new Set<string>();
+  for (const m of messages) for (const b of m.content) if (b.type === "tool_use") names.add(b.name);
+  return [...names];
+}
+
+function wantsSummary(req: CreateResponseRequest): boolean {
+  const s = req.reasoning?.summary ?? req.reasoning?.generate_summary;
+  return s === "auto" || s === "concise" || s === "detailed";
+}
+
+interface MappedTools {
+  tools: Tool[];
+  droppedTools: string[];
+  toolNames: ToolNameMap;
+  dropped: Set<string>;
+}
+
+function mapTools(input: JsonObject[] | undefined, hosted: "drop" | "reject"): MappedTools {
+  const out: MappedTools = { tools: [], droppedTools: [], toolNames: emptyToolNameMap(), dropped: new Set() };
+  if (input === undefined || input === null) return out;
+  if (!Array.isArray(input)) throw untranslatable("'tools' must be an array.", "tools");
+  const taken = new Set<string>();
+  for (const tool of input) if (tool?.type === "function" && typeof tool.name === "string") taken.add(tool.name);
+  const hostedTool = (type: string, param: string) => {
+    if (hosted === "reject") throw untranslatable(`Tools of type '${type}' are not supported for this model: only function tools can be used.`, param);
+    out.droppedTools.push(type);
+    out.dropped.add(type);
+  };
+  input.forEach((tool, i) => {
+    const type = tool?.type;
+    if (typeof type !== "string" || !type) throw untranslatable("Each tool needs a 'type'.", `tools[${i}].type`);
+    if (type === "function") out.tools.push(functionTool(tool, `tools[${i}]`, tool.name as string));
+    else if (type === "namespace") {
+      const ns = tool.name;
+      if (typeof ns !== "string" || !ns) throw untranslatable("A namespace tool needs a 'name'.", `tools[${i}].name`);
+      if (!Array.isArray(tool.tools)) throw untranslatable("A namespace tool needs a 'tools' array.", `tools[${i}].tools`);
+      (tool.tools as JsonObject[]).forEach((member, j) => {
+        const at = `tools[${i}].tools[${j}]`;
+        if (member?.type === "function") {
+          if (typeof member.name !== "string" || !member.name) throw untranslatable("A function tool needs a 'name'.", `${at}.name`);
+          out.tools.push(functionTool(member, at, registerNamespaced(out.toolNames, taken, ns, member.name)));
+        } else if (typeof member?.type === "string" && member.type) hostedTool(member.type, `${at}.type`);
+        else throw untranslatable("Each tool needs a 'type'.", `${at}.type`);
+      });
+    } else hostedTool(type, `tools[${i}].type`);
+  });
+  return out;
+}
+
+function functionTool(tool: JsonObject, at: string, name: string): Tool {
+  if (typeof tool.name !== "string" || !tool.name) throw untranslatable("A function tool needs a 'name'.", `${at}.name`);
+  const params = tool.parameters;
+  if (params !== undefined && params !== null && (typeof params !== "object" || Array.isArray(params))) throw untranslatable("A function tool's 'parameters' must be a JSON Schema object.", `${at}.parameters`);
+  // Anthropic requires an object schema; a function without parameters takes an empty object.
+  const schema = (params as JsonObject | null | undefined) ?? { type: "object", properties: {} };
+  const out: Tool = { name, input_schema: (schema.type === undefined ? { ...schema, type: "object" } : schema) as Tool["input_schema"] };
+  if (typeof tool.description === "string" && tool.description) out.description = tool.description;
+  return out;
+}
+
+type Choice = Exclude<ToolChoice, { type: "none" }> | { type: "none"; disable_parallel_tool_use?: never };
+
+function mapToolChoice(choice: unknown, dropped: Set<string>, toolNames: ToolNameMap, haveTools: boolean): Choice | null {
+  if (choice === undefined || choice === null || choice === "auto") return null;
+  if (choice === "none") return { type: "none" };
+  if (choice === "required") return haveTools ? { type: "any" } : null;
+  if (typeof choice !== "object" || Array.isArray(choice)) {
+    throw untranslatable(`Invalid tool_choice '${String(choice)}': expected "auto", "none", "required" or an object.`, "tool_choice");
+  }
+  const c = choice as JsonObject;
+  if (c.type === "function") {
+    if (typeof c.name !== "string" || !c.name) throw untranslatable("tool_choice of type 'function' needs a 'name'.", "tool_choice.name");
+    const ns = typeof c.namespace === "string" && c.namespace ? c.namespace : undefined;
+    return { type: "tool", name: chatNameFor(toolNames, c.name, ns) };
+  }
+  if (c.type === "allowed_tools") return c.mode === "required" && haveTools ? { type: "any" } : null;
+  if (typeof c.type === "string" && dropped.has(c.type)) return null;
+  throw untranslatable(`tool_choice names a tool of type '${String(c.type)}', which is not available for this model.`, "tool_choice.type");
+}
+
+/** The tool choice once the answer tool exists: the client's own tools stay callable, the answer is the way to finish. */
+function answerChoice(choice: Choice | null, answerTool: string, thinking: boolean, clientTools: boolean): Choice {
+  // Anthropic does not force a tool while thinking: the model is told to use it instead.
+  if (thinking) return { type: "auto" };
+  if (choice?.type === "tool") return choice;
+  if (clientTools && (choice === null || choice.type === "any")) return { type: "any" };
+  return { type: "tool", name: answerTool };
+}
+
+type AnswerFormat = { kind: "native"; schema: JsonObject } | { kind: "tool"; name: string; schema: JsonObject };
+
+function answerFormat(text: JsonObject | undefined, structured: "tool" | "native"): AnswerFormat | null {
+  const format = text?.format as JsonObject | undefined;
+  if (!format || format.type === "text" || format.type === undefined) return null;
+  if (format.type === "json_object") return { kind: "tool", name: "json_answer", schema: { type: "object", additionalProperties: true } };
+  if (format.type !== "json_schema") throw untranslatable(`Unsupported text.format type '${String(format.type)}'.`, "text.format.type");
+  if (typeof format.name !== "string" || !format.name) throw untranslatable("text.format of type 'json_schema' needs a 'name'.", "text.format.name");
+  const schema = format.schema;
+  if (schema === undefined || schema === null || typeof schema !== "object" || Array.isArray(schema)) {
+    throw untranslatable("text.format of type 'json_schema' needs a 'schema' object.", "text.format.schema");
+  }
+  if ((schema as JsonObject).type !== "object") throw untranslatable("text.format.schema must describe an object (its 'type' must be 'object').", "text.format.schema");
+  return structured === "native" ? { kind: "native", schema: schema as JsonObject } : { kind: "tool", name: format.name, schema: schema as JsonObject };
+}
+
+function freeName(wanted: string, tools: Tool[]): string {
+  const base = wanted.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 60) || "answer";
+  let name = base;
+  for (let n = 2; tools.some((t) => t.name === name); n++) name = `${base}_${n}`;
+  return name;
+}
+
+function stopSequences(stop: unknown): string[] | null {
+  if (stop === undefined || stop === null) return null;
+  const list = typeof stop === "string" ? [stop] : Array.isArray(stop) ? stop : null;
+  if (!list || !list.every((s) => typeof s === "string")) throw untranslatable("'stop' must be a string or an array of strings.", "stop");
+  // Anthropic rejects stop sequences that are only whitespace.
+  const kept = (list as string[]).filter((s) => s.trim() !== "");
+  return kept.length ? kept : null;
+}
+
+function userId(req: CreateResponseRequest): string | null {
+  const fromMetadata = req.metadata?.user_id;
+  for (const v of [fromMetadata, req.safety_identifier, req.user]) if (typeof v === "string" && v) return v;
+  return null;
+}
