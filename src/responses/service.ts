@@ -161,8 +161,9 @@ export class ResponsesService {
     if (!plan.stream) {
       const out = await conn.pump(null);
       if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
-      await this.finish(plan, out, key, ctx);
-      return { kind: "json", text: clientJson(out.response, out.hideEncryptedReasoning), endpoint, model: conn.model };
+      const stored = await this.finish(plan, out, key, ctx);
+      const text = out.hideEncryptedReasoning ? clientJson(out.response, true) : (stored ?? clientJson(out.response, false));
+      return { kind: "json", text, endpoint, model: conn.model };
     }
     const run = async (sink: EventSink) => {
       const shutdown = new StreamShutdown(this.rt, sink, ctx.abort);
@@ -218,15 +219,21 @@ export class ResponsesService {
     return { ...page, data: (page.data as unknown as Item[]).map((i) => includedView(i, include)) as unknown as ResponseItemList["data"] };
   }
 
-  /** Stores (when asked) and accounts for a finished response. Store failures surface as 503. */
-  private async finish(plan: Plan, out: RunOutcome, key: string | null, ctx: RequestContext): Promise<void> {
+  /**
+   * Stores (when asked) and accounts for a finished response. Store failures surface as 503.
+   * Resolves with the response's JSON when the store or the cache needed it (a JSON answer
+   * reuses it), else undefined: it is serialised once, after appendTurn's last change to it.
+   */
+  private async finish(plan: Plan, out: RunOutcome, key: string | null, ctx: RequestContext): Promise<string | undefined> {
     const tokens = recordTokenUsage(this.rt, out, plan.owner);
     // unset: the upstream reported no usage; already set: a compaction before the answer spent some
     if (ctx.stats && tokens !== NO_TOKENS) ctx.stats.tokens = ctx.stats.tokens ? { input: ctx.stats.tokens.input + tokens.input, output: ctx.stats.tokens.output + tokens.output } : tokens;
     await appendTurn(this.rt, plan, out.response, out.endpoint, out.terminal !== null);
-    if (plan.store) await this.save(plan, out.response, out.endpoint);
+    let json: string | undefined;
+    if (plan.store) await this.save(plan, out.response, out.endpoint, (json = JSON.stringify(out.response)));
     ctx.remember?.({ response: out.response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint: out.endpoint });
-    if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response);
+    if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response, (json ??= JSON.stringify(out.response)));
+    return json;
   }
 
   /**
@@ -248,10 +255,11 @@ export class ResponsesService {
     }
   }
 
-  private async save(plan: Plan, response: ResponseObject, endpoint?: string): Promise<void> {
+  /** `responseJson`: the response already serialised (for its JSON answer), not serialised again. */
+  private async save(plan: Plan, response: ResponseObject, endpoint?: string, responseJson?: string): Promise<void> {
     const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint };
     try {
-      await callStore(() => this.rt.tracing.store("responses.save", () => this.rt.stores.responses.save(record)));
+      await callStore(() => this.rt.tracing.store("responses.save", () => this.rt.stores.responses.save(record, responseJson)));
     } catch (err) {
       this.rt.metrics.storeErrors.inc({ store: "responses", op: "save" });
       throw err;
@@ -269,9 +277,9 @@ export class ResponsesService {
     }
   }
 
-  private async cacheSet(plan: Plan, key: string, response: ResponseObject): Promise<void> {
+  private async cacheSet(plan: Plan, key: string, response: ResponseObject, responseJson: string): Promise<void> {
     try {
-      await this.rt.stores.cache.set(key, { response }, plan.modelCfg.cache?.ttl ?? 3_600_000);
+      await this.rt.stores.cache.set(key, { response }, plan.modelCfg.cache?.ttl ?? 3_600_000, responseJson);
     } catch {
       this.rt.metrics.cache.inc({ model: plan.model, result: "error" });
     }
@@ -299,9 +307,10 @@ export class ResponsesService {
     if (fresh.conversation) response.conversation = fresh.conversation;
     else delete response.conversation;
     await appendTurn(this.rt, plan, response, undefined);
-    if (plan.store) await this.save(plan, response);
+    const json = plan.stream ? undefined : JSON.stringify(response); // the answer's, reused by the store
+    if (plan.store) await this.save(plan, response, undefined, json);
     ctx.remember?.({ response, input: [...plan.history, ...plan.input], owner: plan.owner });
-    if (!plan.stream) return { kind: "json", text: JSON.stringify(response), endpoint: "cache", model: plan.model };
+    if (json !== undefined) return { kind: "json", text: json, endpoint: "cache", model: plan.model };
     const events = responseToEvents(response);
     const run = async (sink: EventSink) => {
       for (const ev of events) sink.send(ev.type, JSON.stringify(ev));

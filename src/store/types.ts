@@ -24,8 +24,12 @@ export interface StoredResponse {
  * be reached, so callers can answer 503 instead of losing data silently.
  */
 export interface ResponseStore {
-  /** Creates or replaces the record for response.id. */
-  save(record: StoredResponse): Promise<void>;
+  /**
+   * Creates or replaces the record for response.id. `responseJson`, when given, is
+   * `JSON.stringify(record.response)` already made by the caller (the client's answer):
+   * the record is built around it instead of serialising the response again.
+   */
+  save(record: StoredResponse, responseJson?: string): Promise<void>;
   /**
    * Replaces the record only if it still exists, in one atomic step (Redis: SET ... XX):
    * a response deleted meanwhile (on any instance) stays deleted. False when it was gone.
@@ -108,7 +112,8 @@ export interface ConversationStore {
 /** Response cache: canonical-request hash -> a completed response. Errors are misses. */
 export interface ResponseCache {
   get(key: string): Promise<CachedResponse | null>;
-  set(key: string, value: CachedResponse, ttlMs: number): Promise<void>;
+  /** `responseJson`: `JSON.stringify(value.response)` already made by the caller (as for `ResponseStore.save`). */
+  set(key: string, value: CachedResponse, ttlMs: number, responseJson?: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -5,7 +5,7 @@
  * median and every round. The first round of a fresh process carries its JIT/heap warm-up
  * (see BENCHMARKS.md), so compare medians of 4+ rounds. Build the "before" into its own dir:
  *   npm run build && cp -r dist .bench/dist-base   (then change, build, and:)
- *   node --import tsx test/bench/ab.ts --dists .bench/dist-base,dist --paths translated-json,native-stream --rounds 5 [--floors]
+ *   npx tsx test/bench/ab.ts --dists .bench/dist-base,dist --paths translated-json,native-stream --rounds 5 [--floors]
  * --prof DIR profiles that child's last round only (test/bench/prof-child.mjs -> .bench/prof/steady.cpuprofile);
  * --c1 N first sends N sequential requests per server and path (the warm-up of the latency section).
  * A dist may carry node flags after "@" (comma-free, space-separated): `--dists dist,dist@--max-semi-space-size=32`.
@@ -23,17 +23,25 @@ spawnSync("renice", ["-n", "-10", "-p", String(process.pid)], { stdio: "ignore" 
 spawnSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { stdio: "ignore" });
 
 const INPUT = "Say hi in one short sentence.";
-const rb = (model: string, stream: boolean) => JSON.stringify({ model, input: INPUT, stream, store: false });
+const rb = (model: string, stream: boolean, store = false) => JSON.stringify({ model, input: INPUT, stream, store });
 const cb = (model: string, stream: boolean) => JSON.stringify({ model, messages: [{ role: "user", content: INPUT }], stream, ...(stream ? { stream_options: { include_usage: true } } : {}) });
 const PATHS: Record<string, { up: { path: string; body: string }; r: { path: string; body: string } }> = {
   "translated-json": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/responses", body: rb("chat-s", false) } },
   "translated-stream": { up: { path: "/v1/chat/completions", body: cb("chat-s", true) }, r: { path: "/v1/responses", body: rb("chat-s", true) } },
+  // store: true (the API's default, what an SDK sends unless told otherwise): the memory store keeps each response.
+  "translated-json-store": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/responses", body: rb("chat-s", false, true) } },
+  "translated-stream-store": { up: { path: "/v1/chat/completions", body: cb("chat-s", true) }, r: { path: "/v1/responses", body: rb("chat-s", true, true) } },
+  // A response-cache hit on every request after the first (key over the request, lookup, a new response from the cached one).
+  "translated-json-cached": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/responses", body: rb("chat-cached", false) } },
   "native-json": { up: { path: "/v1/responses", body: rb("oai-s", false) }, r: { path: "/v1/responses", body: rb("oai-s", false) } },
   "native-stream": { up: { path: "/v1/responses", body: rb("oai-s", true) }, r: { path: "/v1/responses", body: rb("oai-s", true) } },
   "chat-json": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/chat/completions", body: cb("chat-s", false) } },
   "chat-stream": { up: { path: "/v1/chat/completions", body: cb("chat-s", true) }, r: { path: "/v1/chat/completions", body: cb("chat-s", true) } },
 };
 const paths = (f.paths ?? Object.keys(PATHS).join(",")).split(",");
+// Every child runs on this process's node: `npx tsx` (or `npm run`) finds the project's node
+// (node_modules/.bin/node), a bare `node --import tsx` the system's, which may be another major.
+console.log(`node ${process.version} (${process.execPath})`);
 
 const mock = await spawnNode({ name: "mock", args: ["--import", "tsx", "test/bench/mock-server.ts", "--latency-ms", "0"], cpus: "0", ready: { ipc: true } });
 const mockOrigin = `http://127.0.0.1:${mock.port}`;
@@ -43,7 +51,7 @@ const cfg = {
     { name: "chat-ep", url: `${mockOrigin}/v1`, kind: "chat", max_concurrency: 4096 },
     { name: "oai-ep", url: `${mockOrigin}/v1`, kind: "openai", api_key: "sk-bench", max_concurrency: 4096 },
   ],
-  models: { "chat-s": { endpoints: ["chat-ep"], upstream_model: "chat-s" }, "oai-s": { endpoints: ["oai-ep"] } },
+  models: { "chat-s": { endpoints: ["chat-ep"], upstream_model: "chat-s" }, "chat-cached": { endpoints: ["chat-ep"], upstream_model: "chat-s", cache: { ttl: "1h" } }, "oai-s": { endpoints: ["oai-ep"] } },
   logging: { level: "info" },
 };
 const servers: { name: string; child: Child; up: boolean }[] = [];
@@ -63,6 +71,9 @@ if (f.floors) {
   servers.push({ name: "bare", child: await spawnNode({ name: "bare", args: ["--import", "tsx", "test/bench/bare-proxy.ts", "--upstream", mockOrigin], cpus: "1", ready: { ipc: true } }), up: true });
 }
 const res: Record<string, Record<string, number[]>> = {};
+// Cores the server used in each window: near 1 it was saturated; well under 1 the client core was the bottleneck, and an
+// unsaturated server's CPU per request is higher (fewer requests per event-loop turn), so compare windows alike.
+const cores: Record<string, Record<string, number[]>> = {};
 if (f.c1) for (const s of servers) for (const p of paths) {
   const spec = s.up ? PATHS[p]!.up : PATHS[p]!.r;
   const c0 = s.child.cpuSeconds();
@@ -78,8 +89,11 @@ for (let r = 0; r < rounds; r++) {
       const profiling = f.prof === s.name && r === rounds - 1;
       if (profiling) s.child.proc.kill("SIGUSR2");
       const c0 = s.child.cpuSeconds();
+      const w0 = performance.now();
       const out = await throughput(t, 64, dur, 0);
-      const us = ((s.child.cpuSeconds() - c0) * 1e6) / out.requests;
+      ((cores[p] ??= {})[s.name] ??= []).push((s.child.cpuSeconds() - c0) / ((performance.now() - w0) / 1000));
+      // A window in which no request completed (the machine stalled the client or the server) has no figure.
+      const us = out.requests > 0 ? ((s.child.cpuSeconds() - c0) * 1e6) / out.requests : Number.NaN;
       if (profiling) {
         const done = new Promise((ok) => s.child.proc.once("message", ok));
         s.child.proc.kill("SIGUSR1");
@@ -90,7 +104,10 @@ for (let r = 0; r < rounds; r++) {
     }
   }
 }
-const med = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
-for (const p of paths) console.log(p.padEnd(18), servers.map((s) => `${s.name}=${med(res[p]![s.name]!).toFixed(0)} [${res[p]![s.name]!.map((x) => x.toFixed(0)).join(",")}]`).join("  "));
+const med = (all: number[]) => {
+  const a = all.filter(Number.isFinite).sort((x, y) => x - y);
+  return a.length === 0 ? Number.NaN : a[Math.floor(a.length / 2)]!;
+};
+for (const p of paths) console.log(p.padEnd(18), servers.map((s) => `${s.name}=${med(res[p]![s.name]!).toFixed(0)} [${res[p]![s.name]!.map((x) => x.toFixed(0)).join(",")}] cores ${med(cores[p]![s.name]!).toFixed(2)}`).join("  "));
 for (const s of servers) await s.child.stop();
 await mock.stop();

@@ -76,6 +76,10 @@ export interface BenchResults {
 const ORDER = ["direct", "bare", "hono", "router", "portkey"];
 const f = (v: number | undefined, d = 3) => (v === undefined || Number.isNaN(v) ? "-" : v.toFixed(d));
 const pct = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? "-" : `${Math.round(v * 100)}%`);
+const check = (ok: boolean | undefined) => (ok === undefined ? "n/a" : ok ? "met" : "MISSED");
+const times = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? "-" : `${v.toFixed(2)}x`);
+/** CPU per request of a target over the hono floor's on the same path in the same run (the ratio the targets are set in). */
+const cpuVsHono = (p: PathResult, name: string) => (p.targets[name]?.cpuUsPerRequest ?? Number.NaN) / (p.targets.hono?.cpuUsPerRequest ?? Number.NaN);
 
 function rows(r: BenchResults): string[][] {
   const out: string[][] = [];
@@ -95,6 +99,7 @@ function rows(r: BenchResults): string[][] {
         f(t.serverCpu, 2),
         f(t.cpuUsPerRequest, 0),
         name === "direct" ? "" : pct(t.cpuVsBare),
+        name === "direct" ? "" : times(cpuVsHono(p, name)),
         t.rpsErrors ? String(t.rpsErrors) : "",
       ]);
     }
@@ -102,11 +107,10 @@ function rows(r: BenchResults): string[][] {
   return out;
 }
 
-const HEAD = ["path", "via", "c=1 p50 ms", "added p50 ms", "added p99 ms", "added TTFE p50 ms", "rps c=64", "vs bare", "server cores", "CPU µs/req", "CPU vs bare", "errors"];
+const HEAD = ["path", "via", "c=1 p50 ms", "added p50 ms", "added p99 ms", "added TTFE p50 ms", "rps c=64", "vs bare", "server cores", "CPU µs/req", "CPU vs bare", "CPU / hono", "errors"];
 
 function targetsLines(r: BenchResults): string[] {
   const lines: string[] = [];
-  const check = (ok: boolean | undefined) => (ok === undefined ? "n/a" : ok ? "met" : "MISSED");
   for (const p of r.paths) {
     const t = p.targets.router;
     if (!t) continue;
@@ -116,6 +120,9 @@ function targetsLines(r: BenchResults): string[] {
         `p99 ${f(t.addedP99)} ms (<= 1: ${check(t.addedP99 === undefined ? undefined : t.addedP99 <= 1)}), ` +
         `${pct(t.rpsVsBare)} of bare's rps (>= 75%: ${check(t.rpsVsBare === undefined ? undefined : t.rpsVsBare >= 0.75)}; by CPU per request ${pct(t.cpuVsBare)} of bare, ` +
         `${pct((p.targets.hono?.cpuUsPerRequest ?? Number.NaN) / (t.cpuUsPerRequest ?? Number.NaN))} of the hono floor)` +
+        `; CPU ${times(cpuVsHono(p, "router"))} the hono floor (<= ${hostBound(p.key)}x: ${check(cpuVsHono(p, "router") <= hostBound(p.key))})` +
+        `; added p99 ${f(t.addedP99 === undefined || p.targets.bare?.addedP99 === undefined ? undefined : t.addedP99 - p.targets.bare.addedP99)} ms over the bare proxy's (<= 1: ${check(t.addedP99 === undefined || p.targets.bare?.addedP99 === undefined ? undefined : t.addedP99 - p.targets.bare.addedP99 <= 1)})` +
+        (p.key === "translated-json" ? jsonVsStream(r) : "") +
         (peer?.rps && t.rps
           ? `, ${(t.rps / peer.rps).toFixed(2)}x the peer's rps (ahead: ${check(t.rps > peer.rps)}; by CPU per request ${((peer.cpuUsPerRequest ?? Number.NaN) / (t.cpuUsPerRequest ?? Number.NaN)).toFixed(2)}x)`
           : ", no peer on this path"),
@@ -125,6 +132,19 @@ function targetsLines(r: BenchResults): string[] {
   if (c.routerTranslatedUs !== undefined) lines.push(`stream translation: ${f(c.routerTranslatedUs, 1)} µs CPU per chunk in the router process (<= 20: ${check(c.routerTranslatedUs <= 20)})`);
   for (const o of r.openStreams ?? []) lines.push(`${o.streams} open ${o.label} streams: ${f(o.rssMb, 0)} MB RSS (1,000 in <= 200 MB: ${check(o.streams >= 1000 ? o.rssMb <= 200 : undefined)})`);
   return lines;
+}
+
+/** Router CPU per request over the hono floor's: pass-through streams at most 1.5x, every other path at most 2x. */
+function hostBound(key: string): number {
+  return key === "native-stream" || key === "chat-stream" ? 1.5 : 2;
+}
+
+/** The translated JSON answer costs no more than the translated stream of the same answer. */
+function jsonVsStream(r: BenchResults): string {
+  const json = r.paths.find((p) => p.key === "translated-json")?.targets.router?.cpuUsPerRequest;
+  const stream = r.paths.find((p) => p.key === "translated-stream")?.targets.router?.cpuUsPerRequest;
+  if (json === undefined || stream === undefined) return "";
+  return `; ${f(json, 0)} µs against the translated stream's ${f(stream, 0)} (<=: ${check(json <= stream)})`;
 }
 
 export function renderTable(r: BenchResults): string {

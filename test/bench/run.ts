@@ -17,7 +17,9 @@
  * --paths k1,k2 (only these paths: translated-json, translated-stream, translated-anthropic-json,
  *   translated-anthropic-stream, native-json, native-stream,
  * chat-json, chat-stream) --nice N (priority of the bench and its children, default -10 when root; 0 leaves it)
- * --loops N (section ws: 10-turn tool loops per way and backend kind, default 100).
+ * --loops N (section ws: 10-turn tool loops per way and backend kind, default 100)
+ * --warmup S (seconds at concurrency 64 per path and server before anything is measured, default 2; 0: none)
+ * --rps-rounds N (throughput windows per target and path, interleaved; the median's is reported; default 3).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -54,6 +56,8 @@ const { values: flags } = parseArgs({
     nice: { type: "string" },
     paths: { type: "string" },
     loops: { type: "string" },
+    warmup: { type: "string" },
+    "rps-rounds": { type: "string" },
   },
 });
 
@@ -63,6 +67,8 @@ const OPEN_STREAMS = Number(flags.streams ?? 1000);
 const MOCK_LATENCY = Number(flags["latency-ms"] ?? 0);
 const SECTIONS = new Set((flags.only ?? "latency,rps,cpu,open,storage,limits,ws,tracing,tools").split(","));
 const LOOPS = Number(flags.loops ?? 100);
+const WARMUP = Number(flags.warmup ?? 2);
+const RPS_ROUNDS = Math.max(1, Number(flags["rps-rounds"] ?? 3));
 const LOG_LEVEL = flags["log-level"] ?? "info";
 const OUT = resolve(flags.out ?? (flags.write ? "test/bench/results/latest.json" : join(os.tmpdir(), "responses-router-bench", "latest.json")));
 const TSX = ["--import", "tsx"];
@@ -183,6 +189,14 @@ async function startRedisPinned(extra: string[] = []): Promise<{ url: string; st
   };
 }
 
+type Measured = Required<Pick<PathResult["targets"][string], "rps" | "rpsErrors" | "rpsLatencyP50" | "rpsLatencyP99" | "serverCpu" | "cpuUsPerRequest">>;
+
+/** The window of median CPU per request (windows without a completed request left out; the first if none completed). */
+function medianWindow(ws: Measured[]): Measured {
+  const ok = ws.filter((w) => Number.isFinite(w.cpuUsPerRequest)).sort((a, b) => a.cpuUsPerRequest - b.cpuUsPerRequest);
+  return ok.length === 0 ? ws[0]! : ok[Math.floor(ok.length / 2)]!;
+}
+
 // ---- the workloads ------------------------------------------------------------------
 
 const INPUT = "Say hi in one short sentence.";
@@ -271,8 +285,9 @@ function estimateSeconds(): number {
   const paths = flags.paths ? flags.paths.split(",").length : 8;
   const targets = flags["no-peer"] ? 4 : 5;
   let s = flags["no-build"] ? 10 : 25;
+  if (SECTIONS.has("latency") || SECTIONS.has("rps")) s += paths * targets * WARMUP;
   if (SECTIONS.has("latency")) s += paths * targets * (ROUNDS + 200) * 0.001;
-  if (SECTIONS.has("rps")) s += paths * targets * (DURATION + 1.5);
+  if (SECTIONS.has("rps")) s += paths * targets * (DURATION + 1.5) * RPS_ROUNDS;
   if (SECTIONS.has("open")) s += 10 + OPEN_STREAMS * 0.01;
   if (SECTIONS.has("cpu")) s += 15;
   if (SECTIONS.has("storage")) s += 3 * (5 * (Math.min(ROUNDS, 1500) + 100) * 0.0015 + 3);
@@ -348,6 +363,23 @@ async function main(): Promise<void> {
     const only = flags.paths ? new Set(flags.paths.split(",")) : null;
     const specs = pathSpecs(hasChat).filter((p) => !only || only.has(p.key));
 
+    // Every server first runs every path for WARMUP seconds: a fresh process compiles its code and
+    // grows its heap on the pinned core, which cost the first path measured 2-3.5x its steady
+    // state (BENCHMARKS.md, "Why the two harnesses disagreed"); ab.ts's medians never had it.
+    if (WARMUP > 0 && (SECTIONS.has("latency") || SECTIONS.has("rps"))) {
+      log(`warm-up: every path through every server for ${WARMUP}s at concurrency 64`);
+      for (const spec of specs) {
+        const warm: Target[] = [
+          { name: "direct", origin: mockOrigin, ...spec.upstream },
+          { name: "bare", origin: bareOrigin, ...spec.upstream },
+          { name: "hono", origin: honoOrigin, ...spec.upstream },
+        ];
+        if (spec.router) warm.push({ name: "router", origin: routerOrigin, ...spec.router });
+        if (peer && typeof spec.peer !== "string") warm.push({ name: "portkey", origin: peerOrigin, ...spec.peer, headers: peerHeaders });
+        for (const t of warm) await throughput(t, 64, WARMUP, 0);
+      }
+    }
+
     const paths: PathResult[] = [];
     for (const spec of specs) {
       const pr: PathResult = { key: spec.key, label: spec.label, stream: spec.stream, targets: {}, notes: [] };
@@ -390,25 +422,30 @@ async function main(): Promise<void> {
       }
       if (SECTIONS.has("rps")) {
         const servers: Record<string, Child | undefined> = { router, bare, hono, portkey: peer ?? undefined, direct: mock };
-        for (const t of targets) {
-          log(`${spec.key}: concurrency 64 through ${t.name} for ${DURATION}s`);
-          const proc = servers[t.name];
-          await throughput(t, 64, 1, 0); // warm-up
-          const cpu0 = proc?.cpuSeconds() ?? Number.NaN;
-          const w0 = performance.now();
-          const r = await throughput(t, 64, DURATION, 0);
-          const wall = (performance.now() - w0) / 1000;
-          const cpuSeconds = (proc?.cpuSeconds() ?? Number.NaN) - cpu0;
-          pr.targets[t.name] = {
-            ...pr.targets[t.name],
-            rps: r.rps,
-            rpsErrors: r.errors + r.non2xx,
-            rpsLatencyP50: r.latencyP50,
-            rpsLatencyP99: r.latencyP99,
-            serverCpu: cpuSeconds / wall,
-            cpuUsPerRequest: (cpuSeconds * 1e6) / Math.max(1, r.requests),
-          };
+        // RPS_ROUNDS windows per target, the targets interleaved; each target's figures are its
+        // window of median CPU per request (one window moves 1.3-2x on a shared machine).
+        const windows = new Map<string, Measured[]>(targets.map((t) => [t.name, []]));
+        for (let round = 0; round < RPS_ROUNDS; round++) {
+          for (const t of targets) {
+            log(`${spec.key}: concurrency 64 through ${t.name} for ${DURATION}s (window ${round + 1}/${RPS_ROUNDS})`);
+            const proc = servers[t.name];
+            await throughput(t, 64, 1, 0); // warm-up
+            const cpu0 = proc?.cpuSeconds() ?? Number.NaN;
+            const w0 = performance.now();
+            const r = await throughput(t, 64, DURATION, 0);
+            const wall = (performance.now() - w0) / 1000;
+            const cpuSeconds = (proc?.cpuSeconds() ?? Number.NaN) - cpu0;
+            windows.get(t.name)!.push({
+              rps: r.rps,
+              rpsErrors: r.errors + r.non2xx,
+              rpsLatencyP50: r.latencyP50,
+              rpsLatencyP99: r.latencyP99,
+              serverCpu: cpuSeconds / wall,
+              cpuUsPerRequest: r.requests > 0 ? (cpuSeconds * 1e6) / r.requests : Number.NaN,
+            });
+          }
         }
+        for (const t of targets) pr.targets[t.name] = { ...pr.targets[t.name], ...medianWindow(windows.get(t.name)!) };
         const floor = pr.targets.bare;
         for (const name of Object.keys(pr.targets)) {
           const t = pr.targets[name]!;

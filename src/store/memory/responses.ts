@@ -1,5 +1,6 @@
 import { BoundedLru, itemIndexLimits, type LruLimits } from "./lru.js";
 import { itemOfRecord, recordItemIds, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type StoredResponse } from "../types.js";
+import { recordJson } from "../record-json.js";
 
 export interface MemoryStoreOptions extends LruLimits {
   ttlMs: number;
@@ -32,8 +33,8 @@ export class MemoryResponseStore implements ResponseStore {
     return this.lru.totalBytes;
   }
 
-  async save(record: StoredResponse): Promise<void> {
-    this.lru.set(record.response.id, JSON.stringify(record), this.ttlMs);
+  async save(record: StoredResponse, responseJson?: string): Promise<void> {
+    this.lru.set(record.response.id, recordJson(record, responseJson), this.ttlMs);
     this.index(record);
   }
 
@@ -90,9 +91,9 @@ export class MemoryResponseCache implements ResponseCache {
     return json === null ? null : (JSON.parse(json) as CachedResponse);
   }
 
-  async set(key: string, value: CachedResponse, ttlMs: number): Promise<void> {
+  async set(key: string, value: CachedResponse, ttlMs: number, responseJson?: string): Promise<void> {
     if (ttlMs <= 0) return;
-    this.lru.set(key, JSON.stringify(value), ttlMs);
+    this.lru.set(key, recordJson(value, responseJson), ttlMs);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { ChainableCommander, Redis } from "ioredis";
 import { redisCall, RedisStatus, waitReady } from "./client.js";
 import type { DurableWriter } from "./durable.js";
+import { recordJson } from "../record-json.js";
 import { itemOfRecord, recordItemIds, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type StoreStatus, type StoredResponse } from "../types.js";
 
 /** The response an item id points to, in one round trip. KEYS: item key. ARGV: the response key prefix. */
@@ -57,8 +58,8 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     return durable ? durable.write(what, fn, confirm) : redisCall(this.client, what, () => fn(this.client), this.opts.readyTimeoutMs);
   }
 
-  async save(record: StoredResponse): Promise<void> {
-    const json = JSON.stringify(record);
+  async save(record: StoredResponse, responseJson?: string): Promise<void> {
+    const json = recordJson(record, responseJson);
     await this.write("store.save", async (client) => {
       const tx = client.multi().set(this.key(record.response.id), json, "PX", this.opts.ttlMs);
       this.indexItems(tx, record);
@@ -147,10 +148,10 @@ export class RedisResponseCache implements ResponseCache {
     }
   }
 
-  async set(key: string, value: CachedResponse, ttlMs: number): Promise<void> {
+  async set(key: string, value: CachedResponse, ttlMs: number, responseJson?: string): Promise<void> {
     if (ttlMs <= 0) return;
     try {
-      const json = JSON.stringify(value);
+      const json = recordJson(value, responseJson);
       await redisCall(this.client, "cache.set", () => this.client.set(this.key(key), json, "PX", Math.ceil(ttlMs)), this.opts.readyTimeoutMs ?? 100);
     } catch (err) {
       this.opts.onError?.("set", err);

@@ -32,7 +32,7 @@ interface LlamaSequence {
   readonly nextTokenIndex: number;
   compareContextTokens(tokens: Token[]): { firstDifferentIndex: number };
   eraseContextTokenRanges(ranges: { start: number; end: number }[]): Promise<void>;
-  evaluate(tokens: Token[], o: { temperature: number; seed?: number }): AsyncGenerator<Token>;
+  evaluate(tokens: Token[], o: { temperature: number; seed?: number; grammarEvaluationState?: unknown }): AsyncGenerator<Token>;
 }
 interface ChatWrapper {
   wrapperName: string;
@@ -40,7 +40,12 @@ interface ChatWrapper {
 }
 type HistoryItem = { type: "system"; text: string } | { type: "user"; text: string } | { type: "model"; response: string[] };
 interface NodeLlamaCpp {
-  getLlama(o: { gpu: false; build: "never"; logLevel: unknown; maxThreads: number }): Promise<{ loadModel(o: { modelPath: string }): Promise<LlamaModel>; dispose(): Promise<void> }>;
+  getLlama(o: { gpu: false; build: "never"; logLevel: unknown; maxThreads: number }): Promise<{
+    loadModel(o: { modelPath: string }): Promise<LlamaModel>;
+    createGrammarForJsonSchema(schema: object): Promise<unknown>;
+    dispose(): Promise<void>;
+  }>;
+  LlamaGrammarEvaluationState: new (o: { model: LlamaModel; grammar: unknown }) => unknown;
   resolveChatWrapper(model: LlamaModel): ChatWrapper | null;
   LlamaLogLevel: { warn: unknown };
 }
@@ -95,7 +100,7 @@ export async function startLlamaChatServer(
   const state: LlamaChatServer = { url: "", last: null, received: [], chatTemplate: wrapper.wrapperName, stats: { requests: 0, promptTokens: 0, cachedTokens: 0 }, close: async () => {} };
 
   /** One generation at a time: the context has one sequence. */
-  function generate(body: ChatBody, onText: (delta: string) => void, signal: AbortSignal): Promise<{ text: string; usage: Usage; finishReason: "stop" | "length" }> {
+  function generate(body: ChatBody, onText: (delta: string) => void, signal: AbortSignal, grammar?: unknown): Promise<{ text: string; usage: Usage; finishReason: "stop" | "length" }> {
     const run = busy.then(async () => {
       const prompt = wrapper!.generateContextState({ chatHistory: toHistory(body.messages) }).contextText.tokenize(model.tokenizer);
       const slot = pickSlot(sequences, prompt);
@@ -112,7 +117,8 @@ export async function startLlamaChatServer(
       const out: Token[] = [];
       let text = "";
       let finishReason: "stop" | "length" = "length";
-      for await (const token of sequence.evaluate(prompt.slice(reuse), { temperature: body.temperature ?? 0, seed: body.seed })) {
+      const grammarEvaluationState = grammar ? new lib.LlamaGrammarEvaluationState({ model, grammar }) : undefined;
+      for await (const token of sequence.evaluate(prompt.slice(reuse), { temperature: body.temperature ?? 0, seed: body.seed, grammarEvaluationState })) {
         if (model.isEogToken(token)) {
           finishReason = "stop";
           break;
@@ -166,6 +172,26 @@ export async function startLlamaChatServer(
     const id = `chatcmpl-${Date.now().toString(36)}`;
     const created = Math.floor(Date.now() / 1000);
     const base = { id, created, model: body.model ?? modelName, system_fingerprint: "llama.cpp" };
+    const forced = forcedTool(body);
+    if (forced) {
+      // As llama.cpp's server does for a required tool choice: the output is constrained to the call's JSON by a grammar.
+      const grammar = await llama.createGrammarForJsonSchema(forced.schema);
+      const r = await generate({ ...body, max_tokens: 64 }, () => {}, gone.signal, grammar);
+      state.last = r;
+      const call = { index: 0, id: `call_${id}`, type: "function", function: { name: forced.name, arguments: r.text.trim() } };
+      if (!body.stream) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: null, tool_calls: [call] }, finish_reason: "tool_calls" }], usage: r.usage }));
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => res.write(`data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices, ...extra })}\n\n`);
+      chunk([{ index: 0, delta: { role: "assistant", content: null, tool_calls: [call] }, finish_reason: null }]);
+      chunk([{ index: 0, delta: {}, finish_reason: "tool_calls" }]);
+      if (body.stream_options?.include_usage) chunk([], { usage: r.usage });
+      res.end("data: [DONE]\n\n");
+      return;
+    }
     if (!body.stream) {
       const r = await generate(body, () => {}, gone.signal);
       state.last = r;
@@ -195,8 +221,15 @@ export async function startLlamaChatServer(
   return state;
 }
 
+interface ChatTool {
+  type: string;
+  function?: { name: string; parameters?: { properties?: Record<string, { type?: string }>; required?: string[] } };
+}
+
 interface ChatBody {
   model?: string;
+  tools?: ChatTool[];
+  tool_choice?: string | { type: string; function?: { name: string } };
   messages: { role: string; content: unknown }[];
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
@@ -234,4 +267,24 @@ function toHistory(messages: ChatBody["messages"]): HistoryItem[] {
     if (m.role === "assistant") return { type: "model", response: [text] };
     return { type: "user", text };
   });
+}
+
+/**
+ * The function a request forces (`tool_choice` "required" or a named function), with the JSON schema its
+ * arguments are generated under: each string parameter takes the one value "ping" and each number 1, so a
+ * random-weight model writes a call an MCP tool accepts (the tokens are still the model's own).
+ */
+function forcedTool(body: ChatBody): { name: string; schema: object } | null {
+  const fns = (body.tools ?? []).filter((t) => t.type === "function" && t.function);
+  const choice = body.tool_choice;
+  const named = typeof choice === "object" && choice?.type === "function" ? choice.function?.name : undefined;
+  if (!fns.length || (choice !== "required" && !named)) return null;
+  const fn = (named ? fns.find((t) => t.function!.name === named) : fns[0])?.function;
+  if (!fn) return null;
+  const properties: Record<string, object> = {};
+  for (const [key, p] of Object.entries(fn.parameters?.properties ?? {})) {
+    if (!(fn.parameters?.required ?? []).includes(key)) continue;
+    properties[key] = p.type === "number" || p.type === "integer" ? { const: 1 } : { enum: ["ping"] };
+  }
+  return { name: fn.name, schema: { type: "object", properties } };
 }
