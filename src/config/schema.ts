@@ -115,8 +115,14 @@ const modelSchema = z
     endpoints: z.array(modelEndpointRef).min(1),
     upstream_model: z.string().min(1).optional(),
     cache: z.object({ ttl: duration.default(3_600_000), enabled: z.boolean().default(true) }).strict().optional(),
-    /** What to do with hosted tools (web_search, file_search, ...) on a chat backend. */
-    hosted_tools: z.enum(["drop", "reject"]).default("drop"),
+    /**
+     * Hosted tools (mcp, web_search, file_search, ...). Unset: on chat endpoints the router runs
+     * the ones it can (MCP; web search with a provider) and drops the rest; on openai endpoints
+     * they pass through. `run`: the router runs what it can on every kind (the rest is dropped on
+     * chat). `drop` / `reject`: on chat, every hosted tool is dropped / a 400. Operator-defined MCP
+     * servers (`tools.mcp.servers`) are run by the router whatever this says.
+     */
+    hosted_tools: z.enum(["run", "drop", "reject"]).optional(),
     /**
      * On openai endpoints, ask for `reasoning.encrypted_content` so reasoning can be
      * replayed next turn (upstream keeps nothing: store is false). Unset: on when the
@@ -151,6 +157,25 @@ const modelSchema = z
 
 const positiveInt = z.number().int().positive();
 
+/** Where the router's hosted `web_search` tool searches (src/tools/search/). */
+const webSearchSchema = z
+  .object({
+    provider: z.enum(["searxng", "brave", "tavily"]),
+    /** The provider's base URL; required for searxng (self-hosted), the public API when unset for brave and tavily. */
+    url: z.url({ protocol: /^https?$/ }).optional(),
+    /** The provider's key (use ${ENV}); required for brave and tavily, sent as a Bearer token to searxng when set. */
+    api_key: z.string().min(1).optional(),
+    /** How long one search may take before it fails. */
+    timeout: duration.default(15_000),
+  })
+  .strict()
+  .superRefine((ws, ctx) => {
+    if (ws.provider === "searxng" && !ws.url) ctx.addIssue({ code: "custom", path: ["url"], message: "provider searxng needs the url of a SearXNG instance" });
+    if (ws.provider !== "searxng" && !ws.api_key) ctx.addIssue({ code: "custom", path: ["api_key"], message: `provider ${ws.provider} needs an api_key` });
+  });
+
+export type WebSearchConfig = z.output<typeof webSearchSchema>;
+
 const apiKeySchema = z
   .object({
     name,
@@ -166,8 +191,57 @@ const apiKeySchema = z
     budget: z.object({ tokens_per_day: positiveInt.optional(), tokens_per_month: positiveInt.optional() }).strict().optional(),
     /** `admin` keys may also read GET /v1/usage and GET /health/backends. */
     role: z.enum(["admin", "user"]).default("user"),
+    /** Hosted tools this key may use: tool types (`mcp`, `web_search`, ...) and MCP server labels. Unset: all; []: none. */
+    tools: z.array(z.string().min(1)).optional(),
   })
   .strict();
+
+const toolFilterSchema = z.object({ tool_names: z.array(z.string().min(1)).optional(), read_only: z.boolean().optional() }).strict();
+
+/** `require_approval` as the Responses API has it: always, never, or which tools need it. */
+const approvalSchema = z.union([z.enum(["always", "never"]), z.object({ always: toolFilterSchema.optional(), never: toolFilterSchema.optional() }).strict()]);
+
+/** An MCP server the operator defines: clients name it by `server_label` alone, the router runs it on every kind. */
+const mcpServerSchema = z
+  .object({
+    label: z.string().min(1).regex(/^[A-Za-z0-9_-]+$/, "may contain only letters, digits, _ and -"),
+    url: z.url({ protocol: /^https?$/ }),
+    /** Sent on every request to the server (a token: use ${ENV}); never logged or echoed. */
+    headers: z.record(z.string(), z.string()).default({}),
+    /** Tools of the server clients may use (names, or a filter); unset: all. */
+    allowed_tools: z.union([z.array(z.string().min(1)), toolFilterSchema]).optional(),
+    /** Used when the client's tool sets none. */
+    require_approval: approvalSchema.default("never"),
+    description: z.string().optional(),
+  })
+  .strict();
+
+/** The tools the router runs itself between model rounds (src/tools/, src/responses/tool-loop/). */
+const toolsSchema = z
+  .object({
+    /** Upstream rounds one response may take (model -> tools -> model ...); past it the response ends `incomplete`. */
+    max_rounds: z.number().int().min(1).max(100).default(10),
+    mcp: z
+      .object({
+        /**
+         * `server_url` patterns clients may name (`*` matches any run of characters). None by default:
+         * clients can then use only the servers below. Loopback, link-local and private addresses
+         * are refused unless a pattern names the host literally (no `*` in its host).
+         */
+        allowed_urls: z.array(z.string().min(1)).default([]),
+        /** One MCP request (connect, list, call) may take this long; then the call is an `mcp_call` with an error. */
+        call_timeout: duration.default(60_000),
+        /** A tool result larger than this is not given to the model; the call is an `mcp_call` with an error. */
+        max_result_bytes: z.number().int().positive().default(1_000_000),
+        servers: z.array(mcpServerSchema).default([]),
+      })
+      .strict()
+      .prefault({}),
+    /** The search provider hosted `web_search` tools run on (src/tools/search/); unset: web search keeps the model's `hosted_tools` behaviour. */
+    web_search: webSearchSchema.optional(),
+  })
+  .strict()
+  .prefault({});
 
 export const routerConfigSchema = z
   .object({
@@ -308,6 +382,7 @@ export const routerConfigSchema = z
       })
       .strict()
       .prefault({}),
+    tools: toolsSchema,
     logging: z
       .object({
         level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
@@ -372,6 +447,12 @@ export const routerConfigSchema = z
           ctx.addIssue({ code: "custom", path: ["server", "api_keys", i, "models", j], message: `unknown model "${pattern}"` });
         }
       });
+    });
+
+    const labels = new Set<string>();
+    cfg.tools.mcp.servers.forEach((srv, i) => {
+      if (labels.has(srv.label)) ctx.addIssue({ code: "custom", path: ["tools", "mcp", "servers", i, "label"], message: `duplicate MCP server label "${srv.label}"` });
+      labels.add(srv.label);
     });
 
     for (const issue of fallbackIssues(cfg.models)) ctx.addIssue({ code: "custom", ...issue });

@@ -47,3 +47,17 @@ export function visibleModels(cfg: RouterConfig, key: ApiKey | null): string[] {
 export function isAdmin(cfg: RouterConfig, key: ApiKey | null): boolean {
   return cfg.server.api_keys.length === 0 || key?.role === "admin";
 }
+
+/** Tool types every key may use: the client's own functions, which the router never runs. */
+const CLIENT_TOOLS = new Set(["function", "namespace", "custom"]);
+
+/**
+ * Whether a key may use a tool: its `tools` list names the tool's type (a dated variant such
+ * as `web_search_preview_2025_03_11` matches its base name) or, for `mcp`, the server's label.
+ * No list: every tool; an empty list: client functions only.
+ */
+export function mayUseTool(key: ApiKey | null, type: string, serverLabel?: string): boolean {
+  if (!key?.tools || CLIENT_TOOLS.has(type)) return true;
+  const base = type.replace(/_\d{4}_\d{2}_\d{2}$/, "");
+  return key.tools.some((t) => t === type || t === base || (t === "web_search" && base === "web_search_preview") || (type === "mcp" && serverLabel !== undefined && t === serverLabel));
+}

@@ -83,6 +83,9 @@ export interface Metrics {
   readonly storeErrors: Counter<"store" | "op">;
   readonly redisUp: Gauge;
   readonly droppedTools: Counter<"model" | "tool_type">;
+  /** Hosted tool runs by the router. type: mcp_list_tools | mcp_call | web_search_call; server: an operator MCP server's label, a client MCP server's host, or the search provider; outcome: ok | error | timeout. */
+  readonly toolCalls: Counter<"type" | "server" | "outcome">;
+  readonly toolCallDuration: Histogram<"type" | "server">;
   /** kind: translated | native */
   readonly streamChunks: Counter<"kind">;
   /** Compactions done, by endpoint kind (chat: the router summarised; openai: passed through) and trigger (COMPACTION_TRIGGERS). */
@@ -176,6 +179,8 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     storeErrors: counter("store_errors_total", "Errors from a storage backend, by store and operation.", ["store", "op"]),
     redisUp: gauge("redis_up", "1 when the Redis connection is ready, 0 otherwise (absent without Redis).", []),
     droppedTools: counter("dropped_tools_total", "Hosted tools dropped because the chat backend cannot run them.", ["model", "tool_type"]),
+    toolCalls: counter("tool_calls_total", "Hosted tool runs by the router between model rounds, by type (mcp_list_tools|mcp_call|web_search_call), server (an operator MCP server's label, a client MCP server's host, or the search provider) and outcome (ok|error|timeout).", ["type", "server", "outcome"]),
+    toolCallDuration: histogram("tool_call_duration_seconds", "Duration of one hosted tool run by the router (an MCP listing or call, a web search).", ["type", "server"], LATENCY_BUCKETS),
     streamChunks: counter("stream_chunks_total", "Streaming events sent to clients, by kind (translated|native).", ["kind"]),
     compactions: counter(
       "compactions_total",

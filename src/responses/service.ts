@@ -14,7 +14,8 @@ import { AutoCompactor, servedByRouterTranslation } from "./compaction/auto-comp
 import { BackgroundJobs } from "./background/jobs.js";
 import { cacheKey } from "./create/cache-key.js";
 import { appendTurn } from "./conversations/turn.js";
-import { connect, recordTokenUsage, type RunOutcome } from "./create/execute.js";
+import { recordTokenUsage, type RunOutcome } from "./create/execute.js";
+import { checkKeyTools, mayRunTools, openRun, toolsToRun } from "./tool-loop/index.js";
 import { buildPlan, loadOwned, type HistorySource, type Plan } from "./create/plan.js";
 import { listPage } from "./items/input-items.js";
 import { checkInclude, includedResponse, includedView } from "./items/include.js";
@@ -123,6 +124,7 @@ export class ResponsesService {
     const req = validateCreateRequest(body);
     const deps = { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now, local: ctx.history, tracing: this.rt.tracing, upstreamHeaders: ctx.upstreamHeaders };
     const plan = await buildPlan(req, deps, ctx.owner, ctx.key ?? null);
+    checkKeyTools(ctx.key, plan.req.tools);
     const span = this.rt.tracing.current();
     if (span) tracePlan(span, plan, this.rt.tracing.captureContent);
     return plan;
@@ -132,6 +134,9 @@ export class ResponsesService {
     let plan = await this.plan(body, ctx);
     // Fail before spending an upstream call on a response that could not be stored.
     if (plan.store) await requireConnected(this.rt.stores.status);
+    // Tools the router runs are checked (server URLs, labels) before anything is queued; their
+    // results come from outside the model, so such a response is never served from the cache.
+    if (mayRunTools(this.rt, plan) && (await toolsToRun(this.rt, plan)) !== null) plan = { ...plan, useCache: false };
     // No upstream tokens for this request itself: a background job counts its own, a cache hit costs none.
     if (plan.background) return this.createBackground(plan, ctx);
     // A prompt-cache warm-up generates nothing (OpenAI's prewarm); on a kind the router translates for it answers without an upstream call.
@@ -151,7 +156,7 @@ export class ResponsesService {
       }
     }
 
-    const conn = await connect(this.rt, plan, ctx.signal, plan.stream);
+    const conn = await openRun(this.rt, plan, ctx.signal, plan.stream);
     const endpoint = conn.endpoint.name;
     if (!plan.stream) {
       const out = await conn.pump(null);

@@ -1,4 +1,5 @@
 import { setMaxListeners } from "node:events";
+import { McpSessionPool } from "../tools/mcp/pool.js";
 import type { ModelTarget, RouterConfig } from "../config/load.js";
 import { ApiError } from "../ops/errors.js";
 import { randomId, type IdGenerator } from "../wire/ids.js";
@@ -42,6 +43,8 @@ export class Runtime {
   /** What /readyz reports: this process can serve (`serving`) or not yet / no longer. */
   phase: "starting" | "serving" | "draining" = "starting";
   private readonly streamsEnd = streamsEndController();
+  /** Sessions to the operator's MCP servers, shared by the responses that use them (tools/mcp/pool.ts). */
+  readonly mcpSessions = new McpSessionPool();
   /** Requests waiting for their answer (see beforeDeadline): a Set, cheaper per request than a signal listener. */
   private readonly waiting = new Set<() => void>();
 
@@ -192,6 +195,7 @@ export class Runtime {
     this.prober?.stop();
     this.pool.close();
     await Promise.allSettled([...this.pool.all()].map((ep) => ep.attached.close()));
+    await this.mcpSessions.close();
   }
 }
 

@@ -56,12 +56,21 @@ export function responseSkeleton(req: CreateResponseRequest, meta: SkeletonMeta)
 
 const ECHOED_WHEN_SET = ["conversation", "user", "prompt", "prompt_cache_retention"] as const;
 
-/** Tools as OpenAI echoes them: a function tool gets its defaults (strict: true, description and parameters null). */
+/**
+ * Tools as OpenAI echoes them: a function tool gets its defaults (strict: true, description and
+ * parameters null); an MCP tool's `headers` and `authorization` (credentials for its server)
+ * never come back.
+ */
 function echoTools(tools: JsonObject[] | undefined): JsonObject[] {
   if (!tools) return [];
-  return tools.map((tool) =>
-    tool.type === "function" ? { ...tool, description: tool.description ?? null, parameters: tool.parameters ?? null, strict: tool.strict ?? true } : tool,
-  );
+  return tools.map((tool) => {
+    if (tool.type === "function") return { ...tool, description: tool.description ?? null, parameters: tool.parameters ?? null, strict: tool.strict ?? true };
+    if (tool.type === "mcp" && (tool.headers != null || tool.authorization !== undefined)) {
+      const { authorization: _token, ...rest } = tool;
+      return { ...rest, headers: null };
+    }
+    return tool;
+  });
 }
 
 function normaliseReasoning(reasoning: JsonObject | null | undefined): JsonObject {

@@ -112,6 +112,11 @@ export class UpstreamAttempt<S extends AttemptStep = AttemptStep, R extends Prep
     return this.lease.endpoint;
   }
 
+  /** Time to first token is not this attempt's to count (a later round of one response). */
+  firstTokenSeen(): void {
+    this.firstSeen = true;
+  }
+
   /** The first chunk (chat) or delta (native) arrived: time to first token, counted once. */
   firstToken(): void {
     if (this.firstSeen) return;

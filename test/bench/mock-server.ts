@@ -13,6 +13,8 @@
  *   "...-slow"  a stream that sends one delta per SLOW_INTERVAL_MS and stays open for
  *               SLOW_HOLD_MS (open-streams / RSS measurement)
  *   "...-tool"  a call of the `lookup` function tool, every turn (tool-loop measurements)
+ *   "...-mcp"   (chat) a call of the MCP tool `bench__echo` until the request carries a tool
+ *               result, then a short answer (the router's MCP tool round)
  *   anything else: SMALL_CHUNKS text deltas (a short answer)
  * `--latency-ms N` waits N ms before the response headers (a fixed "model" latency).
  *
@@ -136,11 +138,10 @@ function anthropicStream(model: string, n: number): { head: string; deltas: stri
   return { head, deltas, tail };
 }
 
-/** A turn that calls the `lookup` tool: the chat chunk stream, or the native event stream. */
-function toolStream(path: "chat" | "responses", model: string): { head: string; deltas: string[]; tail: string } {
-  const args = '{"q":"next"}';
+/** A turn that calls the `lookup` tool (or `name`): the chat chunk stream, or the native event stream. */
+function toolStream(path: "chat" | "responses", model: string, name = "lookup", args = '{"q":"next"}'): { head: string; deltas: string[]; tail: string } {
   if (path === "chat") {
-    const head = chatChunk(model, { role: "assistant", content: null }, null) + chatChunk(model, { tool_calls: [{ index: 0, id: "call_bench1", type: "function", function: { name: "lookup", arguments: "" } }] }, null);
+    const head = chatChunk(model, { role: "assistant", content: null }, null) + chatChunk(model, { tool_calls: [{ index: 0, id: "call_bench1", type: "function", function: { name, arguments: "" } }] }, null);
     const deltas = [chatChunk(model, { tool_calls: [{ index: 0, function: { arguments: args } }] }, null)];
     const usage = { id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1, model, choices: [], usage: { prompt_tokens: 40, completion_tokens: 8, total_tokens: 48 } };
     return { head, deltas, tail: chatChunk(model, {}, "tool_calls") + `data: ${JSON.stringify(usage)}\n\ndata: [DONE]\n\n` };
@@ -167,6 +168,7 @@ const JSON_HEADERS = { "content-type": "application/json" };
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 const MODEL = /"model"\s*:\s*"([^"]{1,200})"/;
 const STREAM = /"stream"\s*:\s*true/;
+const TOOL_RESULT = /"role"\s*:\s*"tool"/;
 
 export async function startFastMock(opts: MockOptions = {}): Promise<{ port: number; close(): Promise<void> }> {
   const latency = opts.latencyMs ?? 0;
@@ -174,13 +176,13 @@ export async function startFastMock(opts: MockOptions = {}): Promise<{ port: num
   const slowHold = opts.slowHoldMs ?? 120_000;
   const cache = new Map<string, Payloads>();
 
-  const payloads = (path: Route, model: string): Payloads => {
-    const key = `${path} ${model}`;
+  const payloads = (path: Route, model: string, mcpCall = false): Payloads => {
+    const key = `${path} ${model}${mcpCall ? " call" : ""}`;
     const p = cache.get(key);
     if (p) return p;
     const n = model.endsWith("-long") ? longChunks : model.endsWith("-slow") ? Math.ceil(slowHold / SLOW_INTERVAL_MS) : SMALL_CHUNKS;
     if (path === "messages") return cached(key, JSON.stringify(anthropicMessage(model, [{ type: "text", text: WORDS.join("") }], WORDS.length)), anthropicStream(model, n));
-    const s = model.endsWith("-tool") ? toolStream(path, model) : path === "chat" ? chatStream(model, n) : nativeStream(model, n);
+    const s = mcpCall ? toolStream(path, model, "bench__echo", '{"text":"bench"}') : model.endsWith("-tool") ? toolStream(path, model) : path === "chat" ? chatStream(model, n) : nativeStream(model, n);
     const json = path === "chat" ? chatCompletion(model) : JSON.stringify(nativeResponse(model, WORDS.join("")));
     return cached(key, json, s);
   };
@@ -192,8 +194,8 @@ export async function startFastMock(opts: MockOptions = {}): Promise<{ port: num
     return p;
   };
 
-  const reply = (res: ServerResponse, path: Route, model: string, stream: boolean) => {
-    const p = payloads(path, model);
+  const reply = (res: ServerResponse, path: Route, model: string, stream: boolean, mcpCall: boolean) => {
+    const p = payloads(path, model, mcpCall);
     if (!stream) {
       res.writeHead(200, { ...JSON_HEADERS, "content-length": p.json.length });
       res.end(p.json);
@@ -236,14 +238,17 @@ export async function startFastMock(opts: MockOptions = {}): Promise<{ port: num
     }
     let body = "";
     req.setEncoding("utf8");
+    let full = "";
     req.on("data", (c: string) => {
       if (body.length < 4096) body += c;
+      else if (full.length < 65_536) full += c;
     });
     req.on("end", () => {
       const model = MODEL.exec(body)?.[1] ?? "mock";
       const stream = STREAM.test(body);
-      if (latency > 0) setTimeout(() => reply(res, path, model, stream), latency);
-      else reply(res, path, model, stream);
+      const mcpCall = path === "chat" && model.endsWith("-mcp") && !TOOL_RESULT.test(body + full);
+      if (latency > 0) setTimeout(() => reply(res, path, model, stream, mcpCall), latency);
+      else reply(res, path, model, stream, mcpCall);
     });
   });
   server.keepAliveTimeout = 60_000;

@@ -4,6 +4,7 @@ import type { Summary } from "./clients.js";
 import { limiterLine, type LimiterCost } from "./limiter.js";
 import { renderToolLoops, type ToolLoopResult } from "./websocket.js";
 import { tracingLine, type TracingCost } from "./tracing-cost.js";
+import { toolRoundLine, type ToolRoundCost } from "./tool-round.js";
 
 export interface TargetResult {
   latency?: Summary;
@@ -68,6 +69,8 @@ export interface BenchResults {
   /** 10-turn tool loops: one WebSocket vs a POST per turn (section ws). */
   toolLoops?: ToolLoopResult[];
   tracing?: TracingCost[];
+  /** CPU per response: a plain answer next to one MCP tool round (section tools). */
+  toolRound?: ToolRoundCost;
 }
 
 const ORDER = ["direct", "bare", "hono", "router", "portkey"];
@@ -173,7 +176,7 @@ function streamLines(r: BenchResults): string[] {
 }
 
 function storageLines(r: BenchResults): string[] {
-  return [...storageOnly(r), ...(r.limiter ?? []).map(limiterLine), ...(r.tracing ?? []).map(tracingLine)];
+  return [...storageOnly(r), ...(r.limiter ?? []).map(limiterLine), ...(r.tracing ?? []).map(tracingLine), ...(r.toolRound ? [toolRoundLine(r.toolRound)] : [])];
 }
 
 function storageOnly(r: BenchResults): string[] {

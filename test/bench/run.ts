@@ -10,7 +10,7 @@
  *
  * Flags: --duration S (throughput seconds per run, default 3) --rounds N (c=1 rounds,
  * default 2000) --streams N (open streams, default 1000) --latency-ms N (mock latency)
- * --long (duration 15, rounds 10000) --only a,b (latency,rps,cpu,open,storage,limits,tracing)
+ * --long (duration 15, rounds 10000) --only a,b (latency,rps,cpu,open,storage,limits,ws,tracing,tools)
  * --no-peer --no-build --profile (router child under --cpu-prof) --log-level L
  * --write (record this run: BENCHMARKS.md, test/bench/results/latest.json and chart.svg, all tracked;
  * without it the JSON and chart go to the OS temp dir and BENCHMARKS.md is left alone) --out FILE
@@ -33,6 +33,7 @@ import { renderChart, renderMarkdown, renderTable, updateBenchmarksMd, type Benc
 import { measureLimiter } from "./limiter.js";
 import { measureTranslatorCpu } from "./translator-cpu.js";
 import { measureTracingCost } from "./tracing-cost.js";
+import { measureToolRound, toolRoundLine } from "./tool-round.js";
 import { LONG_CHUNKS } from "./mock-server.js";
 import { measureToolLoops, renderToolLoops, TURNS } from "./websocket.js";
 
@@ -64,7 +65,7 @@ const DURATION = Number(flags.duration ?? (flags.long ? 15 : 3));
 const ROUNDS = Number(flags.rounds ?? (flags.long ? 10_000 : 2_000));
 const OPEN_STREAMS = Number(flags.streams ?? 1000);
 const MOCK_LATENCY = Number(flags["latency-ms"] ?? 0);
-const SECTIONS = new Set((flags.only ?? "latency,rps,cpu,open,storage,limits,ws,tracing").split(","));
+const SECTIONS = new Set((flags.only ?? "latency,rps,cpu,open,storage,limits,ws,tracing,tools").split(","));
 const LOOPS = Number(flags.loops ?? 100);
 const WARMUP = Number(flags.warmup ?? 2);
 const RPS_ROUNDS = Math.max(1, Number(flags["rps-rounds"] ?? 3));
@@ -96,6 +97,7 @@ function routerConfig(mockUrl: string, redisUrl = "", storage: Record<string, un
       "oai-long": { endpoints: ["oai-ep"] },
       "oai-slow": { endpoints: ["oai-ep"] },
       "chat-tool": chat("chat-tool"),
+      "chat-mcp": chat("chat-mcp"),
       "oai-tool": { endpoints: ["oai-ep"] },
       "ant-s": { endpoints: ["ant-ep"] },
       "ant-long": { endpoints: ["ant-ep"] },
@@ -293,6 +295,7 @@ function estimateSeconds(): number {
   // Four ways x two kinds x LOOPS loops of TURNS turns, ~1 ms a turn on this machine.
   if (SECTIONS.has("ws")) s += 2 * 4 * (LOOPS + 3) * TURNS * 0.0015;
   if (SECTIONS.has("tracing")) s += 3 * 3 * 2 * (DURATION + 1);
+  if (SECTIONS.has("tools")) s += 3 * 2 * (DURATION + 1) + 3;
   return Math.round(s);
 }
 
@@ -592,6 +595,23 @@ async function main(): Promise<void> {
       });
     }
 
+    // ---- hosted tools: CPU per response, a plain answer next to one MCP tool round ----
+    let toolRound: BenchResults["toolRound"];
+    if (SECTIONS.has("tools")) {
+      log("hosted tool round: CPU per response, plain vs one MCP call over loopback, interleaved rounds");
+      toolRound = await measureToolRound({
+        start: async (name, extra) => {
+          const c = await startRouterChild(name, mockUrl, "", false, {}, extra);
+          children.push(c);
+          return c;
+        },
+        rounds: 3,
+        seconds: DURATION,
+        log,
+      });
+      console.log(toolRoundLine(toolRound));
+    }
+
     const results: BenchResults = {
       startedAt: startedAt.toISOString(),
       machine: machine(),
@@ -607,6 +627,7 @@ async function main(): Promise<void> {
       limiter,
       toolLoops,
       tracing,
+      toolRound,
     };
     mkdirSync(resolve(OUT, ".."), { recursive: true });
     writeFileSync(OUT, JSON.stringify(results, null, 2) + "\n");

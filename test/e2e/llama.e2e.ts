@@ -7,6 +7,7 @@ import type { StreamEvent } from "../../src/wire/types.js";
 import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.js";
 import { parseSse, startTestRouter, type TestRouter } from "../helpers/router.js";
 import { startLlamaChatServer, type LlamaChatServer } from "./llama/llama-chat-server.js";
+import { startMcpServer, type TestMcpServer } from "../helpers/mcp-server.js";
 import { writeTinyLlamaGguf } from "./llama/tiny-gguf.js";
 import { SUMMARY_PREFIX } from "../../src/translate/chat/compaction.js";
 
@@ -20,6 +21,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 let dir: string;
 let llama: LlamaChatServer;
 let router: TestRouter;
+let mcp: TestMcpServer;
 
 beforeAll(async () => {
   if (!existsSync(join(here, "llama", "node_modules", "node-llama-cpp"))) {
@@ -30,7 +32,10 @@ beforeAll(async () => {
   const bytes = writeTinyLlamaGguf(modelPath);
   expect(bytes).toBeLessThan(1_000_000);
   llama = await startLlamaChatServer(modelPath, { threads: 1, modelName: "tiny-random" });
+  mcp = await startMcpServer();
   router = await startTestRouter({
+    // An operator MCP server (the SDK's own, on loopback) the router runs for the model.
+    tools: { mcp: { servers: [{ label: "wiki", url: mcp.url, allowed_tools: ["echo"] }] } },
     endpoints: [{ name: "llama", url: llama.url, kind: "chat", max_concurrency: 1, timeouts: { first_byte: "60s", idle: "30s" } }],
     models: { tiny: { endpoints: ["llama"], upstream_model: "tiny-random" } },
     // A short summary: the tiny model's context is 512 tokens.
@@ -40,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await router?.close(1000);
   await llama?.close();
+  await mcp?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -139,5 +145,29 @@ describe("a llama.cpp backend through the router", () => {
     expect(seen).not.toContain("Hello Ada.");
     expect(seen[1]).toBe(`${SUMMARY_PREFIX}\n${summary}`);
     expect(seen[2]).toBe("What is my name?");
+  });
+
+  it("answers a turn that went through one MCP call: the mcp tool choice forces the call (grammar-constrained), the router runs it, the model answers", async () => {
+    const before = llama.received.length;
+    const r = await router.client.responses.create({
+      model: "tiny",
+      input: "Echo ping through the wiki.",
+      tools: [{ type: "mcp", server_label: "wiki" } as never],
+      tool_choice: { type: "mcp", server_label: "wiki" } as never,
+      max_output_tokens: 8,
+    });
+    expect(r.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
+    const call = r.output[1] as { name: string; arguments: string; output: string; status: string };
+    expect(call.name).toBe("echo");
+    expect(JSON.parse(call.arguments)).toEqual({ text: "ping" }); // written by the model's own tokens, under the grammar
+    expect(call).toMatchObject({ status: "completed", output: "echo: ping" });
+    expect(mcp.calls).toEqual([{ name: "echo", args: { text: "ping" } }]);
+    // two rounds: the second one carried the call and its result back to the model
+    const rounds = llama.received.slice(before);
+    expect(rounds).toHaveLength(2);
+    expect(rounds[1]!.map((m) => m.role)).toEqual(expect.arrayContaining(["assistant", "tool"]));
+    const backend = llama.last!;
+    expect(r.status).toBe(backend.finishReason === "length" ? "incomplete" : "completed");
+    expect(r.output_text).toBe(backend.text);
   });
 });

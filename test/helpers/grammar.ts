@@ -29,7 +29,32 @@ const ITEM_EVENTS = new Set([
   "response.compaction.compacting",
   "response.custom_tool_call_input.delta",
   "response.custom_tool_call_input.done",
+  "response.mcp_list_tools.in_progress",
+  "response.mcp_list_tools.completed",
+  "response.mcp_list_tools.failed",
+  "response.mcp_call.in_progress",
+  "response.mcp_call.completed",
+  "response.mcp_call.failed",
+  "response.mcp_call_arguments.delta",
+  "response.mcp_call_arguments.done",
+  "response.web_search_call.in_progress",
+  "response.web_search_call.searching",
+  "response.web_search_call.completed",
+  "response.output_text.annotation.added",
 ]);
+
+/** Item-scoped events of the hosted tools and the item type each belongs to. */
+const HOSTED_EVENT_ITEM: Record<string, string> = {
+  "response.mcp_list_tools.in_progress": "mcp_list_tools",
+  "response.mcp_list_tools.completed": "mcp_list_tools",
+  "response.mcp_list_tools.failed": "mcp_list_tools",
+  "response.mcp_call.in_progress": "mcp_call",
+  "response.mcp_call.completed": "mcp_call",
+  "response.mcp_call.failed": "mcp_call",
+  "response.web_search_call.in_progress": "web_search_call",
+  "response.web_search_call.searching": "web_search_call",
+  "response.web_search_call.completed": "web_search_call",
+};
 
 interface Tracked {
   item: Item & { id: string };
@@ -99,6 +124,7 @@ export function assertResponsesGrammar(events: StreamEvent[], opts: { startSeque
         if (item.type === "custom_tool_call" && item.input !== "") fail(e, "custom_tool_call must be added with empty input");
       }
       if (item.type === "message" && (item.content as unknown[]).length !== 0) fail(e, "message must be added with empty content");
+      if (item.type === "mcp_call" && item.arguments !== "") fail(e, "mcp_call must be added with empty arguments");
       tracked.push({ item: item as Tracked["item"], parts: [], summary: [], args: "", done: null });
       return;
     }
@@ -107,6 +133,15 @@ export function assertResponsesGrammar(events: StreamEvent[], opts: { startSeque
     if (!t) fail(e, `missing output at index ${oi}`);
     if (t.done) fail(e, "event for an item that is already done");
     if (e.type !== "response.output_item.done" && e.item_id !== t.item.id) fail(e, `item_id ${String(e.item_id)} != ${t.item.id}`);
+    if (e.type === "response.output_text.annotation.added") {
+      if (t.item.type !== "message" || !t.parts[e.content_index as number]) fail(e, "annotation for a missing text part");
+      return;
+    }
+    const hostedType = HOSTED_EVENT_ITEM[e.type];
+    if (hostedType) {
+      if (t.item.type !== hostedType) fail(e, `${e.type} for a ${t.item.type} item`);
+      return;
+    }
     const ci = e.content_index as number;
     const part = t.parts[ci];
     switch (e.type) {
@@ -164,6 +199,14 @@ export function assertResponsesGrammar(events: StreamEvent[], opts: { startSeque
       case "response.compaction.compacting":
         if (t.item.type !== "compaction") fail(e, "compaction.compacting for a non-compaction item");
         return;
+      case "response.mcp_call_arguments.delta":
+        if (t.item.type !== "mcp_call") fail(e, "mcp arguments delta for a non-mcp_call item");
+        t.args += e.delta as string;
+        return;
+      case "response.mcp_call_arguments.done":
+        if (t.item.type !== "mcp_call") fail(e, "mcp arguments done for a non-mcp_call item");
+        if (e.arguments !== t.args) fail(e, "mcp_call_arguments.done differs from deltas");
+        return;
       case "response.function_call_arguments.delta":
         if (t.item.type !== "function_call") fail(e, "arguments delta for a non-function_call item");
         t.args += e.delta as string;
@@ -185,6 +228,8 @@ export function assertResponsesGrammar(events: StreamEvent[], opts: { startSeque
         if (item.id !== t.item.id) fail(e, "output_item.done id differs");
         if (item.type === "function_call" && (item.call_id !== t.item.call_id || item.arguments !== t.args)) fail(e, "function_call done differs");
         if (item.type === "custom_tool_call" && (item.call_id !== t.item.call_id || item.input !== t.args)) fail(e, "custom_tool_call done differs");
+        if (item.type === "mcp_call" && item.arguments !== t.args) fail(e, "mcp_call done arguments differ from the deltas");
+        if (item.type !== t.item.type) fail(e, "output_item.done type differs from the added item");
         if (item.type === "compaction" && (typeof item.encrypted_content !== "string" || !item.encrypted_content)) fail(e, "compaction item done without encrypted_content");
         if (t.parts.some((p) => p.open) || t.summary.some((p) => p.open)) fail(e, "item done with open parts");
         const content = (item.content ?? []) as Item[];

@@ -69,7 +69,7 @@ export function messagesOptions(plan: Plan, lease: Lease, stream: boolean): Anth
     thinkingBudget: m.thinking_budget ?? { minimal: 1024, low: 2048, medium: 8192, high: 16384, xhigh: 32768 },
     promptCaching: m.prompt_caching ?? true,
     structuredOutput: m.structured_output ?? "tool",
-    hostedTools: m.hosted_tools ?? "drop",
+    hostedTools: m.hosted_tools === "reject" ? "reject" : "drop", // what the router runs (tool-loop/) never reaches the adapter
     historyItems: plan.history.length,
     compaction: compactionOptions(plan.cfg),
   };

@@ -32,7 +32,7 @@ export class ChatRequest implements AdaptedRequest {
       upstreamModel: lease.target.upstreamModel,
       stream,
       developerRole: lease.endpoint.config.developer_role,
-      hostedTools: plan.modelCfg.hosted_tools,
+      hostedTools: plan.modelCfg.hosted_tools === "reject" ? "reject" : "drop",
       historyItems: plan.history.length,
       compaction: compactionOptions(plan.cfg),
       files: { fetched: plan.files, inlineText: plan.modelCfg.inline_text_files },

@@ -21,7 +21,9 @@ import { jobGate } from "../../keys/limits.js";
 import { NO_KEY } from "../../keys/policy.js";
 import { NO_TOKENS, recordUsage, type TokenCount } from "../../keys/usage.js";
 import { limiterDeps, usageDeps } from "../../runtime/runtime.js";
-import { connect, recordTokenUsage, type RunOutcome } from "../create/execute.js";
+import { recordTokenUsage, type RunOutcome } from "../create/execute.js";
+import { openRun } from "../tool-loop/index.js";
+import { openToolSecrets, sealToolSecrets } from "../tool-loop/secrets.js";
 import { loadOwned, planFromRecord, type BackgroundPayload, type Plan } from "../create/plan.js";
 import { callStore } from "../create/store-access.js";
 import { failed, logIds } from "../../tracing/index.js";
@@ -57,7 +59,7 @@ export class BackgroundJobs {
     await this.store("events", "append", () => events.append(plan.id, emitted({ type: "response.created", response: response as unknown as EmittedResponse, sequence_number: 0 })));
     await this.store("responses", "save", () => responses.save(record));
     // The request's trace context rides in the job record: the job's span, wherever it runs, links to it.
-    const payload: BackgroundPayload = { req: plan.req, historyItems: plan.history.length, preferEndpoint: plan.preferEndpoint, upstreamHeaders: plan.upstreamHeaders, requestId: logContext()?.requestId, trace: this.rt.tracing.carrier() };
+    const payload: BackgroundPayload = { req: sealToolSecrets(this.rt.config, plan.req), historyItems: plan.history.length, preferEndpoint: plan.preferEndpoint, upstreamHeaders: plan.upstreamHeaders, requestId: logContext()?.requestId, trace: this.rt.tracing.carrier() };
     try {
       await this.store("jobs", "enqueue", () => jobs.enqueue({ responseId: plan.id, payload }));
     } catch (err) {
@@ -166,10 +168,10 @@ export class BackgroundJobs {
     let failure: Failure | null = null;
     let plan: Plan | null = null;
     try {
-      plan = planFromRecord(this.rt.config, rec, payload);
+      plan = planFromRecord(this.rt.config, rec, { ...payload, req: openToolSecrets(this.rt.config, payload.req) });
       const span = this.rt.tracing.current();
       if (span) tracePlan(span, plan, this.rt.tracing.captureContent);
-      const conn = await connect(this.rt, plan, signal, true, "queued");
+      const conn = await openRun(this.rt, plan, signal, true, "queued");
       outcome = await conn.pump(recorder, { keepPartialOnAbort: true });
       tally.tokens = recordTokenUsage(this.rt, outcome, plan.owner);
       tally.model = outcome.model;

@@ -29,6 +29,8 @@ export interface RunOutcome {
   /** The model that served it: the one asked for, or a fallback. */
   model: string;
   upstreamMs: number;
+  /** The tool loop's rounds, each with the usage its serving model and endpoint reported (their sum is `response.usage`). */
+  rounds?: RoundUsage[];
 }
 
 export interface PumpOptions {
@@ -42,7 +44,7 @@ export interface PumpOptions {
 
 /** An upstream that answered 2xx; `pump` reads its body to the end and frees the slot. */
 export interface Connection {
-  endpoint: Endpoint;
+  endpoint: Pick<Endpoint, "name">;
   /** The model that serves it: the one asked for, or a fallback. */
   model: string;
   pump(sink: EventSink | null, opts?: PumpOptions): Promise<RunOutcome>;
@@ -63,7 +65,7 @@ const ADAPTERS: Record<Endpoint["config"]["kind"], new (plan: Plan, lease: Lease
  * caller as exceptions (an HTTP error for the client), errors after it become a
  * `response.failed` inside the stream. The client's model name stays on the response.
  */
-export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress"): Promise<Connection> {
+export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress", laterRound = false): Promise<Connection> {
   plan = await fetchFileUrls(plan, signal); // file_url contents for a chat backend, before any translation
   const attempt = await UpstreamAttempt.open(rt, {
     model: plan.model,
@@ -75,7 +77,10 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
     prepare: (lease, step) => new (adapterFor(lease.endpoint.config.kind, plan))(servedPlan(plan, step), lease, stream),
   });
   const request = attempt.request;
-  for (const tool of request.droppedTools) rt.metrics.droppedTools.inc({ model: plan.model, tool_type: tool });
+  // Once per response: a later round of the tool loop drops the same tools again, and its first
+  // token is not the response's (time to first token counts from the request, once).
+  if (laterRound) attempt.firstTokenSeen();
+  else for (const tool of request.droppedTools) rt.metrics.droppedTools.inc({ model: plan.model, tool_type: tool });
   const model = attempt.step.model;
   return {
     endpoint: attempt.endpoint,
@@ -108,12 +113,31 @@ function servedPlan(plan: Plan, step: ModelStep): Plan {
   return step.model === plan.model ? plan : { ...plan, modelCfg: step.modelCfg, targets: step.targets };
 }
 
-/** Counts the tokens an upstream reported for a finished run, under the model that served it and the key's name ("" without keys). */
-export function recordTokenUsage(rt: Runtime, out: Pick<RunOutcome, "response" | "endpoint" | "model">, key: string | null): TokenCount {
-  const u = out.response.usage;
+/** One upstream round of a response: what served it and the usage it reported. */
+export interface RoundUsage {
+  model: string;
+  endpoint: string;
+  usage: ResponseObject["usage"];
+}
+
+/**
+ * Counts the tokens an upstream reported for a finished run, under the model that served it and
+ * the key's name ("" without keys); a tool loop's rounds each under their own model and endpoint.
+ */
+export function recordTokenUsage(rt: Runtime, out: Pick<RunOutcome, "response" | "endpoint" | "model" | "rounds">, key: string | null): TokenCount {
+  if (!out.rounds) return countTokens(rt, out.model, out.endpoint, out.response.usage, key);
+  let input = 0;
+  let output = 0;
+  for (const r of out.rounds) {
+    const t = countTokens(rt, r.model, r.endpoint, r.usage, key);
+    input += t.input;
+    output += t.output;
+  }
+  return out.response.usage ? { input, output } : NO_TOKENS;
+}
+
+function countTokens(rt: Runtime, model: string, upstream: string, u: ResponseObject["usage"], key: string | null): TokenCount {
   if (!u) return NO_TOKENS;
-  const model = out.model;
-  const upstream = out.endpoint;
   const k = key ?? NO_KEY;
   const m = rt.metrics.tokens;
   m.inc({ model, upstream, type: "input", key: k }, u.input_tokens ?? 0);

@@ -101,7 +101,7 @@ export class InputTokensService {
       upstreamModel: lease.target.upstreamModel,
       stream: false,
       developerRole: lease.endpoint.config.developer_role,
-      hostedTools: plan.modelCfg.hosted_tools,
+      hostedTools: plan.modelCfg.hosted_tools === "reject" ? "reject" : "drop",
       historyItems: plan.history.length,
       compaction: compactionOptions(plan.cfg),
       files: { fetched: plan.files, inlineText: plan.modelCfg.inline_text_files },

@@ -18,8 +18,12 @@
  * - custom_tool_call / custom_tool_call_output replay like function calls and their outputs
  *   (custom-tools.ts: the input as the one `input` argument);
  * - additional_tools items are hoisted into the tool list (tools.ts), not messages;
- * - calls of hosted tools from earlier native turns (web_search_call, ...) are dropped:
- *   a chat backend can neither see nor replay them;
+ * - `mcp_call` items (the router's tool runs, or OpenAI's after a fallback) replay as the
+ *   assistant's tool call and its tool result (hosted-calls.ts), so the model sees what
+ *   happened; a refused `mcp_approval_request` replays as a call whose result says so;
+ *   listings and pending/approved requests are left out; other hosted tools' items from
+ *   earlier turns (web_search_call: its answer carries what was found; file_search_call,
+ *   ...) are dropped: a chat backend can neither see nor replay them;
  * - item_reference must have been resolved by the service: 400 if one remains;
  * - a `compaction` item sealed by the router becomes the user message that frames its
  *   summary (compaction.ts); what it summarises (the items before the last one, but for
@@ -32,6 +36,7 @@ import type { ChatMessage, ChatToolCall, Item, JsonObject } from "../../wire/typ
 import type { ToolNameMap } from "./chat-types.js";
 import { chatNameFor } from "./tool-names.js";
 import { summaryMessageText, supersededByCompaction } from "./compaction.js";
+import { HOSTED_RUN_ITEMS, hostedItemAsCall, refusedApprovals } from "../hosted-calls.js";
 import { customArguments } from "./custom-tools.js";
 import { fileToChat, type ContentPart, type FileOptions } from "./files.js";
 
@@ -149,6 +154,7 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
   const out = new MessageBuilder();
   const history = opts.historyItems ?? 0;
   const superseded = supersededByCompaction(items, opts.compaction?.userMessageMaxTokens ?? DEFAULT_USER_MESSAGE_TOKENS);
+  let refused: Set<string> | null = null;
   for (let i = 0; i < items.length; i++) {
     if (superseded?.has(i)) continue;
     const item = items[i]!;
@@ -187,6 +193,14 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
       case undefined:
         throw untranslatable(`Input item ${i - history} has no 'type' (and is not a {role, content} message).`, `${at}.type`);
       default:
+        if (HOSTED_RUN_ITEMS.has(type) && type !== "web_search_call") {
+          refused ??= refusedApprovals(items);
+          for (const it of hostedItemAsCall(item, refused)) {
+            if (it.type === "function_call") out.addToolCall(functionCallToChat(it, at, undefined));
+            else out.addToolOutput(...functionOutputToChat(it, at, opts.files));
+          }
+          break;
+        }
         if (HOSTED_HISTORY_ITEMS.has(type)) break;
         throw untranslatable(`Input items of type '${type}' are not supported for this model.`, `${at}.type`);
     }

@@ -1,0 +1,66 @@
+/**
+ * The tool loop's entry: `openRun` is what the service and background jobs call instead of
+ * `connect`. A request with no tools the router runs takes one plain round (`connect`); one
+ * with hosted tools the router runs gets a ToolLoop whose `pump` runs every round.
+ */
+import { ApiError } from "../../ops/errors.js";
+import type { ApiKey } from "../../keys/policy.js";
+import { mayUseTool } from "../../keys/policy.js";
+import type { Runtime } from "../../runtime/runtime.js";
+import { connect, type Connection } from "../create/execute.js";
+import type { Plan } from "../create/plan.js";
+import { endsWithCompactionTrigger } from "../compaction/trigger-adapter.js";
+import { fetchFileUrls } from "../files/fetch-files.js";
+import { hostedTools, namesHostedTools, type HostedTools } from "./hosted.js";
+import { ToolLoop, connectorError } from "./loop.js";
+import { McpRunner } from "./mcp-runner.js";
+
+export { hostedTools, namesHostedTools, runsClientTools } from "./hosted.js";
+
+/** Whether this request may take the tool loop (synchronous; `toolsToRun` then decides). */
+export function mayRunTools(rt: Runtime, plan: Plan): boolean {
+  return namesHostedTools(rt.config, plan) && !endsWithCompactionTrigger(plan);
+}
+
+/** The hosted tools this request has the router run, checked (URLs, labels); null for none. */
+export async function toolsToRun(rt: Runtime, plan: Plan): Promise<HostedTools | null> {
+  return mayRunTools(rt, plan) ? hostedTools(rt.config, plan) : null;
+}
+
+/** Opens the response's upstream work: one round (no extra promise on that path), or the tool loop. */
+export function openRun(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress"): Promise<Connection> {
+  if (!mayRunTools(rt, plan)) return connect(rt, plan, signal, stream, initialStatus);
+  return openToolLoop(rt, plan, signal, stream, initialStatus);
+}
+
+async function openToolLoop(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued"): Promise<Connection> {
+  const hosted = await hostedTools(rt.config, plan);
+  if (!hosted) return connect(rt, plan, signal, stream, initialStatus);
+  plan = await fetchFileUrls(plan, signal); // once for every round (a background job's plan has not fetched them yet)
+  const runner = new McpRunner(rt, signal);
+  try {
+    const loop = new ToolLoop(rt, plan, hosted, runner, signal, stream, initialStatus);
+    const failure = await loop.prepare();
+    if (failure) {
+      if (!stream) throw connectorError(failure);
+      const failed = loop.failedRun(failure);
+      return { ...failed, pump: (sink, opts) => failed.pump(sink, opts).finally(() => runner.close()) };
+    }
+    const first = await loop.connectRound();
+    return { endpoint: first.endpoint, model: first.model, pump: (sink, opts = {}) => loop.run(first, sink, opts).finally(() => runner.close()) };
+  } catch (err) {
+    await runner.close();
+    throw err;
+  }
+}
+
+/** A key may use only the hosted tools its `tools` list names (tool types or MCP server labels). */
+export function checkKeyTools(key: ApiKey | null | undefined, tools: unknown): void {
+  if (!key?.tools || !Array.isArray(tools)) return;
+  tools.forEach((tool: { type?: unknown; server_label?: unknown }, i) => {
+    if (!tool || typeof tool.type !== "string") return;
+    if (mayUseTool(key, tool.type, typeof tool.server_label === "string" ? tool.server_label : undefined)) return;
+    const what = tool.type === "mcp" && typeof tool.server_label === "string" ? `the MCP server '${tool.server_label}'` : `tools of type '${tool.type}'`;
+    throw new ApiError(403, `This API key may not use ${what}.`, { type: "permission_error", param: `tools[${i}]`, code: "tool_not_allowed" });
+  });
+}

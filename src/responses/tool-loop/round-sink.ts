@@ -1,0 +1,123 @@
+/**
+ * The sink one upstream round streams into, so that several rounds read as ONE response:
+ * the round's own lifecycle events are dropped (the loop sends `response.created` once and
+ * one terminal event), `sequence_number`s continue the response's count and `output_index`es
+ * follow the items of earlier rounds. A function call the model made to a hosted tool is
+ * streamed as what it is (an `mcp_call` with its argument deltas, or an
+ * `mcp_approval_request`); its `output_item.done` is held back: the loop sends it once the
+ * call ran. When the response searched the web, an answer's text gets its `url_citation`
+ * annotations (`cite`) as it closes: `response.output_text.annotation.added` events, and the
+ * annotations on its done part and item.
+ */
+import type { IdGenerator } from "../../wire/ids.js";
+import type { EventSink } from "../../wire/sse-writer.js";
+import type { Item } from "../../wire/types.js";
+import type { ResponseOutputText } from "openai/resources/responses/responses";
+import { emitted } from "../../wire/emitted.js";
+import { approvalRequest, openCall, openSearch, openedEvents } from "./items.js";
+import type { HostedFunction, Toolbox } from "./toolbox.js";
+
+/** The url_citation annotations of a text, from the response's search results so far. */
+export type Cite = (text: string) => ResponseOutputText.URLCitation[];
+
+/** The stream's running count, shared by the loop and its rounds. */
+export interface Sequence {
+  next: number;
+}
+
+const LIFECYCLE = new Set(["response.created", "response.queued", "response.in_progress"]);
+
+export class RoundSink implements EventSink {
+  /** function_call item id (the round's) -> the hosted item streamed in its place. */
+  readonly converted = new Map<string, { id: string; fn: HostedFunction }>();
+  /** Annotations given to each text part as it closed, by `item_id:content_index`. */
+  private readonly cited = new Map<string, ResponseOutputText.URLCitation[]>();
+  private readonly seq = () => this.count.next++;
+
+  constructor(
+    private readonly out: EventSink,
+    private readonly count: Sequence,
+    /** Items of the response before this round. */
+    private readonly base: number,
+    private readonly toolbox: Toolbox,
+    private readonly ids: IdGenerator,
+    private readonly cite: Cite | null,
+  ) {}
+
+  send(type: string, data: string): void {
+    if (LIFECYCLE.has(type)) return;
+    const ev = JSON.parse(data) as Record<string, unknown>;
+    const index = typeof ev.output_index === "number" ? ev.output_index + this.base : undefined;
+    if (index !== undefined) ev.output_index = index;
+    switch (type) {
+      case "response.output_item.added": {
+        const item = ev.item as Item;
+        const fn = item?.type === "function_call" ? this.toolbox.get(item.name) : undefined;
+        if (!fn) break;
+        const hosted = fn.kind === "web_search" ? openSearch(this.ids("ws")) : fn.approval ? approvalRequest(this.ids("mcpr"), fn, "") : openCall(this.ids("mcp"), fn, "");
+        this.converted.set(item.id as string, { id: hosted.id as string, fn });
+        for (const e of openedEvents(hosted, index!, this.seq)) this.out.send(e.type, JSON.stringify(e));
+        return;
+      }
+      case "response.function_call_arguments.delta":
+      case "response.function_call_arguments.done": {
+        const c = this.converted.get(ev.item_id as string);
+        if (!c) break;
+        // an approval request carries its arguments whole at its done event, a search its query
+        if (c.fn.kind !== "mcp" || c.fn.approval) return;
+        const done = type.endsWith(".done");
+        const t = done ? "response.mcp_call_arguments.done" : "response.mcp_call_arguments.delta";
+        const payload = done ? { type: t, item_id: c.id, output_index: index, arguments: ev.arguments, sequence_number: this.seq() } : { type: t, item_id: c.id, output_index: index, delta: ev.delta, sequence_number: this.seq() };
+        this.out.send(t, JSON.stringify(payload));
+        return;
+      }
+      case "response.output_item.done":
+        if (this.converted.has((ev.item as Item)?.id as string)) return;
+        if (this.cite) this.annotateItem(ev.item as Item);
+        break;
+      case "response.output_text.done":
+        if (this.cite) {
+          this.forward(type, ev);
+          this.citations(ev, index!);
+          return;
+        }
+        break;
+      case "response.content_part.done":
+        if (this.cite) {
+          const part = ev.part as { type?: string; annotations?: unknown };
+          const got = this.cited.get(`${String(ev.item_id)}:${String(ev.content_index)}`);
+          if (part?.type === "output_text" && got) part.annotations = got;
+        }
+        break;
+    }
+    this.forward(type, ev);
+  }
+
+  private forward(type: string, ev: Record<string, unknown>): void {
+    const { type: _t, sequence_number: _s, ...rest } = ev;
+    this.out.send(type, JSON.stringify({ type, ...rest, sequence_number: this.seq() }));
+  }
+
+  /** A closed text's citations: one `annotation.added` each, kept for its done part and item. */
+  private citations(ev: Record<string, unknown>, outputIndex: number): void {
+    const found = this.cite!(String(ev.text ?? ""));
+    const key = `${String(ev.item_id)}:${String(ev.content_index)}`;
+    this.cited.set(key, found);
+    found.forEach((annotation, i) => {
+      const e = emitted({ type: "response.output_text.annotation.added", item_id: ev.item_id as string, output_index: outputIndex, content_index: ev.content_index as number, annotation_index: i, annotation, sequence_number: this.seq() });
+      this.out.send(e.type, JSON.stringify(e));
+    });
+  }
+
+  private annotateItem(item: Item): void {
+    if (item?.type !== "message" || !Array.isArray(item.content)) return;
+    (item.content as { type?: string; annotations?: unknown }[]).forEach((part, j) => {
+      const got = this.cited.get(`${String(item.id)}:${j}`);
+      if (part.type === "output_text" && got) part.annotations = got;
+    });
+  }
+
+  flush(): void {
+    this.out.flush?.();
+  }
+}

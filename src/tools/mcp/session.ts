@@ -1,0 +1,150 @@
+/**
+ * One connection to one MCP server for the length of one response: the official SDK client
+ * over Streamable HTTP, falling back to the legacy SSE transport when the server does not
+ * speak it (as OpenAI's and llama-stack's clients do). Headers and the `authorization` token
+ * go on every request to the server and nowhere else: errors carry the server's message
+ * with them scrubbed out.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { McpToolCallError } from "openai/resources/responses/responses";
+
+export interface McpTarget {
+  label: string;
+  url: URL;
+  headers: Record<string, string>;
+  /** An OAuth access token, sent as `Authorization: Bearer`. */
+  authorization?: string;
+}
+
+/** A tool as `mcp_list_tools` lists it. */
+export interface ListedTool {
+  name: string;
+  description?: string | null;
+  input_schema: unknown;
+  annotations?: unknown;
+}
+
+/** `stale`: the session itself failed (expired, connection gone) before the server could run the call; a new session may retry it. */
+export type CallResult = { ok: true; output: string } | { ok: false; error: McpToolCallError; message: string; stale?: boolean };
+
+export interface CallLimits {
+  timeoutMs: number;
+  maxResultBytes: number;
+  signal: AbortSignal;
+}
+
+const CLIENT_INFO = { name: "responses-router", version: "1" };
+
+export class McpSession {
+  private constructor(
+    private readonly client: Client,
+    private readonly secrets: string[],
+  ) {}
+
+  /** Connects (Streamable HTTP, else SSE); rejects with a message fit for the client when neither works. */
+  static async open(target: McpTarget, timeoutMs: number, signal: AbortSignal): Promise<McpSession> {
+    const headers: Record<string, string> = { ...target.headers };
+    if (target.authorization) headers.Authorization = `Bearer ${target.authorization}`;
+    const secrets = [...Object.values(target.headers), target.authorization ?? ""].filter((s) => s.length >= 4);
+    const requestInit: RequestInit = { headers };
+    const options = { timeout: timeoutMs, signal };
+    let first: unknown;
+    const streamable = new Client(CLIENT_INFO);
+    try {
+      await bounded(streamable.connect(new StreamableHTTPClientTransport(target.url, { requestInit }), options), timeoutMs);
+      return new McpSession(streamable, secrets);
+    } catch (err) {
+      await streamable.close().catch(() => {});
+      if (signal.aborted) throw err;
+      first = err;
+    }
+    const sse = new Client(CLIENT_INFO);
+    try {
+      // The SSE transport's start (waiting for the server's `endpoint` event) is no request: only this bounds it.
+      await bounded(sse.connect(new SSEClientTransport(target.url, { requestInit }), options), timeoutMs);
+      return new McpSession(sse, secrets);
+    } catch (err) {
+      await sse.close().catch(() => {});
+      // The Streamable HTTP failure says more (the SSE attempt on a modern server mostly fails with 404/405).
+      throw new Error(scrub(describe(first ?? err), secrets));
+    }
+  }
+
+  async listTools(timeoutMs: number, signal: AbortSignal): Promise<ListedTool[]> {
+    const tools: ListedTool[] = [];
+    let cursor: string | undefined;
+    try {
+      do {
+        const page = await this.client.listTools(cursor ? { cursor } : undefined, { timeout: timeoutMs, signal });
+        for (const t of page.tools) tools.push({ name: t.name, description: t.description ?? null, input_schema: t.inputSchema, annotations: t.annotations ?? null });
+        cursor = page.nextCursor;
+      } while (cursor);
+    } catch (err) {
+      throw new Error(scrub(describe(err), this.secrets));
+    }
+    return tools;
+  }
+
+  /** Calls a tool; every failure (the tool's own error, a protocol error, a timeout, a result too big) is a result, never a throw. */
+  async callTool(name: string, args: Record<string, unknown>, limits: CallLimits): Promise<CallResult> {
+    let result;
+    try {
+      result = await this.client.callTool({ name, arguments: args }, undefined, { timeout: limits.timeoutMs, signal: limits.signal });
+    } catch (err) {
+      const message = scrub(describe(err), this.secrets);
+      const stale = !limits.signal.aborted && isStale(err);
+      if (err instanceof McpError) return { ok: false, error: { type: "mcp_protocol_error", code: err.code, message }, message, stale };
+      const code = (err as { code?: unknown }).code;
+      if (typeof code === "number" && code >= 400) return { ok: false, error: { type: "http_error", code, message }, message, stale };
+      return { ok: false, error: { type: "mcp_protocol_error", code: -32603, message }, message, stale };
+    }
+    const content = (result.content ?? []) as { type: string; text?: string }[];
+    const text = contentText(content, result.structuredContent);
+    if (Buffer.byteLength(text, "utf8") > limits.maxResultBytes) {
+      const message = `The tool's result is larger than the router's limit of ${limits.maxResultBytes} bytes (tools.mcp.max_result_bytes).`;
+      return { ok: false, error: { type: "mcp_protocol_error", code: -32603, message }, message };
+    }
+    if (result.isError === true) return { ok: false, error: { type: "mcp_tool_execution_error", content }, message: text || "The tool reported an error." };
+    return { ok: true, output: text };
+  }
+
+  async close(): Promise<void> {
+    await this.client.close().catch(() => {});
+  }
+}
+
+function bounded<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/** A session the server no longer knows (HTTP 404), a closed connection, or a request that could not be sent. */
+export function isStale(err: unknown): boolean {
+  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
+  if (err instanceof TypeError) return true; // fetch failed: the connection could not be made or was gone
+  return (err as { code?: unknown }).code === 404;
+}
+
+/** The text the model and the `mcp_call.output` get: the text parts joined, other parts as JSON. */
+function contentText(content: { type: string; text?: string }[], structured: unknown): string {
+  if (content.length === 0 && structured !== undefined) return JSON.stringify(structured);
+  return content.map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : JSON.stringify(part))).join("\n");
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}
+
+/** Removes header values and the token from a message that may quote the request. */
+export function scrub(message: string, secrets: readonly string[]): string {
+  let out = message;
+  for (const s of secrets) if (s) out = out.split(s).join("[redacted]");
+  return out;
+}

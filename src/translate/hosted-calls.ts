@@ -1,0 +1,92 @@
+/**
+ * The tools the router runs (MCP, web search) as the model sees them: plain function tools.
+ * A model is shown `{server_label}__{tool}` for an MCP tool and `web_search` for the search;
+ * the items that record a run (`mcp_call`, `web_search_call`) are replayed to it as the
+ * function call it made and the output it got, so a later round or turn (on any kind) sees
+ * what happened. Pure: no I/O.
+ */
+import type { Item } from "../wire/types.js";
+import { joinedToolName } from "./chat/tool-names.js";
+
+/** The function name a model calls an MCP server's tool by. */
+export function hostedFunctionName(serverLabel: string, tool: string): string {
+  return joinedToolName(serverLabel, tool);
+}
+
+/** The function name a model calls the web search by. */
+export const WEB_SEARCH_FUNCTION_NAME = "web_search";
+
+/** Item types that record the router's (or OpenAI's) tool runs. */
+export const HOSTED_RUN_ITEMS = new Set(["mcp_call", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "web_search_call"]);
+
+/** Ids of approval requests the client refused (an `mcp_approval_response` with `approve: false`). */
+export function refusedApprovals(items: readonly Item[]): Set<string> {
+  const out = new Set<string>();
+  for (const it of items) if (it.type === "mcp_approval_response" && it.approve === false && typeof it.approval_request_id === "string") out.add(it.approval_request_id);
+  return out;
+}
+
+/**
+ * One hosted-run item as the model's function call and its output, or [] for what the model
+ * never asked for (a tool listing, an approval still pending or approved: the approved call
+ * is its own `mcp_call`). `outputs` overrides the output text by item id (the loop's own
+ * search results, fuller than what the item keeps).
+ */
+export function hostedItemAsCall(item: Item, refused: ReadonlySet<string>, outputs?: ReadonlyMap<string, string>): Item[] {
+  const id = typeof item.id === "string" ? item.id : "";
+  const pair = (name: string, args: string, output: string): Item[] => [
+    { type: "function_call", id: `${id}_call`, call_id: id, name, arguments: args, status: "completed" },
+    { type: "function_call_output", id: `${id}_output`, call_id: id, output: outputs?.get(id) ?? output },
+  ];
+  switch (item.type) {
+    case "mcp_call": {
+      const label = String(item.server_label ?? "");
+      const name = String(item.name ?? "");
+      return pair(hostedFunctionName(label, name), typeof item.arguments === "string" ? item.arguments : "{}", mcpCallOutput(item));
+    }
+    case "mcp_approval_request":
+      if (!refused.has(id)) return [];
+      return pair(hostedFunctionName(String(item.server_label ?? ""), String(item.name ?? "")), typeof item.arguments === "string" ? item.arguments : "{}", "The user did not approve this call; it was not run.");
+    case "web_search_call": {
+      const action = item.action as { type?: string; query?: unknown; sources?: { url?: string }[] } | undefined;
+      if (action?.type !== "search" || typeof action.query !== "string") return [];
+      const urls = (action.sources ?? []).map((s) => s.url).filter((u): u is string => typeof u === "string");
+      const output = item.status === "failed" ? "The web search failed." : urls.length ? `Search results:\n${urls.join("\n")}` : `Searched the web for: ${action.query}`;
+      return pair(WEB_SEARCH_FUNCTION_NAME, JSON.stringify({ query: action.query }), output);
+    }
+    default:
+      return [];
+  }
+}
+
+/** What the model is told an MCP call came to. */
+export function mcpCallOutput(item: Item): string {
+  if (typeof item.output === "string" && item.status !== "failed") return item.output;
+  const error = item.error as { message?: unknown; content?: unknown } | string | null | undefined;
+  if (typeof error === "string") return `Error: ${error}`;
+  if (error && typeof error.message === "string") return `Error: ${error.message}`;
+  if (error && error.content !== undefined) return `Error: ${contentText(error.content)}`;
+  if (item.status === "incomplete") return "The call was not run.";
+  return typeof item.output === "string" ? item.output : "";
+}
+
+function contentText(content: unknown): string {
+  if (!Array.isArray(content)) return JSON.stringify(content);
+  return content.map((p: { type?: string; text?: unknown }) => (p?.type === "text" && typeof p.text === "string" ? p.text : JSON.stringify(p))).join("\n");
+}
+
+/**
+ * Items with every hosted-run record replaced by the model's view of it (function call +
+ * output). `refused`: the refused approvals of the whole conversation, when `items` is a part of it.
+ */
+export function hostedItemsForModel(items: readonly Item[], opts: { refused?: ReadonlySet<string>; outputs?: ReadonlyMap<string, string> } = {}): Item[] {
+  if (!items.some((it) => HOSTED_RUN_ITEMS.has(it.type as string))) return items as Item[];
+  const refused = opts.refused ?? refusedApprovals(items);
+  const outputs = opts.outputs;
+  const out: Item[] = [];
+  for (const it of items) {
+    if (HOSTED_RUN_ITEMS.has(it.type as string)) out.push(...hostedItemAsCall(it, refused, outputs));
+    else out.push(it);
+  }
+  return out;
+}
