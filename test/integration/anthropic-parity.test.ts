@@ -84,11 +84,11 @@ describe("freeform custom tools on anthropic", () => {
   it("streams the input as custom_tool_call_input.delta/done, and the next turn replays the call and its output as tool_use/tool_result", async () => {
     a.enqueue("/messages", streamReply(message([toolUseBlock("toolu_p2", "apply_patch", { input: PATCH })], { stop_reason: "tool_use" })));
     const events = await collect(await router.client.responses.create({ model: "claude", input: "Add hello.txt", tools: [APPLY_PATCH], stream: true }));
-    const deltas = events.filter((e) => e.type === "response.custom_tool_call_input.delta").map((e) => (e as { delta: string }).delta);
+    const deltas = events.filter((e) => e.type === "response.custom_tool_call_input.delta").map((e) => (e as any).delta);
     expect(deltas.join("")).toBe(PATCH);
     expect(events.find((e) => e.type === "response.custom_tool_call_input.done")).toMatchObject({ input: PATCH });
     expect(events.some((e) => e.type.startsWith("response.function_call_arguments"))).toBe(false);
-    const first = (events.at(-1) as { response: { id: string; output: unknown[] } }).response;
+    const first = (events.at(-1) as any).response;
     expect(first.output[0]).toMatchObject({ type: "custom_tool_call", call_id: "toolu_p2", input: PATCH, status: "completed" });
 
     await router.client.responses.create({ model: "claude", previous_response_id: first.id, tools: [APPLY_PATCH], input: [{ type: "custom_tool_call_output", call_id: "toolu_p2", output: "Done!" }] });

@@ -32,7 +32,7 @@ import type { ChatMessage, ChatToolCall, Item, JsonObject } from "../../wire/typ
 import type { ToolNameMap } from "./chat-types.js";
 import { chatNameFor } from "./tool-names.js";
 import { summaryMessageText, supersededByCompaction } from "./compaction.js";
-import { customArguments } from "./custom-tools.js";
+import { customArguments } from "../custom-tools.js";
 import { fileToChat, type ContentPart, type FileOptions } from "./files.js";
 
 export type { FileOptions } from "./files.js";
