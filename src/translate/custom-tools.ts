@@ -6,7 +6,10 @@
  * call comes back as `{"input": "..."}` and becomes a `custom_tool_call` with that `input`;
  * history replays the other way round. Each kind wraps `customToolSpec` in its own tool shape.
  */
-import type { JsonObject } from "../wire/types.js";
+import type { Item, JsonObject } from "../wire/types.js";
+import { untranslatable } from "./errors.js";
+import type { ToolNameMap } from "./chat/chat-types.js";
+import { chatNameFor } from "./chat/tool-names.js";
 
 /** The one parameter a custom tool's JSON form takes. */
 export const CUSTOM_INPUT = "input";
@@ -54,6 +57,18 @@ export function customInputFromArguments(args: string): string {
   if (typeof obj[CUSTOM_INPUT] === "string") return obj[CUSTOM_INPUT] as string;
   const values = Object.values(obj);
   return values.length === 1 && typeof values[0] === "string" ? values[0] : args;
+}
+
+/** A replayed `custom_tool_call` item: its call id, the name its tool was sent under, and its input. */
+export function replayedCustomCall(item: Item, at: string, toolNames: ToolNameMap | undefined): { callId: string; name: string; input: string } {
+  const callId = item.call_id;
+  if (typeof callId !== "string") throw untranslatable("Missing or invalid 'call_id': expected a string.", `${at}.call_id`);
+  const name = item.name;
+  if (typeof name !== "string") throw untranslatable("Missing or invalid 'name': expected a string.", `${at}.name`);
+  const input = item.input === undefined || item.input === null ? "" : item.input;
+  if (typeof input !== "string") throw untranslatable("custom_tool_call 'input' must be a string.", `${at}.input`);
+  const namespace = typeof item.namespace === "string" && item.namespace ? item.namespace : undefined;
+  return { callId, name: chatNameFor(toolNames, name, namespace), input };
 }
 
 /** The call arguments for a replayed custom call's input. */

@@ -155,7 +155,7 @@ describe("files and audio on anthropic", () => {
     expect(byId.param).toBe("input[0].content[1].file_id");
     expect(byId.message).toContain("file_id");
     const audio = await badRequest(file({ type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } }));
-    expect(audio.param).toBe("input[0].content[1]");
+    expect(audio.param).toBe("input[0].content[1].type");
     expect(audio.message).toMatch(/audio/i);
     expect(a.requests).toHaveLength(0);
   });

@@ -132,7 +132,7 @@ describe("anthropic request: messages", () => {
     expect(decodeThinking("anthropic.not-base64-json")).toBeNull();
   });
 
-  it("maps images by URL and base64, PDFs and text files to document blocks", () => {
+  it("maps images by URL and base64, PDFs and text files (given or fetched by file_url) to document blocks", () => {
     const pdf = Buffer.from("%PDF-1.4 test").toString("base64");
     const txt = Buffer.from("plain words").toString("base64");
     const { body } = build({
@@ -146,23 +146,29 @@ describe("anthropic request: messages", () => {
             { type: "input_file", filename: "doc.pdf", file_data: `data:application/pdf;base64,${pdf}` },
             { type: "input_file", filename: "notes.txt", file_data: `data:text/plain;base64,${txt}` },
             { type: "input_file", file_url: "https://example.com/x.pdf" },
+            { type: "input_file", file_url: "https://example.com/blob" },
           ],
         },
       ] as Item[],
-    });
+    }, { files: { fetched: { "https://example.com/x.pdf": { file_data: `data:application/pdf;base64,${pdf}`, filename: "x.pdf" }, "https://example.com/blob": { file_data: `data:application/octet-stream;base64,${txt}`, filename: "readme.md" } } } });
     expect(body.messages[0].content).toEqual([
       { type: "text", text: "look" },
       { type: "image", source: { type: "url", url: "https://example.com/a.png" } },
       { type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/AA==" } },
       { type: "document", title: "doc.pdf", source: { type: "base64", media_type: "application/pdf", data: pdf } },
       { type: "document", title: "notes.txt", source: { type: "text", media_type: "text/plain", data: "plain words" } },
-      { type: "document", source: { type: "url", url: "https://example.com/x.pdf" } },
+      { type: "document", title: "x.pdf", source: { type: "base64", media_type: "application/pdf", data: pdf } },
+      { type: "document", title: "readme.md", source: { type: "text", media_type: "text/plain", data: "plain words" } },
     ]);
   });
 
   it("rejects what Anthropic cannot take, naming the param", () => {
     expect(badParam(() => build({ input: [{ role: "user", content: [{ type: "input_image", file_id: "file_1" }] }] as Item[] }))).toBe("input[0].content[0].file_id");
     expect(badParam(() => build({ input: [{ role: "user", content: [{ type: "input_file", file_id: "file_1" }] }] as Item[] }))).toBe("input[0].content[0].file_id");
+    expect(badParam(() => build({ input: [{ role: "user", content: [{ type: "input_file", file_url: "https://example.com/x.pdf" }] }] as Item[] }))).toBe("input[0].content[0].file_url");
+    const octets = { fetched: { "https://example.com/x": { file_data: "data:application/octet-stream;base64,AAEC", filename: "x" } } };
+    expect(badParam(() => build({ input: [{ role: "user", content: [{ type: "input_file", file_url: "https://example.com/x" }] }] as Item[] }, { files: octets }))).toBe("input[0].content[0].file_url");
+    expect(badParam(() => build({ input: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } }] }] as Item[] }))).toBe("input[0].content[0].type");
     expect(badParam(() => build({ input: [{ role: "user", content: [{ type: "input_image", image_url: "data:image/bmp;base64,AA" }] }] as Item[] }))).toBe("input[0].content[0].image_url");
     expect(badParam(() => build({ input: [{ role: "user", content: "x" }, { type: "function_call", call_id: "c", name: "f", arguments: "[1]" }] as Item[] }))).toBe("input[1].arguments");
     expect(badParam(() => build({ input: [{ role: "system", content: "only system" }] as Item[] }))).toBe("input");
