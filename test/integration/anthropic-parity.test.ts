@@ -99,12 +99,14 @@ describe("freeform custom tools on anthropic", () => {
     ]);
   });
 
-  it("tool_choice {type: custom} forces the tool; allowed_tools required is any", async () => {
+  it("tool_choice {type: custom} forces the tool; allowed_tools required forces its one tool, or any of several", async () => {
+    const shell = { type: "function" as const, name: "shell", parameters: { type: "object", properties: { cmd: { type: "string" } } }, strict: false };
     await router.client.responses.create({ model: "claude", input: "patch", tools: [APPLY_PATCH], tool_choice: { type: "custom", name: "apply_patch" } });
-    await router.client.responses.create({ model: "claude", input: "patch", tools: [APPLY_PATCH], tool_choice: { type: "allowed_tools", mode: "required", tools: [{ type: "custom", name: "apply_patch" }] } });
+    await router.client.responses.create({ model: "claude", input: "patch", tools: [APPLY_PATCH, shell], tool_choice: { type: "allowed_tools", mode: "required", tools: [{ type: "custom", name: "apply_patch" }] } });
+    await router.client.responses.create({ model: "claude", input: "patch", tools: [APPLY_PATCH, shell], tool_choice: { type: "allowed_tools", mode: "required", tools: [{ type: "custom", name: "apply_patch" }, { type: "function", name: "shell" }] } });
+    await router.client.responses.create({ model: "claude", input: "patch", tools: [APPLY_PATCH, shell], tool_choice: { type: "allowed_tools", mode: "auto", tools: [{ type: "function", name: "shell" }] } });
     const sent = sentMessages(a);
-    expect(sent[0].tool_choice).toEqual({ type: "tool", name: "apply_patch" });
-    expect(sent[1].tool_choice).toEqual({ type: "any" });
+    expect(sent.map((b) => b.tool_choice)).toEqual([{ type: "tool", name: "apply_patch" }, { type: "tool", name: "apply_patch" }, { type: "any" }, undefined]);
   });
 
   it("chains a custom call over the WebSocket with store: false", async () => {

@@ -186,7 +186,15 @@ function mapToolChoice(choice: unknown, dropped: Set<string>, toolNames: ToolNam
     const ns = typeof c.namespace === "string" && c.namespace ? c.namespace : undefined;
     return { type: "tool", name: chatNameFor(toolNames, c.name, ns) };
   }
-  if (c.type === "allowed_tools") return c.mode === "required" && haveTools ? { type: "any" } : null;
+  if (c.type === "allowed_tools") {
+    if (c.mode !== "required" || !haveTools) return null;
+    // Anthropic has no allow-list: one allowed tool that must be called is that tool forced; more, any tool.
+    const only = Array.isArray(c.tools) && c.tools.length === 1 ? (c.tools[0] as JsonObject) : null;
+    if (only && (only.type === "function" || only.type === "custom") && typeof only.name === "string" && only.name) {
+      return { type: "tool", name: chatNameFor(toolNames, only.name, typeof only.namespace === "string" && only.namespace ? only.namespace : undefined) };
+    }
+    return { type: "any" };
+  }
   if (typeof c.type === "string" && dropped.has(c.type)) return null;
   throw untranslatable(`tool_choice names a tool of type '${String(c.type)}', which is not available for this model.`, "tool_choice.type");
 }
