@@ -191,6 +191,53 @@ describe("anthropic request: options", () => {
     expect(build({ input: "x", tools: [{ type: "function", name: "noargs" }] }).body.tools).toEqual([{ name: "noargs", input_schema: { type: "object", properties: {} } }]);
   });
 
+  it("sends a freeform custom tool as one string parameter 'input' (the grammar in the description); replays its calls and outputs as tool_use/tool_result", () => {
+    const patch = { type: "custom", name: "apply_patch", description: "Edit files", format: { type: "grammar", syntax: "lark", definition: "start: /.+/s" } };
+    const t = build({
+      input: [
+        { role: "user", content: "edit" },
+        { type: "custom_tool_call", call_id: "toolu_1", name: "apply_patch", input: "*** Begin Patch\n" },
+        { type: "custom_tool_call_output", call_id: "toolu_1", output: "Done!" },
+      ] as Item[],
+      tools: [patch, { type: "namespace", name: "fs", tools: [{ type: "custom", name: "write" }] }],
+      tool_choice: { type: "custom", name: "apply_patch" },
+    }, { promptCaching: false });
+    expect(t.body.tools[0]).toEqual({
+      name: "apply_patch",
+      description: expect.stringContaining("The input must match this lark grammar:\nstart: /.+/s"),
+      input_schema: { type: "object", properties: { input: { type: "string", description: expect.any(String) } }, required: ["input"], additionalProperties: false },
+    });
+    expect(t.body.tools[1].name).toBe("fs__write");
+    expect(t.toolNames.fromChat).toMatchObject({ apply_patch: { name: "apply_patch", custom: true }, fs__write: { name: "write", namespace: "fs", custom: true } });
+    expect(t.body.tool_choice).toEqual({ type: "tool", name: "apply_patch" });
+    expect(t.body.messages.slice(1)).toEqual([
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "apply_patch", input: { input: "*** Begin Patch\n" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "Done!" }] },
+    ]);
+    expect(badParam(() => build({ input: [{ role: "user", content: "x" }, { type: "custom_tool_call", call_id: "c", name: "f", input: 3 }] as Item[] }))).toBe("input[1].input");
+  });
+
+  it("hoists the tools of additional_tools items (new input and history) once per name, after the request's own", () => {
+    const extra = (desc: string) => ({ type: "additional_tools", role: "developer", tools: [{ type: "function", name: "lookup", description: desc }, { type: "function", name: "get_weather", description: "shadowed" }] });
+    const t = build({ input: [extra("old"), { role: "user", content: "x" }, extra("new")] as Item[], tools }, { historyItems: 1, promptCaching: false });
+    expect(t.body.tools.map((x: { name: string; description?: string }) => [x.name, x.description])).toEqual([["get_weather", "Weather"], ["lookup", "new"]]);
+    expect(t.body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "x" }] }]);
+    expect(badParam(() => build({ input: [{ type: "additional_tools", role: "developer" }, { role: "user", content: "x" }] as Item[] }))).toBe("input[0].tools");
+  });
+
+  it("fits the input into contextWindow per truncation: auto leaves out the oldest turn, disabled is context_length_exceeded", () => {
+    const turns = [{ role: "user", content: "word ".repeat(200) }, { role: "assistant", content: "word ".repeat(200) }, { role: "user", content: "newest" }] as Item[];
+    expect(build({ input: turns, truncation: "auto" }, { contextWindow: 300 }).body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "newest" }] }]);
+    let code: string | null = null;
+    try {
+      build({ input: turns }, { contextWindow: 300 });
+    } catch (err) {
+      code = (err as TranslationError).code;
+    }
+    expect(code).toBe("context_length_exceeded");
+    expect(build({ input: turns }, { contextWindow: 10_000 }).body.messages).toHaveLength(3);
+  });
+
   it("drops hosted tools (reported) and flattens namespaces", () => {
     const t = build({ input: "x", tools: [{ type: "web_search" }, { type: "namespace", name: "fs", tools: [{ type: "function", name: "read" }] }] });
     expect(t.droppedTools).toEqual(["web_search"]);
@@ -275,5 +322,7 @@ describe("anthropic errors", () => {
     expect(paramOf("Overloaded")).toBeNull();
     expect(anthropicErrorBody({ message: "Overloaded", type: "overloaded_error", param: null, code: null }, 529)).toEqual({ message: "Overloaded", type: "server_error", param: null, code: "upstream_overloaded" });
     expect(anthropicErrorBody({ message: "model: claude-x not found", type: "not_found_error", param: null, code: null }, 404)).toEqual({ message: "model: claude-x not found", type: "invalid_request_error", param: "model", code: "model_not_found" });
+    const tooLong = "prompt is too long: 210000 tokens > 200000 maximum";
+    expect(anthropicErrorBody({ message: tooLong, type: "invalid_request_error", param: null, code: null }, 400)).toEqual({ message: tooLong, type: "invalid_request_error", param: "input", code: "context_length_exceeded" });
   });
 });
