@@ -42,6 +42,7 @@ beforeAll(async () => {
       "claude-small": { endpoints: ["claude-a"], upstream_model: "claude-upstream", context_window: 300 },
     },
     files: { fetch: { allow: [`http://127.0.0.1:${filesPort}/files/*`], max_bytes: 4096 } },
+    compaction: { key: "anthropic-parity-compaction-key-0123" },
   });
 });
 afterAll(async () => {
@@ -136,6 +137,17 @@ describe("additional_tools input items on anthropic", () => {
     expect(sent[0].tools.map((t: { name: string }) => t.name)).toEqual(["weather__get_weather"]);
     expect(sent[1].tools.map((t: { name: string }) => t.name)).toEqual(["weather__get_weather"]);
     expect(sent[1].messages[1].content[0]).toMatchObject({ type: "tool_use", name: "weather__get_weather" });
+  });
+
+  it("a compaction summary over a history with hoisted tools calls none of them", async () => {
+    a.enqueue("/messages", { kind: "json", body: message([textBlock("SUMMARY: asked about Oslo")]) });
+    const history = [item, { role: "user", content: "Weather in Oslo?" }, { type: "function_call", call_id: "toolu_c1", name: "get_weather", namespace: "weather", arguments: '{"city":"Oslo"}' }, { type: "function_call_output", call_id: "toolu_c1", output: "cold" }];
+    const compacted = await router.client.responses.compact({ model: "claude", input: history as never });
+    expect(compacted.output.at(-1)).toMatchObject({ type: "compaction" });
+    const summary = sentMessages(a)[0];
+    expect(summary.tools.map((t: { name: string }) => t.name)).toEqual(["weather__get_weather"]);
+    expect(summary.tool_choice).toEqual({ type: "none" });
+    expect(summary.messages[1].content[0]).toMatchObject({ type: "tool_use", id: "toolu_c1", name: "weather__get_weather" });
   });
 });
 
