@@ -277,6 +277,11 @@ describe("anthropic request: options", () => {
     expect(modern.top_p).toBeUndefined();
   });
 
+  it("service_tier default is Anthropic's standard_only; other tiers leave Anthropic's own default", () => {
+    expect(build({ input: "x", service_tier: "default" }).body.service_tier).toBe("standard_only");
+    for (const tier of ["auto", "priority", "flex", undefined] as const) expect(build({ input: "x", service_tier: tier }).body.service_tier).toBeUndefined();
+  });
+
   it("maps stop, max_output_tokens and the user id (metadata.user_id, else safety_identifier, else user)", () => {
     const b = build({ input: "x", stop: ["END", "  "], max_output_tokens: 77, safety_identifier: "sid", user: "u" }).body;
     expect(b).toMatchObject({ stop_sequences: ["END"], max_tokens: 77, metadata: { user_id: "sid" } });

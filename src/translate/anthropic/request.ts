@@ -117,6 +117,8 @@ export function responsesToMessagesRequest(req: CreateResponseRequest, items: It
   if (stop) body.stop_sequences = stop;
   const user = userId(req);
   if (user) body.metadata = { user_id: user };
+  // OpenAI's standard tier asked for by name: Anthropic's standard capacity only (its default may use priority).
+  if (req.service_tier === "default") body.service_tier = "standard_only";
   if (opts.stream) body.stream = true;
   return { body, droppedTools, toolNames, answerTool, thinkingAsSummary: wantsSummary(req) };
 }
