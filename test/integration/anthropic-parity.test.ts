@@ -162,6 +162,18 @@ describe("files and audio on anthropic", () => {
     expect(sent[1].messages[0].content[1]).toEqual({ type: "document", title: "notes.txt", source: { type: "text", media_type: "text/plain", data: "notes from a URL" } });
   });
 
+  it("input_tokens (Anthropic's count_tokens) and /v1/responses/compact read a fetched file_url too", async () => {
+    const url = `http://127.0.0.1:${filesPort}/files/report.pdf`;
+    const input = [{ role: "user" as const, content: [{ type: "input_file" as const, file_url: url }] }];
+    const counted = await router.client.responses.inputTokens.count({ model: "claude", input });
+    expect(counted.input_tokens).toBe(42);
+    const countBody = a.requests.find((r) => r.path === "/messages/count_tokens")!.body;
+    expect(countBody.messages[0].content[0]).toMatchObject({ type: "document", source: { type: "base64", data: PDF.toString("base64") } });
+    a.enqueue("/messages", { kind: "json", body: message([textBlock("SUMMARY: a report")]) });
+    await router.client.responses.compact({ model: "claude", input });
+    expect(sentMessages(a)[0].messages[0].content[0]).toMatchObject({ type: "document", source: { type: "base64" } });
+  });
+
   it("a file_url the config does not allow, a file_id and input_audio are 400s naming the part, Anthropic never called", async () => {
     const notAllowed = await badRequest(file({ type: "input_file", file_url: `http://127.0.0.1:${filesPort}/secret/x.pdf` }));
     expect(notAllowed.param).toBe("input[0].content[1].file_url");
