@@ -14,7 +14,7 @@
  */
 import { untranslatable } from "./errors.js";
 import { emptyToolNameMap, type ToolNameMap } from "./chat/chat-types.js";
-import { registerNamespaced } from "./chat/tool-names.js";
+import { chatNameFor, registerNamespaced } from "./chat/tool-names.js";
 import type { Item, JsonObject } from "../wire/types.js";
 
 /** One tool in the backend's own shape. */
@@ -136,3 +136,37 @@ function requireName(tool: JsonObject, at: string): string {
   if (typeof tool.name !== "string" || !tool.name) throw untranslatable(`A ${String(tool.type)} tool needs a 'name'.`, `${at}.name`);
   return tool.name;
 }
+
+/**
+ * A request's `tool_choice`, read once for every kind: the modes, one tool by the name it
+ * was sent under (`function` or `custom`, with its namespace), or `allowed_tools` (its mode,
+ * and the one tool it allows when it allows one). A hosted tool's type that was dropped is
+ * `auto`; unset is null. Each kind writes the result in its own shape.
+ */
+export type ToolChoiceForm =
+  | { type: "auto" | "none" | "required" }
+  | { type: "named"; name: string }
+  | { type: "allowed"; mode: "auto" | "required"; only: string | null };
+
+export function readToolChoice(choice: unknown, dropped: Set<string>, toolNames: ToolNameMap): ToolChoiceForm | null {
+  if (choice === undefined || choice === null) return null;
+  if (choice === "auto" || choice === "none" || choice === "required") return { type: choice };
+  if (typeof choice !== "object" || Array.isArray(choice)) {
+    throw untranslatable(`Invalid tool_choice '${String(choice)}': expected "auto", "none", "required" or an object.`, "tool_choice");
+  }
+  const c = choice as JsonObject;
+  if (c.type === "function" || c.type === "custom") {
+    if (typeof c.name !== "string" || !c.name) throw untranslatable(`tool_choice of type '${c.type}' needs a 'name'.`, "tool_choice.name");
+    return { type: "named", name: sentName(c, toolNames) };
+  }
+  if (c.type === "allowed_tools") {
+    const one = Array.isArray(c.tools) && c.tools.length === 1 ? (c.tools[0] as JsonObject) : null;
+    const only = one && (one.type === "function" || one.type === "custom") && typeof one.name === "string" && one.name ? sentName(one, toolNames) : null;
+    return { type: "allowed", mode: c.mode === "required" ? "required" : "auto", only };
+  }
+  if (typeof c.type === "string" && dropped.has(c.type)) return { type: "auto" };
+  throw untranslatable(`tool_choice names a tool of type '${String(c.type)}', which is not available for this model.`, "tool_choice.type");
+}
+
+const sentName = (c: JsonObject, toolNames: ToolNameMap): string =>
+  chatNameFor(toolNames, c.name as string, typeof c.namespace === "string" && c.namespace ? c.namespace : undefined);

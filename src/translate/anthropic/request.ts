@@ -8,9 +8,8 @@ import { untranslatable } from "../errors.js";
 import type { CreateResponseRequest, Item, JsonObject } from "../../wire/types.js";
 import type { ToolNameMap } from "../chat/chat-types.js";
 import type { CompactionOptions } from "../chat/request-input.js";
-import { chatNameFor } from "../chat/tool-names.js";
 import { customToolSpec } from "../custom-tools.js";
-import { mapTools, type ToolShapes } from "../tools.js";
+import { mapTools, readToolChoice, type ToolShapes } from "../tools.js";
 import { fitContext } from "../truncation.js";
 import type { FileOptions } from "../chat/files.js";
 import { placeBreakpoints } from "./cache.js";
@@ -176,29 +175,21 @@ const ANTHROPIC_TOOLS: ToolShapes<Tool> = {
 type Choice = Exclude<ToolChoice, { type: "none" }> | { type: "none"; disable_parallel_tool_use?: never };
 
 function mapToolChoice(choice: unknown, dropped: Set<string>, toolNames: ToolNameMap, haveTools: boolean): Choice | null {
-  if (choice === undefined || choice === null || choice === "auto") return null;
-  if (choice === "none") return { type: "none" };
-  if (choice === "required") return haveTools ? { type: "any" } : null;
-  if (typeof choice !== "object" || Array.isArray(choice)) {
-    throw untranslatable(`Invalid tool_choice '${String(choice)}': expected "auto", "none", "required" or an object.`, "tool_choice");
+  const form = readToolChoice(choice, dropped, toolNames);
+  switch (form?.type) {
+    case "none":
+      return { type: "none" };
+    case "required":
+      return haveTools ? { type: "any" } : null;
+    case "named":
+      return { type: "tool", name: form.name };
+    case "allowed":
+      // Anthropic has no allow-list: one allowed tool that must be called is that tool forced; more, any tool.
+      if (form.mode !== "required" || !haveTools) return null;
+      return form.only ? { type: "tool", name: form.only } : { type: "any" };
+    default:
+      return null;
   }
-  const c = choice as JsonObject;
-  if (c.type === "function" || c.type === "custom") {
-    if (typeof c.name !== "string" || !c.name) throw untranslatable(`tool_choice of type '${c.type}' needs a 'name'.`, "tool_choice.name");
-    const ns = typeof c.namespace === "string" && c.namespace ? c.namespace : undefined;
-    return { type: "tool", name: chatNameFor(toolNames, c.name, ns) };
-  }
-  if (c.type === "allowed_tools") {
-    if (c.mode !== "required" || !haveTools) return null;
-    // Anthropic has no allow-list: one allowed tool that must be called is that tool forced; more, any tool.
-    const only = Array.isArray(c.tools) && c.tools.length === 1 ? (c.tools[0] as JsonObject) : null;
-    if (only && (only.type === "function" || only.type === "custom") && typeof only.name === "string" && only.name) {
-      return { type: "tool", name: chatNameFor(toolNames, only.name, typeof only.namespace === "string" && only.namespace ? only.namespace : undefined) };
-    }
-    return { type: "any" };
-  }
-  if (typeof c.type === "string" && dropped.has(c.type)) return null;
-  throw untranslatable(`tool_choice names a tool of type '${String(c.type)}', which is not available for this model.`, "tool_choice.type");
 }
 
 /** The tool choice once the answer tool exists: the client's own tools stay callable, the answer is the way to finish. */

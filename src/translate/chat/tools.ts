@@ -4,11 +4,9 @@
  * of a function (one to one) and of a freeform `custom` tool (a function with one string
  * parameter, ../custom-tools.ts).
  */
-import { untranslatable } from "../errors.js";
 import type { ChatRequestBody, ChatTool, ToolNameMap } from "./chat-types.js";
 import { customToolSpec } from "../custom-tools.js";
-import { chatNameFor } from "./tool-names.js";
-import { mapTools as walkTools, type MappedTools as Mapped, type ToolShapes } from "../tools.js";
+import { mapTools as walkTools, readToolChoice, type MappedTools as Mapped, type ToolShapes } from "../tools.js";
 import type { Item, JsonObject } from "../../wire/types.js";
 
 export type MappedTools = Mapped<ChatTool>;
@@ -29,21 +27,10 @@ export function mapTools(input: JsonObject[] | undefined, hosted: "drop" | "reje
 }
 
 export function mapToolChoice(choice: unknown, dropped: Set<string>, toolNames: ToolNameMap): ChatRequestBody["tool_choice"] | undefined {
-  if (choice === undefined || choice === null) return undefined;
-  if (choice === "auto" || choice === "none" || choice === "required") return choice;
-  if (typeof choice !== "object" || Array.isArray(choice)) {
-    throw untranslatable(`Invalid tool_choice '${String(choice)}': expected "auto", "none", "required" or an object.`, "tool_choice");
-  }
-  const c = choice as JsonObject;
-  if (c.type === "function" || c.type === "custom") {
-    if (typeof c.name !== "string" || !c.name) throw untranslatable(`tool_choice of type '${c.type}' needs a 'name'.`, "tool_choice.name");
-    const ns = typeof c.namespace === "string" && c.namespace ? c.namespace : undefined;
-    return { type: "function", function: { name: chatNameFor(toolNames, c.name, ns) } };
-  }
-  if (c.type === "allowed_tools") {
-    // Chat backends rarely know allowed_tools; keep its mode, the tools stay listed.
-    return c.mode === "required" ? "required" : "auto";
-  }
-  if (typeof c.type === "string" && dropped.has(c.type)) return "auto";
-  throw untranslatable(`tool_choice names a tool of type '${String(c.type)}', which is not available for this model.`, "tool_choice.type");
+  const form = readToolChoice(choice, dropped, toolNames);
+  if (!form) return undefined;
+  if (form.type === "named") return { type: "function", function: { name: form.name } };
+  // Chat backends rarely know allowed_tools; keep its mode, the tools stay listed.
+  if (form.type === "allowed") return form.mode;
+  return form.type;
 }
