@@ -277,6 +277,11 @@ describe("anthropic request: options", () => {
     expect(modern.top_p).toBeUndefined();
   });
 
+  it("a json_schema format's description reaches the answer tool", () => {
+    const t = build({ input: "x", text: { format: { type: "json_schema", name: "city", description: "The city the user asked about", schema: { type: "object", properties: { name: { type: "string" } } } } } });
+    expect(t.body.tools[0].description).toContain("The answer: The city the user asked about");
+  });
+
   it("service_tier default is Anthropic's standard_only; other tiers leave Anthropic's own default", () => {
     expect(build({ input: "x", service_tier: "default" }).body.service_tier).toBe("standard_only");
     for (const tier of ["auto", "priority", "flex", undefined] as const) expect(build({ input: "x", service_tier: tier }).body.service_tier).toBeUndefined();

@@ -83,7 +83,9 @@ export function responsesToMessagesRequest(req: CreateResponseRequest, items: It
   else if (answer?.kind === "tool") {
     const clientTools = tools.length > 0;
     answerTool = freeName(answer.name, tools);
-    tools.push({ name: answerTool, description: "Give the final answer: its input is the answer, in the requested format.", input_schema: answer.schema as Tool["input_schema"] });
+    // The format's own description says what the answer is (chat backends get it in json_schema).
+    const about = answer.description ? `\n\nThe answer: ${answer.description}` : "";
+    tools.push({ name: answerTool, description: `Give the final answer: its input is the answer, in the requested format.${about}`, input_schema: answer.schema as Tool["input_schema"] });
     choice = answerChoice(choice, answerTool, budget !== null, clientTools);
     if (budget !== null) system.push({ type: "text", text: `Give your final answer by calling the tool '${answerTool}' with the answer as its input.` });
   }
@@ -201,7 +203,7 @@ function answerChoice(choice: Choice | null, answerTool: string, thinking: boole
   return { type: "tool", name: answerTool };
 }
 
-type AnswerFormat = { kind: "native"; schema: JsonObject } | { kind: "tool"; name: string; schema: JsonObject };
+type AnswerFormat = { kind: "native"; schema: JsonObject } | { kind: "tool"; name: string; schema: JsonObject; description?: string };
 
 function answerFormat(text: JsonObject | undefined, structured: "tool" | "native"): AnswerFormat | null {
   const format = text?.format as JsonObject | undefined;
@@ -214,7 +216,8 @@ function answerFormat(text: JsonObject | undefined, structured: "tool" | "native
     throw untranslatable("text.format of type 'json_schema' needs a 'schema' object.", "text.format.schema");
   }
   if ((schema as JsonObject).type !== "object") throw untranslatable("text.format.schema must describe an object (its 'type' must be 'object').", "text.format.schema");
-  return structured === "native" ? { kind: "native", schema: schema as JsonObject } : { kind: "tool", name: format.name, schema: schema as JsonObject };
+  if (structured === "native") return { kind: "native", schema: schema as JsonObject };
+  return { kind: "tool", name: format.name, schema: schema as JsonObject, description: typeof format.description === "string" && format.description ? format.description : undefined };
 }
 
 function freeName(wanted: string, tools: Tool[]): string {
