@@ -262,7 +262,7 @@ export const routerConfigSchema = z
       .prefault({}),
     endpoints: z.array(endpointSchema).min(1),
     models: z.record(z.string().min(1), modelSchema),
-    /** `input_file` parts given by `file_url`, for chat backends (they take file contents only). */
+    /** `input_file` parts given by `file_url`, fetched by the router for chat and anthropic backends (it sends them file contents only). */
     files: z
       .object({
         fetch: z

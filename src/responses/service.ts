@@ -144,7 +144,7 @@ export class ResponsesService {
       const response = await this.keepWithoutOutput(plan, ctx);
       return plan.stream ? this.withoutOutputEvents(plan, response) : { kind: "json", text: JSON.stringify(response), endpoint: "none", model: plan.model };
     }
-    plan = await fetchFileUrls(plan, ctx.signal); // file_url contents for a chat backend (the compactor may read them too)
+    plan = await fetchFileUrls(plan, ctx.signal); // file_url contents for a chat or anthropic backend (the compactor may read them too)
     plan = await this.compactor.apply(plan, ctx.signal, ctx.stats); // context_management over its threshold
 
     const key = plan.useCache ? cacheKey(plan.req, plan.model, [...plan.history, ...plan.input]) : null;

@@ -155,6 +155,34 @@ describe("anthropic stream", () => {
     expect(sdk.final.output.map((i: { type: string }) => i.type)).toEqual(["reasoning", "function_call"]);
   });
 
+  it("a freeform custom tool's call streams its input as it decodes (escapes split across fragments), JSON and stream alike", async () => {
+    const toolNames = { fromChat: { apply_patch: { name: "apply_patch", custom: true as const } }, toChat: {} };
+    const input = 'line "one"\n\u00e9 end';
+    const json = JSON.stringify({ input }).replace("é", "\\u00e9");
+    const cut = json.indexOf("\\u") + 3; // inside the \u escape
+    const { out, summary } = run(
+      [
+        start(),
+        blockStart(0, { type: "tool_use", id: "toolu_p", name: "apply_patch", input: {}, caller: { type: "direct" } }),
+        { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: json.slice(0, cut) } },
+        { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: json.slice(cut) } },
+        stop(0),
+        delta("tool_use", 12),
+      ],
+      { toolNames },
+    );
+    expect(summary.items[0]).toMatchObject({ type: "custom_tool_call", call_id: "toolu_p", name: "apply_patch", input, status: "completed" });
+    const deltas = out.filter((e) => e.type === "response.custom_tool_call_input.delta").map((e) => (e as unknown as { delta: string }).delta);
+    expect(deltas.length).toBe(2);
+    expect(deltas.join("")).toBe(input);
+    expect(out.find((e) => e.type === "response.custom_tool_call_input.done")).toMatchObject({ input });
+    expect(out.some((e) => e.type.startsWith("response.function_call_arguments"))).toBe(false);
+    const sdk = await runThroughOpenAISdk(out);
+    expect(sdk.final.output[0]).toMatchObject({ type: "custom_tool_call", input });
+    const r = messageToResponse(message([{ type: "tool_use", id: "toolu_p", name: "apply_patch", input: { input }, caller: { type: "direct" } }], { stop_reason: "tool_use" }), skeleton(), sequentialIds(), { toolNames });
+    expect(r.output[0]).toMatchObject({ type: "custom_tool_call", id: expect.stringMatching(/^ctc_/), call_id: "toolu_p", input });
+  });
+
   it("summary mode, redacted thinking, a tool without input, and the answer tool as text", () => {
     const { summary, out } = run(
       [

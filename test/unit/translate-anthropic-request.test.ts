@@ -132,7 +132,7 @@ describe("anthropic request: messages", () => {
     expect(decodeThinking("anthropic.not-base64-json")).toBeNull();
   });
 
-  it("maps images by URL and base64, PDFs and text files to document blocks", () => {
+  it("maps images by URL and base64, PDFs and text files (given or fetched by file_url) to document blocks", () => {
     const pdf = Buffer.from("%PDF-1.4 test").toString("base64");
     const txt = Buffer.from("plain words").toString("base64");
     const { body } = build({
@@ -146,23 +146,29 @@ describe("anthropic request: messages", () => {
             { type: "input_file", filename: "doc.pdf", file_data: `data:application/pdf;base64,${pdf}` },
             { type: "input_file", filename: "notes.txt", file_data: `data:text/plain;base64,${txt}` },
             { type: "input_file", file_url: "https://example.com/x.pdf" },
+            { type: "input_file", file_url: "https://example.com/blob" },
           ],
         },
       ] as Item[],
-    });
+    }, { files: { fetched: { "https://example.com/x.pdf": { file_data: `data:application/pdf;base64,${pdf}`, filename: "x.pdf" }, "https://example.com/blob": { file_data: `data:application/octet-stream;base64,${txt}`, filename: "readme.md" } } } });
     expect(body.messages[0].content).toEqual([
       { type: "text", text: "look" },
       { type: "image", source: { type: "url", url: "https://example.com/a.png" } },
       { type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/AA==" } },
       { type: "document", title: "doc.pdf", source: { type: "base64", media_type: "application/pdf", data: pdf } },
       { type: "document", title: "notes.txt", source: { type: "text", media_type: "text/plain", data: "plain words" } },
-      { type: "document", source: { type: "url", url: "https://example.com/x.pdf" } },
+      { type: "document", title: "x.pdf", source: { type: "base64", media_type: "application/pdf", data: pdf } },
+      { type: "document", title: "readme.md", source: { type: "text", media_type: "text/plain", data: "plain words" } },
     ]);
   });
 
   it("rejects what Anthropic cannot take, naming the param", () => {
     expect(badParam(() => build({ input: [{ role: "user", content: [{ type: "input_image", file_id: "file_1" }] }] as Item[] }))).toBe("input[0].content[0].file_id");
     expect(badParam(() => build({ input: [{ role: "user", content: [{ type: "input_file", file_id: "file_1" }] }] as Item[] }))).toBe("input[0].content[0].file_id");
+    expect(badParam(() => build({ input: [{ role: "user", content: [{ type: "input_file", file_url: "https://example.com/x.pdf" }] }] as Item[] }))).toBe("input[0].content[0].file_url");
+    const octets = { fetched: { "https://example.com/x": { file_data: "data:application/octet-stream;base64,AAEC", filename: "x" } } };
+    expect(badParam(() => build({ input: [{ role: "user", content: [{ type: "input_file", file_url: "https://example.com/x" }] }] as Item[] }, { files: octets }))).toBe("input[0].content[0].file_url");
+    expect(badParam(() => build({ input: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } }] }] as Item[] }))).toBe("input[0].content[0].type");
     expect(badParam(() => build({ input: [{ role: "user", content: [{ type: "input_image", image_url: "data:image/bmp;base64,AA" }] }] as Item[] }))).toBe("input[0].content[0].image_url");
     expect(badParam(() => build({ input: [{ role: "user", content: "x" }, { type: "function_call", call_id: "c", name: "f", arguments: "[1]" }] as Item[] }))).toBe("input[1].arguments");
     expect(badParam(() => build({ input: [{ role: "system", content: "only system" }] as Item[] }))).toBe("input");
@@ -183,6 +189,53 @@ describe("anthropic request: options", () => {
     expect(build({ input: "x", tools, tool_choice: "none" }).body.tool_choice).toEqual({ type: "none" });
     expect(build({ input: "x", tools, tool_choice: { type: "function", name: "get_weather" }, parallel_tool_calls: false }).body.tool_choice).toEqual({ type: "tool", name: "get_weather", disable_parallel_tool_use: true });
     expect(build({ input: "x", tools: [{ type: "function", name: "noargs" }] }).body.tools).toEqual([{ name: "noargs", input_schema: { type: "object", properties: {} } }]);
+  });
+
+  it("sends a freeform custom tool as one string parameter 'input' (the grammar in the description); replays its calls and outputs as tool_use/tool_result", () => {
+    const patch = { type: "custom", name: "apply_patch", description: "Edit files", format: { type: "grammar", syntax: "lark", definition: "start: /.+/s" } };
+    const t = build({
+      input: [
+        { role: "user", content: "edit" },
+        { type: "custom_tool_call", call_id: "toolu_1", name: "apply_patch", input: "*** Begin Patch\n" },
+        { type: "custom_tool_call_output", call_id: "toolu_1", output: "Done!" },
+      ] as Item[],
+      tools: [patch, { type: "namespace", name: "fs", tools: [{ type: "custom", name: "write" }] }],
+      tool_choice: { type: "custom", name: "apply_patch" },
+    }, { promptCaching: false });
+    expect(t.body.tools[0]).toEqual({
+      name: "apply_patch",
+      description: expect.stringContaining("The input must match this lark grammar:\nstart: /.+/s"),
+      input_schema: { type: "object", properties: { input: { type: "string", description: expect.any(String) } }, required: ["input"], additionalProperties: false },
+    });
+    expect(t.body.tools[1].name).toBe("fs__write");
+    expect(t.toolNames.fromChat).toMatchObject({ apply_patch: { name: "apply_patch", custom: true }, fs__write: { name: "write", namespace: "fs", custom: true } });
+    expect(t.body.tool_choice).toEqual({ type: "tool", name: "apply_patch" });
+    expect(t.body.messages.slice(1)).toEqual([
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "apply_patch", input: { input: "*** Begin Patch\n" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "Done!" }] },
+    ]);
+    expect(badParam(() => build({ input: [{ role: "user", content: "x" }, { type: "custom_tool_call", call_id: "c", name: "f", input: 3 }] as Item[] }))).toBe("input[1].input");
+  });
+
+  it("hoists the tools of additional_tools items (new input and history) once per name, after the request's own", () => {
+    const extra = (desc: string) => ({ type: "additional_tools", role: "developer", tools: [{ type: "function", name: "lookup", description: desc }, { type: "function", name: "get_weather", description: "shadowed" }] });
+    const t = build({ input: [extra("old"), { role: "user", content: "x" }, extra("new")] as Item[], tools }, { historyItems: 1, promptCaching: false });
+    expect(t.body.tools.map((x: { name: string; description?: string }) => [x.name, x.description])).toEqual([["get_weather", "Weather"], ["lookup", "new"]]);
+    expect(t.body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "x" }] }]);
+    expect(badParam(() => build({ input: [{ type: "additional_tools", role: "developer" }, { role: "user", content: "x" }] as Item[] }))).toBe("input[0].tools");
+  });
+
+  it("fits the input into contextWindow per truncation: auto leaves out the oldest turn, disabled is context_length_exceeded", () => {
+    const turns = [{ role: "user", content: "word ".repeat(200) }, { role: "assistant", content: "word ".repeat(200) }, { role: "user", content: "newest" }] as Item[];
+    expect(build({ input: turns, truncation: "auto" }, { contextWindow: 300 }).body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "newest" }] }]);
+    let code: string | null = null;
+    try {
+      build({ input: turns }, { contextWindow: 300 });
+    } catch (err) {
+      code = (err as TranslationError).code;
+    }
+    expect(code).toBe("context_length_exceeded");
+    expect(build({ input: turns }, { contextWindow: 10_000 }).body.messages).toHaveLength(3);
   });
 
   it("drops hosted tools (reported) and flattens namespaces", () => {
@@ -222,6 +275,16 @@ describe("anthropic request: options", () => {
     const modern = build({ input: "x", temperature: 0.5, top_p: 0.9 }).body;
     expect(modern.temperature).toBeUndefined();
     expect(modern.top_p).toBeUndefined();
+  });
+
+  it("a json_schema format's description reaches the answer tool", () => {
+    const t = build({ input: "x", text: { format: { type: "json_schema", name: "city", description: "The city the user asked about", schema: { type: "object", properties: { name: { type: "string" } } } } } });
+    expect(t.body.tools[0].description).toContain("The answer: The city the user asked about");
+  });
+
+  it("service_tier default is Anthropic's standard_only; other tiers leave Anthropic's own default", () => {
+    expect(build({ input: "x", service_tier: "default" }).body.service_tier).toBe("standard_only");
+    for (const tier of ["auto", "priority", "flex", undefined] as const) expect(build({ input: "x", service_tier: tier }).body.service_tier).toBeUndefined();
   });
 
   it("maps stop, max_output_tokens and the user id (metadata.user_id, else safety_identifier, else user)", () => {
@@ -269,5 +332,7 @@ describe("anthropic errors", () => {
     expect(paramOf("Overloaded")).toBeNull();
     expect(anthropicErrorBody({ message: "Overloaded", type: "overloaded_error", param: null, code: null }, 529)).toEqual({ message: "Overloaded", type: "server_error", param: null, code: "upstream_overloaded" });
     expect(anthropicErrorBody({ message: "model: claude-x not found", type: "not_found_error", param: null, code: null }, 404)).toEqual({ message: "model: claude-x not found", type: "invalid_request_error", param: "model", code: "model_not_found" });
+    const tooLong = "prompt is too long: 210000 tokens > 200000 maximum";
+    expect(anthropicErrorBody({ message: tooLong, type: "invalid_request_error", param: null, code: null }, 400)).toEqual({ message: tooLong, type: "invalid_request_error", param: "input", code: "context_length_exceeded" });
   });
 });

@@ -4,7 +4,7 @@ import { normalizeInput, responsesToChatRequest } from "../../src/translate/chat
 import type { ChatRequestOptions } from "../../src/translate/chat/request.js";
 import { chatCompletionToResponse, wantsReasoningSummary } from "../../src/translate/chat/response.js";
 import { ChatStreamTranslator } from "../../src/translate/chat/stream.js";
-import { customInputFromArguments } from "../../src/translate/chat/custom-tools.js";
+import { customInputFromArguments } from "../../src/translate/custom-tools.js";
 import { responseToEvents } from "../../src/translate/replay.js";
 import { responseSkeleton } from "../../src/translate/skeleton.js";
 import { fitContext, itemTokens } from "../../src/translate/truncation.js";

@@ -28,7 +28,7 @@ export class AnthropicRequest implements AdaptedRequest {
     stream: boolean,
   ) {
     const items = plan.compacted ? [...plan.history, ...plan.input, plan.compacted] : [...plan.history, ...plan.input];
-    const t = responsesToMessagesRequest(plan.req, items, messagesOptions(plan, lease, stream));
+    const t = responsesToMessagesRequest(plan.req, items, { ...messagesOptions(plan, lease, stream), contextWindow: plan.modelCfg.context_window });
     this.body = JSON.stringify(t.body);
     this.headers = betaHeader(plan, lease);
     this.droppedTools = t.droppedTools;
@@ -72,6 +72,7 @@ export function messagesOptions(plan: Plan, lease: Lease, stream: boolean): Anth
     hostedTools: m.hosted_tools === "reject" ? "reject" : "drop", // what the router runs (tool-loop/) never reaches the adapter
     historyItems: plan.history.length,
     compaction: compactionOptions(plan.cfg),
+    files: { fetched: plan.files },
   };
 }
 

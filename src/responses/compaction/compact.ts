@@ -27,7 +27,8 @@ const CHARS_PER_TOKEN = 4;
 /** The chat body of a summarisation call: the history as the model would see it, then the summary prompt. No tools. */
 export function summaryRequestBody(plan: Plan, items: Item[], lease: Lease, stream: boolean): string {
   const cfg = plan.cfg.compaction;
-  const req: CreateResponseRequest = { model: plan.req.model, instructions: plan.req.instructions ?? null };
+  // No tools of its own; "none" for those the history's additional_tools items bring in (hoisted by the translation).
+  const req: CreateResponseRequest = { model: plan.req.model, instructions: plan.req.instructions ?? null, tool_choice: "none" };
   const prompt: Item = { type: "message", role: "user", content: cfg.prompt ?? DEFAULT_SUMMARY_PROMPT };
   const t = responsesToChatRequest(req, [...items, prompt], {
     upstreamModel: lease.target.upstreamModel,
@@ -50,7 +51,8 @@ export function summaryRequestBody(plan: Plan, items: Item[], lease: Lease, stre
 export function summaryRequest(plan: Plan, items: Item[], lease: Lease, stream: boolean): PreparedRequest {
   if (lease.endpoint.config.kind !== "anthropic") return { path: "/chat/completions", body: summaryRequestBody(plan, items, lease, stream) };
   const cfg = plan.cfg.compaction;
-  const req: CreateResponseRequest = { model: plan.req.model, instructions: plan.req.instructions ?? null, tools: plan.req.tools, tool_choice: plan.req.tools?.length ? "none" : undefined };
+  // "none" also covers tools the history's additional_tools items bring in (hoisted by the translation).
+  const req: CreateResponseRequest = { model: plan.req.model, instructions: plan.req.instructions ?? null, tools: plan.req.tools, tool_choice: "none" };
   const prompt: Item = { type: "message", role: "user", content: cfg.prompt ?? DEFAULT_SUMMARY_PROMPT };
   const opts = messagesOptions(plan, lease, stream);
   const t = responsesToMessagesRequest(req, [...items, prompt], { ...opts, defaultMaxTokens: cfg.summary_max_tokens ?? opts.defaultMaxTokens, hostedTools: "drop" });

@@ -1,8 +1,10 @@
 /**
- * `input_file` parts given by `file_url`, for chat backends: a chat server takes a file's
- * contents only, so the router fetches the URL before the request is translated and hands
- * the contents to the pure core (translate/chat/files.ts) by URL. OpenAI endpoints fetch
- * their own: a model served only by `kind: openai` endpoints is left alone.
+ * `input_file` parts given by `file_url`, for the backends the router translates for (chat,
+ * anthropic): the router fetches the URL before the request is translated and hands the
+ * contents to the pure core (translate/chat/files.ts, translate/anthropic/content.ts) by URL,
+ * so what a backend may read from the network stays the router's `files.fetch` rules on every
+ * kind. OpenAI endpoints fetch their own: a model served only by `kind: openai` endpoints is
+ * left alone.
  *
  * The router is the one that connects, so what it may fetch is the operator's choice:
  * `files.fetch.allow` URL patterns (none by default), and never a loopback, private or
@@ -44,17 +46,17 @@ function fileUrls(plan: Plan): FileRef[] {
   return refs;
 }
 
-/** Whether any endpoint that may serve the plan (its pool, then its fallbacks) is a chat backend. */
-function mayServeOnChat(plan: Plan): boolean {
+/** Whether any endpoint that may serve the plan (its pool, then its fallbacks) is one the router translates for. */
+function mayServeTranslated(plan: Plan): boolean {
   const kinds = new Map(plan.cfg.endpoints.map((e) => [e.name, e.kind]));
-  return fallbackSteps(plan.cfg, plan.model, plan.modelCfg, plan.targets).some((s) => s.targets.some((t) => kinds.get(t.endpoint) === "chat"));
+  return fallbackSteps(plan.cfg, plan.model, plan.modelCfg, plan.targets).some((s) => s.targets.some((t) => kinds.get(t.endpoint) !== "openai"));
 }
 
-/** The plan with the contents of its `file_url`s (when a chat backend may serve it). */
+/** The plan with the contents of its `file_url`s (when a chat or anthropic backend may serve it). */
 export async function fetchFileUrls(plan: Plan, signal: AbortSignal): Promise<Plan> {
   if (plan.files) return plan;
   const refs = fileUrls(plan);
-  if (refs.length === 0 || !mayServeOnChat(plan)) return plan;
+  if (refs.length === 0 || !mayServeTranslated(plan)) return plan;
   const files: Record<string, FetchedFile> = Object.create(null);
   for (const ref of refs) {
     if (!(ref.url in files)) files[ref.url] = await fetchFile(plan.cfg, ref, signal);

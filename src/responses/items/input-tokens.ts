@@ -78,6 +78,7 @@ export class InputTokensService {
 
   /** Anthropic's own count: POST /v1/messages/count_tokens with the request as it would be sent. */
   private async anthropic(plan: Plan, lease: Lease, client: UpstreamClient, signal: AbortSignal): Promise<{ tokens: number; source: TokenCountSource }> {
+    plan = await fetchFileUrls(plan, signal);
     const t = responsesToMessagesRequest(plan.req, [...plan.history, ...plan.input], { ...messagesOptions(plan, lease, false), promptCaching: false });
     const body: JsonObject = {};
     for (const k of ANTHROPIC_COUNT_FIELDS) if (t.body[k] !== undefined) body[k] = t.body[k];

@@ -1,11 +1,14 @@
 /**
  * Responses content parts -> Messages content blocks: text, images (an http(s) URL or a data
- * URL: base64), files as `document` blocks (PDF by URL or base64, text files as plain text) or
- * image blocks (an image file). OpenAI file ids cannot reach Anthropic: a 400 naming them.
+ * URL: base64), files as `document` blocks (PDF as base64, text files as plain text) or
+ * image blocks (an image file). A `file_url` arrives already fetched by the service under
+ * `files.fetch` (responses/files/), as for chat backends. OpenAI file ids cannot reach
+ * Anthropic, nor can audio (the Messages API has no audio input): a 400 naming them.
  */
 import { untranslatable } from "../errors.js";
 import type { Item, JsonObject } from "../../wire/types.js";
 import type { DocumentBlockParam, ImageBlockParam, TextBlockParam } from "./types.js";
+import type { FileOptions } from "../chat/files.js";
 
 export type UserBlock = TextBlockParam | ImageBlockParam | DocumentBlockParam;
 
@@ -13,7 +16,7 @@ const IMAGE_TYPES = new Set(["image/jpeg", "image/png", "image/gif", "image/webp
 /** File types sent as plain-text documents (decoded from base64). */
 const TEXT_TYPE = /^(text\/|application\/(json|xml|x-yaml|yaml|javascript|x-sh)$)/;
 
-export function partToBlock(part: Item, at: string): UserBlock | null {
+export function partToBlock(part: Item, at: string, files?: FileOptions): UserBlock | null {
   switch (part?.type) {
     case "input_text":
     case "output_text":
@@ -24,7 +27,9 @@ export function partToBlock(part: Item, at: string): UserBlock | null {
     case "input_image":
       return imageBlock(part, at);
     case "input_file":
-      return fileBlock(part, at);
+      return fileBlock(part, at, files);
+    case "input_audio":
+      throw untranslatable("Audio input ('input_audio') is not supported for this model: the Anthropic Messages API takes no audio. Send a transcript as input_text instead.", `${at}.type`, "unsupported_value");
     default:
       throw untranslatable(`Content parts of type '${String(part?.type)}' are not supported for this model.`, `${at}.type`);
   }
@@ -47,27 +52,32 @@ export function imageBlock(part: Item, at: string): ImageBlockParam {
   return { type: "image", source: { type: "base64", media_type: data.mediaType as "image/png", data: data.base64 } };
 }
 
-function fileBlock(part: Item, at: string): UserBlock {
-  const title = typeof part.filename === "string" && part.filename ? part.filename : undefined;
-  if (typeof part.file_url === "string" && part.file_url) {
-    if (!/^https?:\/\//i.test(part.file_url)) throw untranslatable("A file_url must be an http(s) URL.", `${at}.file_url`);
-    return withTitle({ type: "document", source: { type: "url", url: part.file_url } }, title);
-  }
-  if (typeof part.file_data === "string" && part.file_data) {
-    const parsed = parseDataUrl(part.file_data) ?? { mediaType: mediaTypeOf(title), base64: part.file_data };
-    const { mediaType, base64 } = parsed;
-    if (mediaType === "application/pdf") return withTitle({ type: "document", source: { type: "base64", media_type: "application/pdf", data: base64 } }, title);
-    if (IMAGE_TYPES.has(mediaType)) return { type: "image", source: { type: "base64", media_type: mediaType as "image/png", data: base64 } };
-    if (TEXT_TYPE.test(mediaType)) {
-      const text = Buffer.from(base64, "base64").toString("utf8");
-      return withTitle({ type: "document", source: { type: "text", media_type: "text/plain", data: text } }, title);
-    }
-    throw untranslatable(`Files of type '${mediaType}' are not supported for this model: send a PDF, an image or a text file.`, `${at}.file_data`);
-  }
+function fileBlock(part: Item, at: string, files: FileOptions | undefined): UserBlock {
   if (part.file_id != null) {
-    throw untranslatable("Files given by 'file_id' are not supported for this model: send the file as file_data (a base64 data URL) or a file_url.", `${at}.file_id`);
+    throw untranslatable("Files given by 'file_id' are not supported for this model: this router has no Files API. Send the file as file_data (a base64 data URL) or a file_url.", `${at}.file_id`);
   }
-  throw untranslatable("An input_file needs 'file_data' or 'file_url'.", `${at}.file_data`);
+  let title = typeof part.filename === "string" && part.filename ? part.filename : undefined;
+  let data: string;
+  let param = `${at}.file_data`;
+  if (typeof part.file_data === "string" && part.file_data) data = part.file_data;
+  else if (typeof part.file_url === "string" && part.file_url) {
+    const fetched = files?.fetched?.[part.file_url];
+    if (!fetched) throw untranslatable("This file_url was not fetched: the router fetches files only from the URLs its configuration allows (files.fetch.allow).", `${at}.file_url`);
+    data = fetched.file_data;
+    title ??= fetched.filename;
+    param = `${at}.file_url`;
+  } else throw untranslatable("An input_file needs 'file_data' or 'file_url'.", `${at}.file_data`);
+  const parsed = parseDataUrl(data);
+  // A server that did not say what it sent (octet-stream) is read by the file's name.
+  const mediaType = !parsed ? mediaTypeOf(title) ?? "application/pdf" : parsed.mediaType === "application/octet-stream" ? (mediaTypeOf(title) ?? parsed.mediaType) : parsed.mediaType;
+  const base64 = parsed ? parsed.base64 : data;
+  if (mediaType === "application/pdf") return withTitle({ type: "document", source: { type: "base64", media_type: "application/pdf", data: base64 } }, title);
+  if (IMAGE_TYPES.has(mediaType)) return { type: "image", source: { type: "base64", media_type: mediaType as "image/png", data: base64 } };
+  if (TEXT_TYPE.test(mediaType)) {
+    const text = Buffer.from(base64, "base64").toString("utf8");
+    return withTitle({ type: "document", source: { type: "text", media_type: "text/plain", data: text } }, title);
+  }
+  throw untranslatable(`Files of type '${mediaType}' are not supported for this model: send a PDF, an image or a text file.`, param);
 }
 
 function withTitle(block: DocumentBlockParam, title: string | undefined): DocumentBlockParam {
@@ -77,9 +87,9 @@ function withTitle(block: DocumentBlockParam, title: string | undefined): Docume
 
 const EXTENSIONS: Record<string, string> = { pdf: "application/pdf", png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp", txt: "text/plain", md: "text/markdown", csv: "text/csv", json: "application/json" };
 
-function mediaTypeOf(filename: string | undefined): string {
-  const ext = filename?.split(".").pop()?.toLowerCase();
-  return (ext && EXTENSIONS[ext]) || "application/pdf";
+function mediaTypeOf(filename: string | undefined): string | undefined {
+  const ext = filename?.includes(".") ? filename.split(".").pop()!.toLowerCase() : undefined;
+  return ext ? EXTENSIONS[ext] : undefined;
 }
 
 function parseDataUrl(url: string): { mediaType: string; base64: string } | null {

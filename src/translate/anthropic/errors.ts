@@ -2,7 +2,8 @@
  * An Anthropic error body (`{"type":"error","error":{"type":"overloaded_error","message":...}}`,
  * already read into the OpenAI shape by the upstream client) as OpenAI names it: OpenAI's error
  * types, a code where OpenAI has one, and the Responses parameter where Anthropic's message
- * starts with the field it is about (`max_tokens: Field required` -> `max_output_tokens`).
+ * starts with the field it is about (`max_tokens: Field required` -> `max_output_tokens`); a
+ * prompt over the model's window is OpenAI's `context_length_exceeded` on `input`.
  */
 export interface ErrorBody {
   message: string;
@@ -39,11 +40,15 @@ const FIELDS: [RegExp, (m: RegExpExecArray) => string][] = [
   [/^(temperature|top_p|model)\b/, (m) => m[1]!],
 ];
 
+const PROMPT_TOO_LONG = /\bprompt is too long\b/i;
+
 export function anthropicErrorBody(body: ErrorBody, status: number): ErrorBody {
   const known = TYPES[body.type];
   const type = known?.type ?? (status === 429 ? "rate_limit_error" : status >= 500 ? "server_error" : "invalid_request_error");
   let code = body.code ?? known?.code ?? null;
   if (code === "not_found" && /model/i.test(body.message)) code = "model_not_found";
+  // Anthropic's too-long input ("prompt is too long: N tokens > M maximum") is OpenAI's context_length_exceeded.
+  if (status === 400 && PROMPT_TOO_LONG.test(body.message)) return { message: body.message, type: "invalid_request_error", param: "input", code: "context_length_exceeded" };
   return { message: body.message, type, param: body.param ?? paramOf(body.message), code };
 }
 

@@ -9,7 +9,9 @@
  *   redacted_thinking) block, first in the next assistant message; other reasoning is dropped
  *   (Anthropic accepts only its own signed blocks);
  * - function_call -> a `tool_use` block of the assistant message; function_call_output -> a
- *   `tool_result` block of the next user message, tool results first in it;
+ *   `tool_result` block of the next user message, tool results first in it; custom_tool_call
+ *   and its output likewise, the call's text as the one `input` parameter (../custom-tools.ts);
+ * - additional_tools items are hoisted into the tool list (../tools.ts), not messages;
  * - consecutive items of one role merge into one message, so roles alternate;
  * - hosted tool calls of earlier native turns are dropped; item_reference must be resolved;
  * - a router compaction item becomes the framed summary as a user message, and what it
@@ -24,6 +26,8 @@ import { chatNameFor } from "../chat/tool-names.js";
 import type { ToolNameMap } from "../chat/chat-types.js";
 import { decodeThinking, type ContentBlockParam, type TextBlockParam, type ThinkingParam, type ToolResultBlockParam } from "./types.js";
 import { imageBlock, partToBlock, stringField, type UserBlock } from "./content.js";
+import { CUSTOM_INPUT, replayedCustomCall } from "../custom-tools.js";
+import type { FileOptions } from "../chat/files.js";
 
 export interface InputOptions {
   /** The API version takes `system`-role messages among the turns. */
@@ -32,6 +36,8 @@ export interface InputOptions {
   /** Leading items from earlier turns: error params count the client's own input from 0. */
   historyItems?: number;
   compaction?: CompactionOptions;
+  /** Contents of the request's `file_url`s, fetched by the service. */
+  files?: FileOptions;
 }
 
 type Role = "user" | "assistant" | "system";
@@ -102,14 +108,20 @@ export function itemsToMessages(items: Item[], opts: InputOptions): BuiltInput {
     const type = item.type ?? (typeof item.role === "string" ? "message" : undefined);
     switch (type) {
       case "message":
-        message(out, item, at);
+        message(out, item, at, opts.files);
         break;
       case "function_call":
         out.add("assistant", [toolUse(item, at, opts.toolNames)]);
         break;
-      case "function_call_output":
-        out.add("user", [toolResult(item, at)]);
+      case "custom_tool_call":
+        out.add("assistant", [customToolUse(item, at, opts.toolNames)]);
         break;
+      case "function_call_output":
+      case "custom_tool_call_output":
+        out.add("user", [toolResult(item, at, opts.files)]);
+        break;
+      case "additional_tools":
+        break; // its tools are in the request's tool list (../tools.ts)
       case "reasoning": {
         const block = decodeThinking(item.encrypted_content);
         if (block) out.addThinking(block);
@@ -133,7 +145,7 @@ export function itemsToMessages(items: Item[], opts: InputOptions): BuiltInput {
   return { system: out.system, messages: out.finish() };
 }
 
-function message(out: MessageBuilder, item: Item, at: string): void {
+function message(out: MessageBuilder, item: Item, at: string, files: FileOptions | undefined): void {
   const role = item.role;
   if (typeof role !== "string" || !MESSAGE_ROLES.has(role)) {
     throw untranslatable(`Invalid role '${String(role)}': expected one of 'user', 'assistant', 'system' or 'developer'.`, `${at}.role`);
@@ -155,7 +167,7 @@ function message(out: MessageBuilder, item: Item, at: string): void {
   }
   const blocks: UserBlock[] = [];
   (content as Item[]).forEach((part, j) => {
-    const block = partToBlock(part, `${at}.content[${j}]`);
+    const block = partToBlock(part, `${at}.content[${j}]`, files);
     if (block) blocks.push(block);
   });
   out.add("user", blocks);
@@ -197,7 +209,13 @@ function toolUse(item: Item, at: string, toolNames: ToolNameMap | undefined): Co
   return { type: "tool_use", id, name: chatNameFor(toolNames, name, namespace), input };
 }
 
-function toolResult(item: Item, at: string): ToolResultBlockParam {
+/** A freeform tool's call: its text as the one `input` parameter (../custom-tools.ts). */
+function customToolUse(item: Item, at: string, toolNames: ToolNameMap | undefined): ContentBlockParam {
+  const { callId, name, input } = replayedCustomCall(item, at, toolNames);
+  return { type: "tool_use", id: callId, name, input: { [CUSTOM_INPUT]: input } };
+}
+
+function toolResult(item: Item, at: string, files: FileOptions | undefined): ToolResultBlockParam {
   const id = stringField(item, "call_id", `${at}.call_id`);
   const output = item.output;
   // An empty result is sent without content (Anthropic rejects empty text).
@@ -210,7 +228,7 @@ function toolResult(item: Item, at: string): ToolResultBlockParam {
     const p = `${at}.output[${j}]`;
     if (part?.type === "input_image") content.push(imageBlock(part as Item, p));
     else {
-      const block = partToBlock(part as Item, p);
+      const block = partToBlock(part as Item, p, files);
       if (block) content.push(block);
     }
   });

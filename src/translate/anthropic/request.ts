@@ -6,9 +6,12 @@
  */
 import { untranslatable } from "../errors.js";
 import type { CreateResponseRequest, Item, JsonObject } from "../../wire/types.js";
-import { emptyToolNameMap, type ToolNameMap } from "../chat/chat-types.js";
+import type { ToolNameMap } from "../chat/chat-types.js";
 import type { CompactionOptions } from "../chat/request-input.js";
-import { chatNameFor, registerNamespaced } from "../chat/tool-names.js";
+import { customToolSpec } from "../custom-tools.js";
+import { mapTools, readToolChoice, type ToolShapes } from "../tools.js";
+import { fitContext } from "../truncation.js";
+import type { FileOptions } from "../chat/files.js";
 import { placeBreakpoints } from "./cache.js";
 import { itemsToMessages, type BuiltMessage } from "./request-input.js";
 import type { MessageParam, MessagesRequest, Tool, ToolChoice } from "./types.js";
@@ -27,10 +30,14 @@ export interface AnthropicRequestOptions {
   promptCaching: boolean;
   /** `text.format: json_schema` as a forced tool, or as `output_config.format`. */
   structuredOutput: "tool" | "native";
-  /** Tools other than function/namespace: drop them (listed in droppedTools) or answer 400. */
+  /** Tools other than function/custom/namespace: drop them (listed in droppedTools) or answer 400. */
   hostedTools: "drop" | "reject";
   historyItems?: number;
   compaction?: CompactionOptions;
+  /** Contents of the request's `file_url`s, fetched by the service (content.ts). */
+  files?: FileOptions;
+  /** The model's context window: the input is fitted to it per `truncation` (../truncation.ts). */
+  contextWindow?: number;
 }
 
 export interface AnthropicRequestResult {
@@ -50,8 +57,12 @@ export function responsesToMessagesRequest(req: CreateResponseRequest, items: It
   if (req.prompt != null) {
     throw untranslatable("Stored prompt templates ('prompt') need an OpenAI-hosted model; this model is served by an Anthropic backend.", "prompt", "unsupported_parameter");
   }
-  const { tools, droppedTools, toolNames, dropped } = mapTools(req.tools, opts.hostedTools);
-  const input = itemsToMessages(items, { systemMessages: opts.version.systemMessages, toolNames, historyItems: opts.historyItems, compaction: opts.compaction });
+  const { tools, droppedTools, toolNames, dropped } = mapTools(req.tools, opts.hostedTools, items, opts.historyItems ?? 0, ANTHROPIC_TOOLS);
+  let sent = { items, historyItems: opts.historyItems ?? 0 };
+  if (opts.contextWindow !== undefined) {
+    sent = fitContext(items, { contextWindow: opts.contextWindow, truncation: req.truncation, instructions: req.instructions, tools: req.tools, historyItems: sent.historyItems });
+  }
+  const input = itemsToMessages(sent.items, { systemMessages: opts.version.systemMessages, toolNames, historyItems: sent.historyItems, compaction: opts.compaction, files: opts.files });
   const system = input.system;
   if (typeof req.instructions === "string" && req.instructions) system.unshift({ type: "text", text: req.instructions });
   if (!input.messages.some((m) => m.role !== "system")) {
@@ -72,7 +83,9 @@ export function responsesToMessagesRequest(req: CreateResponseRequest, items: It
   else if (answer?.kind === "tool") {
     const clientTools = tools.length > 0;
     answerTool = freeName(answer.name, tools);
-    tools.push({ name: answerTool, description: "Give the final answer: its input is the answer, in the requested format.", input_schema: answer.schema as Tool["input_schema"] });
+    // The format's own description says what the answer is (chat backends get it in json_schema).
+    const about = answer.description ? `\n\nThe answer: ${answer.description}` : "";
+    tools.push({ name: answerTool, description: `Give the final answer: its input is the answer, in the requested format.${about}`, input_schema: answer.schema as Tool["input_schema"] });
     choice = answerChoice(choice, answerTool, budget !== null, clientTools);
     if (budget !== null) system.push({ type: "text", text: `Give your final answer by calling the tool '${answerTool}' with the answer as its input.` });
   }
@@ -105,6 +118,8 @@ export function responsesToMessagesRequest(req: CreateResponseRequest, items: It
   if (stop) body.stop_sequences = stop;
   const user = userId(req);
   if (user) body.metadata = { user_id: user };
+  // OpenAI's standard tier asked for by name: Anthropic's standard capacity only (its default may use priority).
+  if (req.service_tier === "default") body.service_tier = "standard_only";
   if (opts.stream) body.stream = true;
   return { body, droppedTools, toolNames, answerTool, thinkingAsSummary: wantsSummary(req) };
 }
@@ -142,74 +157,41 @@ function wantsSummary(req: CreateResponseRequest): boolean {
   return s === "auto" || s === "concise" || s === "detailed";
 }
 
-interface MappedTools {
-  tools: Tool[];
-  droppedTools: string[];
-  toolNames: ToolNameMap;
-  dropped: Set<string>;
-}
-
-function mapTools(input: JsonObject[] | undefined, hosted: "drop" | "reject"): MappedTools {
-  const out: MappedTools = { tools: [], droppedTools: [], toolNames: emptyToolNameMap(), dropped: new Set() };
-  if (input === undefined || input === null) return out;
-  if (!Array.isArray(input)) throw untranslatable("'tools' must be an array.", "tools");
-  const taken = new Set<string>();
-  for (const tool of input) if (tool?.type === "function" && typeof tool.name === "string") taken.add(tool.name);
-  const hostedTool = (type: string, param: string) => {
-    if (hosted === "reject") throw untranslatable(`Tools of type '${type}' are not supported for this model: only function tools can be used.`, param);
-    out.droppedTools.push(type);
-    out.dropped.add(type);
-  };
-  input.forEach((tool, i) => {
-    const type = tool?.type;
-    if (typeof type !== "string" || !type) throw untranslatable("Each tool needs a 'type'.", `tools[${i}].type`);
-    if (type === "function") out.tools.push(functionTool(tool, `tools[${i}]`, tool.name as string));
-    else if (type === "namespace") {
-      const ns = tool.name;
-      if (typeof ns !== "string" || !ns) throw untranslatable("A namespace tool needs a 'name'.", `tools[${i}].name`);
-      if (!Array.isArray(tool.tools)) throw untranslatable("A namespace tool needs a 'tools' array.", `tools[${i}].tools`);
-      (tool.tools as JsonObject[]).forEach((member, j) => {
-        const at = `tools[${i}].tools[${j}]`;
-        if (member?.type === "function") {
-          if (typeof member.name !== "string" || !member.name) throw untranslatable("A function tool needs a 'name'.", `${at}.name`);
-          out.tools.push(functionTool(member, at, registerNamespaced(out.toolNames, taken, ns, member.name)));
-        } else if (typeof member?.type === "string" && member.type) hostedTool(member.type, `${at}.type`);
-        else throw untranslatable("Each tool needs a 'type'.", `${at}.type`);
-      });
-    } else hostedTool(type, `tools[${i}].type`);
-  });
-  return out;
-}
-
-function functionTool(tool: JsonObject, at: string, name: string): Tool {
-  if (typeof tool.name !== "string" || !tool.name) throw untranslatable("A function tool needs a 'name'.", `${at}.name`);
-  const params = tool.parameters;
-  if (params !== undefined && params !== null && (typeof params !== "object" || Array.isArray(params))) throw untranslatable("A function tool's 'parameters' must be a JSON Schema object.", `${at}.parameters`);
-  // Anthropic requires an object schema; a function without parameters takes an empty object.
-  const schema = (params as JsonObject | null | undefined) ?? { type: "object", properties: {} };
-  const out: Tool = { name, input_schema: (schema.type === undefined ? { ...schema, type: "object" } : schema) as Tool["input_schema"] };
-  if (typeof tool.description === "string" && tool.description) out.description = tool.description;
-  return out;
-}
+/** The Messages shape of a function tool and of a freeform custom tool (one string parameter `input`). */
+const ANTHROPIC_TOOLS: ToolShapes<Tool> = {
+  function: (tool, at, name) => {
+    const params = tool.parameters;
+    if (params !== undefined && params !== null && (typeof params !== "object" || Array.isArray(params))) throw untranslatable("A function tool's 'parameters' must be a JSON Schema object.", `${at}.parameters`);
+    // Anthropic requires an object schema; a function without parameters takes an empty object.
+    const schema = (params as JsonObject | null | undefined) ?? { type: "object", properties: {} };
+    const out: Tool = { name, input_schema: (schema.type === undefined ? { ...schema, type: "object" } : schema) as Tool["input_schema"] };
+    if (typeof tool.description === "string" && tool.description) out.description = tool.description;
+    return out;
+  },
+  custom: (tool, name) => {
+    const spec = customToolSpec(tool);
+    return { name, description: spec.description, input_schema: spec.parameters as Tool["input_schema"] };
+  },
+};
 
 type Choice = Exclude<ToolChoice, { type: "none" }> | { type: "none"; disable_parallel_tool_use?: never };
 
 function mapToolChoice(choice: unknown, dropped: Set<string>, toolNames: ToolNameMap, haveTools: boolean): Choice | null {
-  if (choice === undefined || choice === null || choice === "auto") return null;
-  if (choice === "none") return { type: "none" };
-  if (choice === "required") return haveTools ? { type: "any" } : null;
-  if (typeof choice !== "object" || Array.isArray(choice)) {
-    throw untranslatable(`Invalid tool_choice '${String(choice)}': expected "auto", "none", "required" or an object.`, "tool_choice");
+  const form = readToolChoice(choice, dropped, toolNames);
+  switch (form?.type) {
+    case "none":
+      return { type: "none" };
+    case "required":
+      return haveTools ? { type: "any" } : null;
+    case "named":
+      return { type: "tool", name: form.name };
+    case "allowed":
+      // Anthropic has no allow-list: one allowed tool that must be called is that tool forced; more, any tool.
+      if (form.mode !== "required" || !haveTools) return null;
+      return form.only ? { type: "tool", name: form.only } : { type: "any" };
+    default:
+      return null;
   }
-  const c = choice as JsonObject;
-  if (c.type === "function") {
-    if (typeof c.name !== "string" || !c.name) throw untranslatable("tool_choice of type 'function' needs a 'name'.", "tool_choice.name");
-    const ns = typeof c.namespace === "string" && c.namespace ? c.namespace : undefined;
-    return { type: "tool", name: chatNameFor(toolNames, c.name, ns) };
-  }
-  if (c.type === "allowed_tools") return c.mode === "required" && haveTools ? { type: "any" } : null;
-  if (typeof c.type === "string" && dropped.has(c.type)) return null;
-  throw untranslatable(`tool_choice names a tool of type '${String(c.type)}', which is not available for this model.`, "tool_choice.type");
 }
 
 /** The tool choice once the answer tool exists: the client's own tools stay callable, the answer is the way to finish. */
@@ -221,7 +203,7 @@ function answerChoice(choice: Choice | null, answerTool: string, thinking: boole
   return { type: "tool", name: answerTool };
 }
 
-type AnswerFormat = { kind: "native"; schema: JsonObject } | { kind: "tool"; name: string; schema: JsonObject };
+type AnswerFormat = { kind: "native"; schema: JsonObject } | { kind: "tool"; name: string; schema: JsonObject; description?: string };
 
 function answerFormat(text: JsonObject | undefined, structured: "tool" | "native"): AnswerFormat | null {
   const format = text?.format as JsonObject | undefined;
@@ -234,7 +216,8 @@ function answerFormat(text: JsonObject | undefined, structured: "tool" | "native
     throw untranslatable("text.format of type 'json_schema' needs a 'schema' object.", "text.format.schema");
   }
   if ((schema as JsonObject).type !== "object") throw untranslatable("text.format.schema must describe an object (its 'type' must be 'object').", "text.format.schema");
-  return structured === "native" ? { kind: "native", schema: schema as JsonObject } : { kind: "tool", name: format.name, schema: schema as JsonObject };
+  if (structured === "native") return { kind: "native", schema: schema as JsonObject };
+  return { kind: "tool", name: format.name, schema: schema as JsonObject, description: typeof format.description === "string" && format.description ? format.description : undefined };
 }
 
 function freeName(wanted: string, tools: Tool[]): string {

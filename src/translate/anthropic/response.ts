@@ -2,14 +2,17 @@
  * A Messages API answer -> a finished Response object. Output follows the content blocks in
  * order: thinking and redacted_thinking -> a reasoning item (the thinking as reasoning_text, or
  * as a summary when reasoning.summary was asked; the whole block in encrypted_content), text ->
- * output_text parts of one assistant message, tool_use -> function_call (the answer tool of a
+ * output_text parts of one assistant message, tool_use -> function_call (a freeform custom
+ * tool's -> custom_tool_call with the `input` parameter as its input; the answer tool of a
  * structured output -> output_text). stop_reason max_tokens -> incomplete, refusal -> a refusal part.
  */
-import type { ResponseFunctionToolCall, ResponseOutputMessage, ResponseReasoningItem } from "openai/resources/responses/responses";
+import type { ResponseOutputMessage, ResponseReasoningItem } from "openai/resources/responses/responses";
 import type { IdGenerator } from "../../wire/ids.js";
 import type { Item, ResponseObject, ResponseStatus, Usage } from "../../wire/types.js";
 import type { ToolNameMap } from "../chat/chat-types.js";
 import { identityFor } from "../chat/tool-names.js";
+import { customCallItem, functionCallItem } from "../chat/response.js";
+import { customInputFromArguments } from "../custom-tools.js";
 import { encodeThinking, type Message, type ThinkingParam } from "./types.js";
 
 export interface AnswerOptions {
@@ -69,12 +72,8 @@ export function reasoningItem(id: string, block: ThinkingParam, asSummary: boole
   return item as unknown as Item;
 }
 
-export function functionCallItem(id: string, callId: string, name: string, args: string, status: string, toolNames: ToolNameMap | undefined): Item {
-  const identity = identityFor(toolNames, name);
-  const item: ResponseFunctionToolCall = { id, type: "function_call", status: status as ResponseFunctionToolCall["status"], call_id: callId, name: identity.name, arguments: args };
-  if (identity.namespace !== undefined) item.namespace = identity.namespace;
-  return item as unknown as Item;
-}
+/** Whether a tool_use of this name is a freeform custom tool's call (a custom_tool_call item). */
+export const isCustomTool = (toolNames: ToolNameMap | undefined, name: string): boolean => identityFor(toolNames, name).custom === true;
 
 export function messageToResponse(msg: Message, skeleton: ResponseObject, ids: IdGenerator, opts: AnswerOptions = {}): ResponseObject {
   const terminal = terminalFromStopReason(msg.stop_reason);
@@ -102,7 +101,10 @@ export function messageToResponse(msg: Message, skeleton: ResponseObject, ids: I
         if (opts.answerTool && block.name === opts.answerTool) text(JSON.stringify(block.input ?? {}));
         else {
           message = null;
-          output.push(functionCallItem(ids("fc"), block.id || ids("call"), block.name, JSON.stringify(block.input ?? {}), status, opts.toolNames));
+          const callId = block.id || ids("call");
+          const args = JSON.stringify(block.input ?? {});
+          if (isCustomTool(opts.toolNames, block.name)) output.push(customCallItem(ids("ctc"), callId, identityFor(opts.toolNames, block.name), customInputFromArguments(args), status));
+          else output.push(functionCallItem(ids("fc"), callId, block.name, args, status, opts.toolNames));
         }
         break;
       default:

@@ -10,17 +10,21 @@
  * - thinking -> a reasoning item (reasoning_text, or a summary part when asked), closed at its
  *   block's stop with the signature (signature_delta) in encrypted_content;
  * - redacted_thinking -> a reasoning item added and done at once;
- * - tool_use -> a function_call whose arguments are the input_json_delta fragments; the answer
+ * - tool_use -> a function_call whose arguments are the input_json_delta fragments; a freeform
+ *   custom tool's -> a custom_tool_call whose input streams as it decodes from them; the answer
  *   tool of a structured output -> output_text deltas of the message instead;
  * - message_delta carries stop_reason and the final usage; a refusal adds a refusal part at the end.
  * Any block other than text closes the open message, so output indexes follow emission order.
  */
-import type { ResponseError, ResponseFunctionToolCall, ResponseOutputItem, ResponseOutputMessage, ResponseOutputRefusal, ResponseOutputText, ResponseReasoningItem } from "openai/resources/responses/responses";
+import type { ResponseCustomToolCallItem, ResponseError, ResponseFunctionToolCall, ResponseOutputItem, ResponseOutputMessage, ResponseOutputRefusal, ResponseOutputText, ResponseReasoningItem } from "openai/resources/responses/responses";
 import { emitted } from "../../wire/emitted.js";
 import type { IdGenerator } from "../../wire/ids.js";
 import type { EmittedResponse, ResponseObject, StreamEvent } from "../../wire/types.js";
 import type { StreamTranslatorOptions } from "../chat/stream-state.js";
-import { anthropicUsageToResponses, functionCallItem, reasoningItem, refusalText, terminalFromStopReason, type AnswerOptions } from "./response.js";
+import { anthropicUsageToResponses, isCustomTool, reasoningItem, refusalText, terminalFromStopReason, type AnswerOptions } from "./response.js";
+import { customCallItem, functionCallItem } from "../chat/response.js";
+import { identityFor } from "../chat/tool-names.js";
+import { CustomInputStream } from "../custom-tools.js";
 import type { Message, RawMessageStreamEvent } from "./types.js";
 
 type Status = "completed" | "incomplete";
@@ -38,6 +42,7 @@ type Block =
   | { kind: "answer"; index: number; empty: boolean }
   | { kind: "thinking"; index: number; out: number; item: ResponseReasoningItem; text: string; signature: string; summary: boolean }
   | { kind: "call"; index: number; out: number; item: ResponseFunctionToolCall & { id: string } }
+  | { kind: "custom"; index: number; out: number; item: ResponseCustomToolCallItem; input: CustomInputStream }
   | { kind: "ignored"; index: number };
 
 export class AnthropicStreamTranslator {
@@ -193,8 +198,16 @@ export class AnthropicStreamTranslator {
         return;
       }
       this.closeMessage(out, "completed");
-      const item = functionCallItem(this.ids("fc"), typeof cb.id === "string" && cb.id ? cb.id : this.ids("call"), cb.name, "", "in_progress", this.opts.toolNames) as unknown as ResponseFunctionToolCall & { id: string };
+      const callId = typeof cb.id === "string" && cb.id ? cb.id : this.ids("call");
       const at = this.output.length;
+      if (isCustomTool(this.opts.toolNames, cb.name)) {
+        const item = customCallItem(this.ids("ctc"), callId, identityFor(this.opts.toolNames, cb.name), "", "in_progress") as unknown as ResponseCustomToolCallItem;
+        this.output.push(item);
+        this.block = { kind: "custom", index, out: at, item, input: new CustomInputStream() };
+        out.push(emitted({ type: "response.output_item.added", output_index: at, item: { ...item }, sequence_number: this.seq++ }));
+        return;
+      }
+      const item = functionCallItem(this.ids("fc"), callId, cb.name, "", "in_progress", this.opts.toolNames) as unknown as ResponseFunctionToolCall & { id: string };
       this.output.push(item);
       this.block = { kind: "call", index, out: at, item };
       out.push(emitted({ type: "response.output_item.added", output_index: at, item: { ...item }, sequence_number: this.seq++ }));
@@ -218,7 +231,16 @@ export class AnthropicStreamTranslator {
     } else if (b.kind === "call" && d.type === "input_json_delta" && typeof d.partial_json === "string" && d.partial_json) {
       b.item.arguments += d.partial_json;
       out.push(emitted({ type: "response.function_call_arguments.delta", item_id: b.item.id, output_index: b.out, delta: d.partial_json, sequence_number: this.seq++ }));
+    } else if (b.kind === "custom" && d.type === "input_json_delta" && typeof d.partial_json === "string") {
+      // The input streams as it decodes from the `{"input": "..."}` fragments.
+      const text = b.input.push(d.partial_json);
+      if (text) this.inputDelta(b, text, out);
     }
+  }
+
+  private inputDelta(b: Extract<Block, { kind: "custom" }>, delta: string, out: StreamEvent[]): void {
+    b.item.input += delta;
+    out.push(emitted({ type: "response.custom_tool_call_input.delta", item_id: b.item.id!, output_index: b.out, delta, sequence_number: this.seq++ }));
   }
 
   private closeBlock(out: StreamEvent[], status: Status): void {
@@ -243,6 +265,13 @@ export class AnthropicStreamTranslator {
       const at = { item_id: item.id, output_index: b.out, name: item.name };
       out.push(emitted({ type: "response.function_call_arguments.done", ...at, arguments: item.arguments, sequence_number: this.seq++ }));
       out.push(emitted({ type: "response.output_item.done", output_index: b.out, item, sequence_number: this.seq++ }));
+    } else if (b.kind === "custom") {
+      const { input, rest } = b.input.finish();
+      if (rest) this.inputDelta(b, rest, out);
+      b.item.input = input;
+      b.item.status = status;
+      out.push(emitted({ type: "response.custom_tool_call_input.done", item_id: b.item.id!, output_index: b.out, input, sequence_number: this.seq++ }));
+      out.push(emitted({ type: "response.output_item.done", output_index: b.out, item: b.item, sequence_number: this.seq++ }));
     }
   }
 

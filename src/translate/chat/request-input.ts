@@ -37,7 +37,7 @@ import type { ToolNameMap } from "./chat-types.js";
 import { chatNameFor } from "./tool-names.js";
 import { summaryMessageText, supersededByCompaction } from "./compaction.js";
 import { HOSTED_RUN_ITEMS, hostedItemAsCall, refusedApprovals } from "../hosted-calls.js";
-import { customArguments } from "./custom-tools.js";
+import { customArguments, replayedCustomCall } from "../custom-tools.js";
 import { fileToChat, type ContentPart, type FileOptions } from "./files.js";
 
 export type { FileOptions } from "./files.js";
@@ -287,12 +287,8 @@ function audioToChat(part: Item, at: string): ContentPart {
 }
 
 function customCallToChat(item: Item, at: string, toolNames: ToolNameMap | undefined): ChatToolCall {
-  const callId = stringField(item, "call_id", `${at}.call_id`);
-  const name = stringField(item, "name", `${at}.name`);
-  const input = item.input === undefined || item.input === null ? "" : item.input;
-  if (typeof input !== "string") throw untranslatable("custom_tool_call 'input' must be a string.", `${at}.input`);
-  const namespace = typeof item.namespace === "string" && item.namespace ? item.namespace : undefined;
-  return { id: callId, type: "function", function: { name: chatNameFor(toolNames, name, namespace), arguments: customArguments(input) } };
+  const { callId, name, input } = replayedCustomCall(item, at, toolNames);
+  return { id: callId, type: "function", function: { name, arguments: customArguments(input) } };
 }
 
 function functionCallToChat(item: Item, at: string, toolNames: ToolNameMap | undefined): ChatToolCall {

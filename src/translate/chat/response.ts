@@ -10,7 +10,7 @@ import type { IdGenerator } from "../../wire/ids.js";
 import type { ChatUsage, Item, ResponseObject, ResponseStatus, Usage } from "../../wire/types.js";
 import type { ChatAssistantMessageLike, ChatCompletionLike, ChatTokenLogprob, ToolIdentity, ToolNameMap } from "./chat-types.js";
 import { identityFor } from "./tool-names.js";
-import { customInputFromArguments } from "./custom-tools.js";
+import { customInputFromArguments } from "../custom-tools.js";
 
 /** A Responses logprob entry. */
 export interface ResponsesLogprob {

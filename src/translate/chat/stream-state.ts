@@ -2,7 +2,7 @@
  * State shapes of ChatStreamTranslator (stream.ts), kept apart so the machine itself stays
  * short. Items and parts are the openai package's own types: they go out in events as they are.
  */
-import type { CustomInputStream } from "./custom-tools.js";
+import type { CustomInputStream } from "../custom-tools.js";
 import type { ResponseCustomToolCallItem, ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputRefusal, ResponseOutputText, ResponseReasoningItem } from "openai/resources/responses/responses";
 
 export interface StreamTranslatorOptions {
@@ -39,7 +39,7 @@ export interface ReasoningState {
 /**
  * One chat tool call, keyed by its chat `index`. `item` is null until the name is known:
  * a function_call, or a custom_tool_call for a freeform tool (its input decoded from the
- * `{"input": "..."}` arguments as they stream, custom-tools.ts).
+ * `{"input": "..."}` arguments as they stream, ../custom-tools.ts).
  */
 export interface CallState {
   /** output_index once opened, -1 before. */

@@ -30,7 +30,7 @@ import type { ResponseError, ResponseOutputItem } from "openai/resources/respons
 import type { ChatUsage, EmittedResponse, ResponseObject, StreamEvent } from "../../wire/types.js";
 import type { ChatChunkLike, ChatTokenLogprob, ChatToolCallDelta, ToolNameMap } from "./chat-types.js";
 import { chatUsageToResponses, customCallItem, functionCallItem, mapLogprobs, terminalFromFinishReason } from "./response.js";
-import { CustomInputStream } from "./custom-tools.js";
+import { CustomInputStream } from "../custom-tools.js";
 import { identityFor } from "./tool-names.js";
 import type { CallState, MessageState, Part, ReasoningState, Status, StreamTranslatorOptions } from "./stream-state.js";
 import { isCompleteJson } from "./stream-state.js";

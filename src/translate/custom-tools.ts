@@ -1,33 +1,31 @@
 /**
  * Freeform `custom` tools (Codex's `apply_patch`, any tool whose input is plain text or
- * follows a grammar) on a chat backend. Chat completions only has JSON-argument functions,
- * so each custom tool is sent as a function with ONE string parameter, `input`, whose
- * description carries the tool's format (the grammar's syntax and definition). The call
- * comes back as `{"input": "..."}` and becomes a `custom_tool_call` with that `input`;
- * history replays the other way round.
+ * follows a grammar) on a backend that only has JSON-argument tools (chat completions,
+ * the Messages API). Each custom tool is sent as a tool with ONE string parameter, `input`,
+ * whose description carries the tool's format (the grammar's syntax and definition). The
+ * call comes back as `{"input": "..."}` and becomes a `custom_tool_call` with that `input`;
+ * history replays the other way round. Each kind wraps `customToolSpec` in its own tool shape.
  */
-import type { JsonObject } from "../../wire/types.js";
-import type { ChatTool } from "./chat-types.js";
+import type { Item, JsonObject } from "../wire/types.js";
+import { untranslatable } from "./errors.js";
+import type { ToolNameMap } from "./chat/chat-types.js";
+import { chatNameFor } from "./chat/tool-names.js";
 
-/** The one parameter a custom tool's chat function takes. */
+/** The one parameter a custom tool's JSON form takes. */
 export const CUSTOM_INPUT = "input";
 
-/** The chat function for a `custom` tool (`tool` is the Responses CustomTool). */
-export function customToolFunction(tool: JsonObject, chatName: string): ChatTool {
+/** A custom tool as a description and a JSON Schema with the one string parameter (`tool` is the Responses CustomTool). */
+export function customToolSpec(tool: JsonObject): { description: string; parameters: JsonObject } {
   const format = formatText(tool.format);
   const lead = typeof tool.description === "string" && tool.description ? tool.description : `The ${String(tool.name)} tool.`;
   const description = `${lead}\n\nThis tool takes freeform text: pass the whole text as the string parameter "${CUSTOM_INPUT}", not as JSON fields.${format ? `\n\n${format}` : ""}`;
   return {
-    type: "function",
-    function: {
-      name: chatName,
-      description,
-      parameters: {
-        type: "object",
-        properties: { [CUSTOM_INPUT]: { type: "string", description: format ? "The freeform input, in the format the tool's description gives." : "The freeform input." } },
-        required: [CUSTOM_INPUT],
-        additionalProperties: false,
-      },
+    description,
+    parameters: {
+      type: "object",
+      properties: { [CUSTOM_INPUT]: { type: "string", description: format ? "The freeform input, in the format the tool's description gives." : "The freeform input." } },
+      required: [CUSTOM_INPUT],
+      additionalProperties: false,
     },
   };
 }
@@ -42,7 +40,7 @@ function formatText(format: unknown): string {
 }
 
 /**
- * A custom call's input from the chat call's arguments: the `input` string of
+ * A custom call's input from the call's JSON arguments: the `input` string of
  * `{"input": "..."}`; a model that answered with another single string field, or with no
  * JSON at all, still has its text taken as the input rather than lost.
  */
@@ -61,7 +59,19 @@ export function customInputFromArguments(args: string): string {
   return values.length === 1 && typeof values[0] === "string" ? values[0] : args;
 }
 
-/** The chat call arguments for a replayed custom call's input. */
+/** A replayed `custom_tool_call` item: its call id, the name its tool was sent under, and its input. */
+export function replayedCustomCall(item: Item, at: string, toolNames: ToolNameMap | undefined): { callId: string; name: string; input: string } {
+  const callId = item.call_id;
+  if (typeof callId !== "string") throw untranslatable("Missing or invalid 'call_id': expected a string.", `${at}.call_id`);
+  const name = item.name;
+  if (typeof name !== "string") throw untranslatable("Missing or invalid 'name': expected a string.", `${at}.name`);
+  const input = item.input === undefined || item.input === null ? "" : item.input;
+  if (typeof input !== "string") throw untranslatable("custom_tool_call 'input' must be a string.", `${at}.input`);
+  const namespace = typeof item.namespace === "string" && item.namespace ? item.namespace : undefined;
+  return { callId, name: chatNameFor(toolNames, name, namespace), input };
+}
+
+/** The call arguments for a replayed custom call's input. */
 export const customArguments = (input: string): string => JSON.stringify({ [CUSTOM_INPUT]: input });
 
 const INPUT_OPENING = /^\s*\{\s*"input"\s*:\s*"/;
