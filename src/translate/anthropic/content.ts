@@ -6,6 +6,7 @@
  * Anthropic, nor can audio (the Messages API has no audio input): a 400 naming them.
  */
 import { untranslatable } from "../errors.js";
+import { stringField } from "../input-parts.js";
 import type { Item, JsonObject } from "../../wire/types.js";
 import type { DocumentBlockParam, ImageBlockParam, TextBlockParam } from "./types.js";
 import type { FileOptions } from "../chat/files.js";
@@ -95,10 +96,4 @@ function mediaTypeOf(filename: string | undefined): string | undefined {
 function parseDataUrl(url: string): { mediaType: string; base64: string } | null {
   const m = /^data:([^;,]+)(?:;[^;,]*)*;base64,(.*)$/s.exec(url);
   return m ? { mediaType: m[1]!.toLowerCase(), base64: m[2]! } : null;
-}
-
-export function stringField(obj: Item, key: string, param: string): string {
-  const value = obj[key];
-  if (typeof value !== "string") throw untranslatable(`Missing or invalid '${key}': expected a string.`, param);
-  return value;
 }

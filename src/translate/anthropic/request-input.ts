@@ -25,7 +25,8 @@ import { summaryMessageText, supersededByCompaction } from "../chat/compaction.j
 import { chatNameFor } from "../chat/tool-names.js";
 import type { ToolNameMap } from "../chat/chat-types.js";
 import { decodeThinking, type ContentBlockParam, type TextBlockParam, type ThinkingParam, type ToolResultBlockParam } from "./types.js";
-import { imageBlock, partToBlock, stringField, type UserBlock } from "./content.js";
+import { imageBlock, partToBlock, type UserBlock } from "./content.js";
+import { assistantText, stringField } from "../input-parts.js";
 import { CUSTOM_INPUT, replayedCustomCall } from "../custom-tools.js";
 import type { FileOptions } from "../chat/files.js";
 
@@ -180,17 +181,6 @@ function textOf(parts: Item[], at: string): string {
       return stringField(p, "text", `${at}.content[${j}].text`);
     })
     .join("\n");
-}
-
-function assistantText(parts: Item[], at: string): string {
-  let text = "";
-  for (let j = 0; j < parts.length; j++) {
-    const part = parts[j]!;
-    if (part.type === "output_text" || part.type === "input_text" || part.type === "text") text += stringField(part, "text", `${at}.content[${j}].text`);
-    else if (part.type === "refusal") text += stringField(part, "refusal", `${at}.content[${j}].refusal`);
-    else throw untranslatable(`Assistant message parts of type '${String(part.type)}' are not supported.`, `${at}.content[${j}].type`);
-  }
-  return text;
 }
 
 function toolUse(item: Item, at: string, toolNames: ToolNameMap | undefined): ContentBlockParam {

@@ -31,6 +31,7 @@
  *   cannot open (OpenAI's, another key's, altered) is a 400 naming it, never dropped.
  */
 import { untranslatable } from "../errors.js";
+import { assistantText, stringField } from "../input-parts.js";
 import { MESSAGE_ROLES } from "../../wire/protocol.js";
 import type { ChatMessage, ChatToolCall, Item, JsonObject } from "../../wire/types.js";
 import type { ToolNameMap } from "./chat-types.js";
@@ -237,17 +238,6 @@ function messageToChat(item: Item, at: string, developerRole: "system" | "develo
   return { role: chatRole, content: only && only.type === "text" ? only.text : parts };
 }
 
-function assistantText(parts: Item[], at: string): string {
-  let text = "";
-  for (let j = 0; j < parts.length; j++) {
-    const part = parts[j]!;
-    if (part.type === "output_text" || part.type === "input_text" || part.type === "text") text += stringField(part, "text", `${at}.content[${j}].text`);
-    else if (part.type === "refusal") text += stringField(part, "refusal", `${at}.content[${j}].refusal`);
-    else throw untranslatable(`Assistant message parts of type '${String(part.type)}' are not supported.`, `${at}.content[${j}].type`);
-  }
-  return text;
-}
-
 function partToChat(part: Item, at: string, files: FileOptions | undefined): ContentPart {
   switch (part.type) {
     case "input_text":
@@ -328,10 +318,4 @@ export function reasoningText(item: Item): string {
       : [];
   const content = pick(item.content);
   return (content.length ? content : pick(item.summary)).join("\n\n");
-}
-
-function stringField(obj: Item, key: string, param: string): string {
-  const value = obj[key];
-  if (typeof value !== "string") throw untranslatable(`Missing or invalid '${key}': expected a string.`, param);
-  return value;
 }
