@@ -62,7 +62,9 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
 
   /** One upstream read; false pauses the upstream until `source.resume()`. */
   push(chunk: Buffer): boolean {
-    if (this.state !== OPEN) return true;
+    // undici may hand over an empty read when its parser resumes at the end of a body span; held
+    // or delivered, it would pause the read again at the same place, and so forever.
+    if (this.state !== OPEN || chunk.length === 0) return true;
     if (this.consumer && !this.paused && this.held.length === 0) {
       this.scope!.runInAsyncScope(this.consumer.onChunk, this.consumer, chunk);
     } else {

@@ -26,6 +26,17 @@ function recorder() {
 }
 
 describe("UpstreamBody", () => {
+  it("passes over an empty read: it reaches no consumer and never pauses the upstream (undici hands one over when it resumes at a span's end)", () => {
+    const { body } = fakeBody();
+    const r = recorder();
+    body.attach({ ...r.consumer, onChunk: (c) => (r.consumer.onChunk(c), body.pause()) });
+    expect(body.push(Buffer.alloc(0))).toBe(true);
+    expect(body.push(Buffer.from("a"))).toBe(false); // the consumer paused after a real read
+    expect(body.push(Buffer.alloc(0))).toBe(true); // paused, an empty read still lets the parser go on
+    body.resume();
+    expect(r.seen).toEqual(["a"]);
+  });
+
   it("holds reads that arrive before the consumer attaches and hands them over at once, then the end", () => {
     const { body, calls } = fakeBody();
     expect(body.push(Buffer.from("a"))).toBe(true);
