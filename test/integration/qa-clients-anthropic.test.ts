@@ -1,0 +1,217 @@
+/**
+ * Real clients across the three kinds, the way a user combines them: the AI SDK's default
+ * store: true multi-turn (item_reference) with reasoning on anthropic and chat, LangChain and the
+ * Agents SDK multi-turn with tools on anthropic, the openai SDK's stream / compact / conversations
+ * on anthropic, and a fallback from anthropic to chat mid-conversation.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { message, messageReply, sentMessages, startAnthropicMock, textBlock, thinkingBlock, toolUseBlock, anthropicError } from "../helpers/anthropic-mock.js";
+import { chatBackend, REASONING } from "../helpers/client-backends.js";
+import { startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
+import { startTestRouter, type TestRouter } from "../helpers/router.js";
+
+const SIG = "EqQBCkgIARAB/qa+clients+sig==";
+const THINKING = "Need the weather tool for Oslo.";
+let ant: MockUpstream;
+let chat: MockUpstream;
+let router: TestRouter;
+
+/** Thinking + a tool call while no tool result is in the conversation, then an answer quoting the result. */
+function anthropicBackend(req: RecordedRequest): Reply {
+  const messages = req.body.messages as { role: string; content: { type: string; content?: unknown }[] | string }[];
+  const blocks = messages.flatMap((m) => (typeof m.content === "string" ? [] : m.content));
+  const result = blocks.filter((b) => b.type === "tool_result").at(-1);
+  const hasTool = ((req.body.tools ?? []) as { name: string }[]).some((t) => t.name === "get_weather");
+  if (hasTool && !result)
+    return messageReply(message([thinkingBlock(THINKING, SIG), toolUseBlock("toolu_qa1", "get_weather", { city: "Oslo" })], { stop_reason: "tool_use" }), req);
+  if (result) return messageReply(message([textBlock(`Oslo: ${typeof result.content === "string" ? result.content : JSON.stringify(result.content)}`)]), req);
+  const last = messages.at(-1)!;
+  const text = typeof last.content === "string" ? last.content : ((last.content as { type: string; text?: string }[]).filter((b) => b.type === "text").at(-1)?.text ?? "");
+  return messageReply(message([thinkingBlock(`Thinking about ${text}`, SIG), textBlock(`Claude: ${text}`)]), req);
+}
+
+beforeAll(async () => {
+  ant = await startAnthropicMock();
+  ant.setDefault("/messages", anthropicBackend);
+  chat = await startMockUpstream();
+  chat.setDefault("/chat/completions", chatBackend);
+  router = await startTestRouter({
+    endpoints: [
+      { name: "claude-ep", url: ant.url, kind: "anthropic", api_key: "sk-ant-test-0123456789" },
+      { name: "box", url: chat.url, kind: "chat" },
+    ],
+    models: {
+      claude: { endpoints: ["claude-ep"], upstream_model: "claude-up" },
+      local: { endpoints: ["box"], upstream_model: "llama3.1:8b" },
+      "claude-or-local": { endpoints: ["claude-ep"], upstream_model: "claude-up", fallbacks: ["local"] },
+    },
+    routing: { retry: { attempts: 1, max_time: "2s" }, health: { failure_threshold: 100, cooldown: "100ms" } },
+  });
+});
+afterAll(async () => {
+  await router?.close(1000);
+  await ant?.close();
+  await chat?.close();
+});
+beforeEach(() => {
+  ant.requests.length = 0;
+  chat.requests.length = 0;
+  ant.setDefault("/messages", anthropicBackend);
+});
+
+const weatherAi = async (calls: string[]) => {
+  const { tool } = await import("ai");
+  return tool({
+    description: "Current weather for a city",
+    inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }: { city: string }) => {
+      calls.push(city);
+      return "light snow";
+    },
+  });
+};
+
+describe("AI SDK, default store: true (item_reference) with reasoning", () => {
+  const sentBodies: unknown[] = [];
+  /** The AI SDK's provider, its request bodies recorded so a test can see the item_references it sent. */
+  const aiProvider = async () => {
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    return createOpenAI({
+      baseURL: `${router.url}/v1`,
+      apiKey: "test-key",
+      fetch: async (url, init) => {
+        if (typeof init?.body === "string") sentBodies.push(JSON.parse(init.body));
+        return fetch(url, init);
+      },
+    });
+  };
+  const reasoningOpts = { openai: { reasoningEffort: "low", reasoningSummary: "auto", forceReasoning: true } };
+
+  it("anthropic: a tool loop whose second step references the signed thinking by id sends it back byte for byte", async () => {
+    const { generateText, stepCountIs } = await import("ai");
+    const openai = await aiProvider();
+    const calls: string[] = [];
+    const r = await generateText({ model: openai.responses("claude"), prompt: "Weather in Oslo?", tools: { get_weather: await weatherAi(calls) }, stopWhen: stepCountIs(3), providerOptions: reasoningOpts });
+    expect(calls).toEqual(["Oslo"]);
+    expect(r.text).toBe("Oslo: light snow");
+    const sent = sentMessages(ant);
+    expect(sent).toHaveLength(2);
+    const assistant = sent[1].messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+    expect(assistant.content[1]).toMatchObject({ type: "tool_use", id: "toolu_qa1", name: "get_weather" });
+    expect(sent[1].thinking?.type).toBe("enabled");
+    expect(JSON.stringify(sentBodies.at(-1))).toContain("item_reference");
+  });
+
+  it("anthropic: streamText, then a second turn from response.messages (item_reference), keeps the thinking signed", async () => {
+    const { streamText, generateText } = await import("ai");
+    const openai = await aiProvider();
+    const s = streamText({ model: openai.responses("claude"), prompt: "hello", providerOptions: reasoningOpts });
+    expect(await s.text).toBe("Claude: hello");
+    expect(await s.reasoningText).toBe("Thinking about hello");
+    const msgs = (await s.response).messages;
+    const second = await generateText({ model: openai.responses("claude"), messages: [{ role: "user", content: "hello" }, ...msgs, { role: "user", content: "again" }], providerOptions: reasoningOpts });
+    expect(second.text).toBe("Claude: again");
+    const last = sentMessages(ant).at(-1);
+    const assistant = last.messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: "Thinking about hello", signature: SIG });
+    expect(assistant.content[1]).toMatchObject({ type: "text", text: "Claude: hello" });
+    expect(JSON.stringify(sentBodies.at(-1))).toContain("item_reference");
+  });
+
+  it("chat: a tool loop with reasoning over item_reference answers", async () => {
+    const { generateText, stepCountIs } = await import("ai");
+    const openai = await aiProvider();
+    const calls: string[] = [];
+    const r = await generateText({ model: openai.responses("local"), prompt: "Weather in Oslo?", tools: { get_weather: await weatherAi(calls) }, stopWhen: stepCountIs(3), providerOptions: reasoningOpts });
+    expect(calls).toEqual(["Oslo"]);
+    expect(r.text).toBe("Result: light snow");
+    expect(r.steps[0].reasoningText).toBe(REASONING);
+    const msgs = chat.requests.at(-1)!.body.messages;
+    expect(msgs.at(-1)).toEqual({ role: "tool", tool_call_id: "call_w1", content: "light snow" });
+    expect(msgs.at(-2).tool_calls[0]).toMatchObject({ id: "call_w1" });
+  });
+});
+
+describe("LangChain multi-turn with tools on anthropic", () => {
+  const weatherTool = {
+    type: "function" as const,
+    function: { name: "get_weather", description: "Current weather for a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+  };
+  for (const streaming of [false, true]) {
+    it(`a tool round trip over two turns, then a third turn (${streaming ? "streamed" : "invoke"})`, async () => {
+      const { ChatOpenAI } = await import("@langchain/openai");
+      const { HumanMessage, ToolMessage } = await import("@langchain/core/messages");
+      const llm = new ChatOpenAI({ model: "claude", apiKey: "test-key", useResponsesApi: true, maxRetries: 0, streaming, configuration: { baseURL: `${router.url}/v1` } }).bindTools([weatherTool]);
+      const history: any[] = [new HumanMessage("Weather in Oslo?")];
+      const first = await llm.invoke(history);
+      expect(first.tool_calls).toHaveLength(1);
+      expect(first.tool_calls![0]).toMatchObject({ name: "get_weather", args: { city: "Oslo" }, id: "toolu_qa1" });
+      history.push(first, new ToolMessage({ content: "light snow", tool_call_id: "toolu_qa1" }));
+      const second = await llm.invoke(history);
+      expect(second.text).toBe("Oslo: light snow");
+      history.push(second, new HumanMessage("Thanks"));
+      const third = await llm.invoke(history);
+      expect(third.text).toBe("Oslo: light snow");
+      const sent = sentMessages(ant);
+      expect(sent).toHaveLength(3);
+      expect(sent[1].messages.at(-1).content[0]).toEqual({ type: "tool_result", tool_use_id: "toolu_qa1", content: "light snow" });
+      expect(sent[2].messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user"]);
+    });
+  }
+});
+
+describe("the openai SDK on anthropic: stream, compact, conversations", () => {
+  it("responses.stream gives the SDK's final response with reasoning and text", async () => {
+    const stream = router.client.responses.stream({ model: "claude", input: "hello", reasoning: { effort: "low" }, include: ["reasoning.encrypted_content"] });
+    const deltas: string[] = [];
+    stream.on("response.output_text.delta", (e) => deltas.push(e.delta));
+    const final = await stream.finalResponse();
+    expect(final.status).toBe("completed");
+    expect(final.output_text).toBe("Claude: hello");
+    expect(deltas.join("")).toBe("Claude: hello");
+    const reasoning = final.output.find((o) => o.type === "reasoning")!;
+    expect(reasoning.type === "reasoning" && reasoning.encrypted_content).toMatch(/^anthropic\./);
+    const next = await router.client.responses.create({ model: "claude", input: "again", previous_response_id: final.id, reasoning: { effort: "low" } });
+    expect(next.output_text).toBe("Claude: again");
+    const assistant = sentMessages(ant).at(-1).messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: "Thinking about hello", signature: SIG });
+  });
+
+  it("include reasoning.encrypted_content on retrieval returns the signed block", async () => {
+    const r = await router.client.responses.create({ model: "claude", input: "hello", reasoning: { effort: "low" } });
+    const plain = r.output.find((o) => o.type === "reasoning") as { encrypted_content?: string | null };
+    expect(plain.encrypted_content ?? null).toBeNull();
+    const got = await router.client.responses.retrieve(r.id, { include: ["reasoning.encrypted_content"] });
+    const item = got.output.find((o) => o.type === "reasoning") as { encrypted_content?: string | null };
+    expect(item.encrypted_content).toMatch(/^anthropic\./);
+    const again = await router.client.responses.retrieve(r.id);
+    expect((again.output.find((o) => o.type === "reasoning") as { encrypted_content?: string | null }).encrypted_content ?? null).toBeNull();
+    const items = await router.client.responses.inputItems.list(r.id);
+    expect(items.data.length).toBeGreaterThan(0);
+  });
+
+  it("responses.compact on a stored anthropic chain, then a turn over the compacted window", async () => {
+    const first = await router.client.responses.create({ model: "claude", input: "hello" });
+    const compacted = await router.client.responses.compact({ model: "claude", previous_response_id: first.id });
+    expect(compacted.object).toBe("response.compaction");
+    expect(compacted.output.length).toBeGreaterThan(0);
+    const next = await router.client.responses.create({ model: "claude", input: [...(compacted.output as any[]), { role: "user", content: "again" }] });
+    expect(next.output_text).toBe("Claude: again");
+    sentMessages(ant);
+  });
+
+  it("conversations: two turns on anthropic keep the history, items list shows both turns", async () => {
+    const conv = await router.client.conversations.create({ items: [{ type: "message", role: "user", content: "hello" }] });
+    const t1 = await router.client.responses.create({ model: "claude", conversation: conv.id, input: [] as any, reasoning: { effort: "low" } });
+    expect(t1.output_text).toBe("Claude: hello");
+    const t2 = await router.client.responses.create({ model: "claude", conversation: conv.id, input: "again", reasoning: { effort: "low" } });
+    expect(t2.output_text).toBe("Claude: again");
+    const assistant = sentMessages(ant).at(-1).messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: "Thinking about hello", signature: SIG });
+    const items = await router.client.conversations.items.list(conv.id, { order: "asc" });
+    const types = items.data.map((i) => i.type);
+    expect(types.filter((t) => t === "message")).toHaveLength(4);
+  });
+});
