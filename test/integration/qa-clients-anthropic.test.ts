@@ -215,3 +215,83 @@ describe("the openai SDK on anthropic: stream, compact, conversations", () => {
     expect(types.filter((t) => t === "message")).toHaveLength(4);
   });
 });
+
+describe("Agents SDK multi-turn with function tools, anthropic and chat, and a fallback mid-conversation", () => {
+  async function agentFor(model: string, calls: string[], reasoning = true) {
+    const { Agent, OpenAIResponsesModel, tool, setTracingDisabled } = await import("@openai/agents");
+    setTracingDisabled(true);
+    const getWeather = tool({
+      name: "get_weather",
+      description: "Current weather for a city",
+      parameters: z.object({ city: z.string() }),
+      execute: async ({ city }) => {
+        calls.push(city);
+        return "light snow";
+      },
+    });
+    return new Agent({
+      name: "Weather",
+      instructions: "Answer with the weather.",
+      model: new OpenAIResponsesModel(router.client, model),
+      tools: [getWeather],
+      ...(reasoning ? { modelSettings: { reasoning: { effort: "low" as const }, providerData: { include: ["reasoning.encrypted_content"] } } } : {}),
+    });
+  }
+
+  for (const { model, stream } of [
+    { model: "claude", stream: false },
+    { model: "claude", stream: true },
+    { model: "local", stream: false },
+    { model: "local", stream: true },
+  ]) {
+    it(`${model}: two runs, the second on the first's history (${stream ? "streamed" : "not streamed"})`, async () => {
+      const { run } = await import("@openai/agents");
+      const calls: string[] = [];
+      const agent = await agentFor(model, calls);
+      const go = async (input: any) => {
+        if (!stream) return run(agent, input);
+        const r = await run(agent, input, { stream: true });
+        for await (const _ of r) void _;
+        await r.completed;
+        expect(r.error).toBeNull();
+        return r;
+      };
+      const first = await go("Weather in Oslo?");
+      const expected = model === "claude" ? "Oslo: light snow" : "Result: light snow";
+      expect(first.finalOutput).toBe(expected);
+      const second = await go([...first.history, { role: "user", content: "And tomorrow?" }]);
+      // The chat mock calls the tool again on every new user turn; the anthropic mock answers from the result it has.
+      expect(second.finalOutput).toBe(expected);
+      expect(calls).toEqual(model === "claude" ? ["Oslo"] : ["Oslo", "Oslo"]);
+      if (model === "claude") {
+        const sent = sentMessages(ant);
+        const assistant = sent.at(-1).messages.find((m: { role: string }) => m.role === "assistant");
+        expect(assistant.content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+      }
+    });
+  }
+
+  it("a fallback from anthropic to chat mid-conversation, then back to anthropic", async () => {
+    const { run } = await import("@openai/agents");
+    const calls: string[] = [];
+    const agent = await agentFor("claude-or-local", calls);
+    // Turn 1 step 1 on anthropic (thinking + tool call); step 2 Anthropic is overloaded: chat serves it.
+    let n = 0;
+    ant.setDefault("/messages", (req) => (++n === 1 ? anthropicBackend(req) : anthropicError(529, "overloaded_error", "Overloaded")));
+    const first = await run(agent, "Weather in Oslo?");
+    expect(calls).toEqual(["Oslo"]);
+    expect(first.finalOutput).toBe("Result: light snow");
+    const chatReq = chat.requests.at(-1)!.body;
+    expect(chatReq.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "toolu_qa1", content: "light snow" });
+    expect(JSON.stringify(chatReq)).not.toContain("anthropic.");
+    // Anthropic is back: the next run carries the chat turn's items and the anthropic thinking.
+    ant.setDefault("/messages", anthropicBackend);
+    ant.requests.length = 0;
+    const second = await run(agent, [...first.history, { role: "user", content: "Thanks" }]);
+    expect(second.finalOutput).toBe("Oslo: light snow");
+    const sent = sentMessages(ant);
+    expect(sent).toHaveLength(1);
+    const assistants = sent[0].messages.filter((m: { role: string }) => m.role === "assistant");
+    expect(assistants[0].content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+  });
+});
