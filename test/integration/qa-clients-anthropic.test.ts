@@ -295,3 +295,83 @@ describe("Agents SDK multi-turn with function tools, anthropic and chat, and a f
     expect(assistants[0].content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
   });
 });
+
+describe("models metadata, input_tokens and truncation across the kinds", () => {
+  let r2: TestRouter;
+  let oai: MockUpstream;
+  beforeAll(async () => {
+    oai = await startMockUpstream();
+    const { responsesBackend } = await import("../helpers/client-backends.js");
+    oai.setDefault("/responses", responsesBackend);
+    oai.setDefault("/responses/input_tokens", { kind: "json", body: { object: "response.input_tokens", input_tokens: 77 } });
+    r2 = await startTestRouter({
+      endpoints: [
+        { name: "claude-ep", url: ant.url, kind: "anthropic", api_key: "sk-ant-test-0123456789" },
+        { name: "box", url: chat.url, kind: "chat" },
+        { name: "oai", url: oai.url, kind: "openai", api_key: "sk-upstream-secret-0123456789" },
+      ],
+      models: {
+        claude: { endpoints: ["claude-ep"], upstream_model: "claude-up", context_window: 120, max_output_tokens: 4096, reasoning: true, input_modalities: ["text", "image", "file"] },
+        local: { endpoints: ["box"], upstream_model: "llama3.1:8b", context_window: 120 },
+        "gpt-4.1": { endpoints: ["oai"], context_window: 120 },
+      },
+    });
+  });
+  afterAll(async () => {
+    await r2?.close(500);
+    await oai?.close();
+  });
+
+  it("GET /v1/models tells the anthropic model's metadata", async () => {
+    const list = await r2.client.models.list();
+    const claude = list.data.find((m) => m.id === "claude") as any;
+    expect(claude).toMatchObject({ id: "claude", object: "model" });
+    expect(claude.context_window).toBe(120);
+    expect(claude.max_output_tokens).toBe(4096);
+    const one = (await r2.client.models.retrieve("claude")) as any;
+    expect(one.context_window).toBe(120);
+  });
+
+  it("input_tokens on anthropic counts the chain (count_tokens gets the history with its signed thinking)", async () => {
+    const first = await r2.client.responses.create({ model: "claude", input: "hi", reasoning: { effort: "low" } });
+    const res = await r2.fetch("/v1/responses/input_tokens", {
+      method: "POST",
+      headers: { authorization: "Bearer test-key", "content-type": "application/json" },
+      body: JSON.stringify({ model: "claude", input: "again", previous_response_id: first.id, reasoning: { effort: "low" } }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ object: "response.input_tokens", input_tokens: 42 });
+    expect(res.headers.get("x-router-token-count")).toBe("upstream");
+    const counted = ant.requests.filter((r) => r.path === "/messages/count_tokens").at(-1)!.body;
+    const assistant = counted.messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: "Thinking about hi", signature: SIG });
+    expect(counted.max_tokens).toBeUndefined();
+  });
+
+  for (const model of ["claude", "local"]) {
+    it(`truncation auto on ${model}: a long chain drops its oldest turns and still answers`, async () => {
+      const filler = "x".repeat(200);
+      let prev: string | undefined;
+      for (const word of ["one", "two", "three"]) {
+        const r = await r2.client.responses.create({ model, input: `${word} ${filler}`, previous_response_id: prev, truncation: "auto", ...(model === "claude" ? { reasoning: { effort: "low" as const } } : {}) });
+        expect(r.status).toBe("completed");
+        expect(r.truncation).toBe("auto");
+        prev = r.id;
+      }
+      const over = r2.client.responses.create({ model, input: "four", previous_response_id: prev });
+      await expect(over).rejects.toMatchObject({ status: 400, code: "context_length_exceeded" });
+      if (model === "claude") {
+        const sent = sentMessages(ant).at(-1);
+        expect(JSON.stringify(sent)).not.toContain("one x");
+      } else {
+        expect(JSON.stringify(chat.requests.at(-1)!.body)).not.toContain("one x");
+      }
+    });
+  }
+
+  it("truncation auto on openai is passed to the upstream", async () => {
+    const r = await r2.client.responses.create({ model: "gpt-4.1", input: "hello", truncation: "auto" });
+    expect(r.truncation).toBe("auto");
+    expect(oai.requests.at(-1)!.body.truncation).toBe("auto");
+  });
+});
