@@ -17,18 +17,22 @@ let ant: MockUpstream;
 let chat: MockUpstream;
 let router: TestRouter;
 
-/** Thinking + a tool call while no tool result is in the conversation, then an answer quoting the result. */
+/**
+ * Thinking (when asked for, as Anthropic) + a tool call while no tool result is in the
+ * conversation, then an answer quoting the result; without tools, "Claude: <last user text>".
+ */
 function anthropicBackend(req: RecordedRequest): Reply {
+  const think = (text: string) => (req.body.thinking?.type === "enabled" ? [thinkingBlock(text, SIG)] : []);
   const messages = req.body.messages as { role: string; content: { type: string; content?: unknown }[] | string }[];
   const blocks = messages.flatMap((m) => (typeof m.content === "string" ? [] : m.content));
   const result = blocks.filter((b) => b.type === "tool_result").at(-1);
   const hasTool = ((req.body.tools ?? []) as { name: string }[]).some((t) => t.name === "get_weather");
   if (hasTool && !result)
-    return messageReply(message([thinkingBlock(THINKING, SIG), toolUseBlock("toolu_qa1", "get_weather", { city: "Oslo" })], { stop_reason: "tool_use" }), req);
+    return messageReply(message([...think(THINKING), toolUseBlock("toolu_qa1", "get_weather", { city: "Oslo" })], { stop_reason: "tool_use" }), req);
   if (result) return messageReply(message([textBlock(`Oslo: ${typeof result.content === "string" ? result.content : JSON.stringify(result.content)}`)]), req);
   const last = messages.at(-1)!;
   const text = typeof last.content === "string" ? last.content : ((last.content as { type: string; text?: string }[]).filter((b) => b.type === "text").at(-1)?.text ?? "");
-  return messageReply(message([thinkingBlock(`Thinking about ${text}`, SIG), textBlock(`Claude: ${text}`)]), req);
+  return messageReply(message([...think(`Thinking about ${text}`), textBlock(`Claude: ${text}`)]), req);
 }
 
 beforeAll(async () => {
@@ -373,5 +377,43 @@ describe("models metadata, input_tokens and truncation across the kinds", () => 
     const r = await r2.client.responses.create({ model: "gpt-4.1", input: "hello", truncation: "auto" });
     expect(r.truncation).toBe("auto");
     expect(oai.requests.at(-1)!.body.truncation).toBe("auto");
+  });
+});
+
+describe("the README's client examples, verbatim, on an anthropic model", () => {
+  it("the AI SDK example (reasoningSummary auto, forceReasoning, plus an effort for Claude) shows Claude's thinking", async () => {
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    const { generateText } = await import("ai");
+    const openai = createOpenAI({ baseURL: `${router.url}/v1`, apiKey: "test-key" });
+    const { text, reasoningText } = await generateText({
+      model: openai.responses("claude"),
+      prompt: "hi",
+      providerOptions: { openai: { reasoningSummary: "auto", forceReasoning: true, reasoningEffort: "low" } },
+    });
+    expect(text).toBe("Claude: hi");
+    expect(reasoningText).toBe("Thinking about hi");
+  });
+
+  it("the LangChain example (modelKwargs reasoning summary) with tools answers", async () => {
+    const { ChatOpenAI } = await import("@langchain/openai");
+    const llm = new ChatOpenAI({
+      model: "claude",
+      apiKey: "test-key",
+      useResponsesApi: true,
+      configuration: { baseURL: `${router.url}/v1` },
+      modelKwargs: { reasoning: { summary: "auto" } },
+    });
+    const weatherTool = { type: "function" as const, function: { name: "get_weather", description: "weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } };
+    const msg = await llm.bindTools([weatherTool]).invoke("What is the weather in Oslo?");
+    expect(msg.tool_calls?.[0]).toMatchObject({ name: "get_weather", args: { city: "Oslo" } });
+  });
+
+  it("the Agents SDK example (setDefaultOpenAIClient) runs", async () => {
+    const { Agent, OpenAIResponsesModel, run, setDefaultOpenAIClient, setTracingDisabled } = await import("@openai/agents");
+    setDefaultOpenAIClient(router.client);
+    setTracingDisabled(true);
+    const agent = new Agent({ name: "helper", model: new OpenAIResponsesModel(router.client, "claude"), tools: [] });
+    const result = await run(agent, "What is the weather in Oslo?");
+    expect(result.finalOutput).toBe("Claude: What is the weather in Oslo?");
   });
 });
