@@ -417,3 +417,61 @@ describe("the README's client examples, verbatim, on an anthropic model", () => 
     expect(result.finalOutput).toBe("Claude: What is the weather in Oslo?");
   });
 });
+
+describe("reasoning items crossing kinds in one chain", () => {
+  let r3: TestRouter;
+  let oai: MockUpstream;
+  beforeAll(async () => {
+    oai = await startMockUpstream();
+    const { responsesBackend } = await import("../helpers/client-backends.js");
+    oai.setDefault("/responses", (req) => {
+      const reply = responsesBackend(req);
+      if (reply.kind !== "json" || req.body.reasoning === undefined) return reply;
+      const body = reply.body as { output: unknown[] };
+      return { kind: "json", body: { ...body, output: [{ id: "rs_up1", type: "reasoning", summary: [], encrypted_content: "gAAAAopenai-encrypted" }, ...body.output] } };
+    });
+    r3 = await startTestRouter({
+      endpoints: [
+        { name: "claude-ep", url: ant.url, kind: "anthropic", api_key: "sk-ant-test-0123456789" },
+        { name: "box", url: chat.url, kind: "chat" },
+        { name: "oai", url: oai.url, kind: "openai", api_key: "sk-upstream-secret-0123456789" },
+      ],
+      models: { claude: { endpoints: ["claude-ep"] }, local: { endpoints: ["box"] }, "gpt-4.1": { endpoints: ["oai"] } },
+    });
+  });
+  afterAll(async () => {
+    await r3?.close(500);
+    await oai?.close();
+  });
+
+  it("a chain started on anthropic continues on openai without Claude's thinking sent to OpenAI", async () => {
+    const first = await r3.client.responses.create({ model: "claude", input: "hello", reasoning: { effort: "low" } });
+    expect(first.output[0].type).toBe("reasoning");
+    const second = await r3.client.responses.create({ model: "gpt-4.1", input: "again", previous_response_id: first.id, reasoning: { effort: "low" } });
+    expect(second.output_text).toBe("Echo: again");
+    const input = oai.requests.at(-1)!.body.input as { type?: string; encrypted_content?: string }[];
+    expect(JSON.stringify(input)).not.toContain("anthropic.");
+    expect(JSON.stringify(input)).toContain("Claude: hello");
+  });
+
+  it("a chain started on openai continues on anthropic without OpenAI's encrypted reasoning as a thinking block", async () => {
+    const first = await r3.client.responses.create({ model: "gpt-4.1", input: "hello", reasoning: { effort: "low" } });
+    expect(first.output[0].type).toBe("reasoning");
+    const second = await r3.client.responses.create({ model: "claude", input: "again", previous_response_id: first.id, reasoning: { effort: "low" } });
+    expect(second.output_text).toBe("Claude: again");
+    const sent = sentMessages(ant).at(-1);
+    expect(JSON.stringify(sent)).not.toContain("gAAAA");
+    expect(JSON.stringify(sent)).toContain("Echo: hello");
+  });
+
+  it("a chain started on chat (with reasoning) continues on anthropic and on openai", async () => {
+    const first = await r3.client.responses.create({ model: "local", input: "hello" });
+    expect(first.output.some((o) => o.type === "reasoning")).toBe(true);
+    const onClaude = await r3.client.responses.create({ model: "claude", input: "again", previous_response_id: first.id, reasoning: { effort: "low" } });
+    expect(onClaude.output_text).toBe("Claude: again");
+    const onOai = await r3.client.responses.create({ model: "gpt-4.1", input: "more", previous_response_id: onClaude.id });
+    expect(onOai.output_text).toBe("Echo: more");
+    const input = JSON.stringify(oai.requests.at(-1)!.body.input);
+    expect(input).not.toContain("anthropic.");
+  });
+});
