@@ -475,3 +475,75 @@ describe("reasoning items crossing kinds in one chain", () => {
     expect(input).not.toContain("anthropic.");
   });
 });
+
+describe("sessions, WebSocket and background on anthropic", () => {
+  it("an Agents SDK OpenAIConversationsSession keeps a two-turn tool loop with signed thinking", async () => {
+    const { Agent, OpenAIConversationsSession, OpenAIResponsesModel, run, tool, setTracingDisabled } = await import("@openai/agents");
+    setTracingDisabled(true);
+    const calls: string[] = [];
+    const getWeather = tool({ name: "get_weather", description: "weather", parameters: z.object({ city: z.string() }), execute: async ({ city }) => (calls.push(city), "light snow") });
+    const agent = new Agent({ name: "W", instructions: "Answer.", model: new OpenAIResponsesModel(router.client, "claude"), tools: [getWeather], modelSettings: { reasoning: { effort: "low" } } });
+    const session = new OpenAIConversationsSession({ client: router.client });
+    const first = await run(agent, "Weather in Oslo?", { session });
+    expect(first.finalOutput).toBe("Oslo: light snow");
+    const second = await run(agent, "And tomorrow?", { session, stream: true });
+    for await (const _ of second) void _;
+    await second.completed;
+    expect(second.error).toBeNull();
+    expect(second.finalOutput).toBe("Oslo: light snow");
+    expect(calls).toEqual(["Oslo"]);
+    const last = sentMessages(ant).at(-1);
+    const assistant = last.messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+  });
+
+  it("an Agents SDK tool loop without include sends the thinking back by the reasoning item's id, as OpenAI resolves it", async () => {
+    const { Agent, OpenAIResponsesModel, run, tool, setTracingDisabled } = await import("@openai/agents");
+    setTracingDisabled(true);
+    const getWeather = tool({ name: "get_weather", description: "weather", parameters: z.object({ city: z.string() }), execute: async () => "light snow" });
+    const agent = new Agent({ name: "W", model: new OpenAIResponsesModel(router.client, "claude"), tools: [getWeather], modelSettings: { reasoning: { effort: "low" } } });
+    const result = await run(agent, "Weather in Oslo?");
+    expect(result.finalOutput).toBe("Oslo: light snow");
+    const sent = sentMessages(ant);
+    expect(sent).toHaveLength(2);
+    expect(sent[1].thinking?.type).toBe("enabled");
+    const assistant = sent[1].messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+  });
+
+  it("WebSocket: a tool turn then its output by previous_response_id sends the signed thinking back", async () => {
+    const { WsClient } = await import("../helpers/ws-client.js");
+    const ws = new WsClient(router.url);
+    try {
+      const tools = [{ type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
+      const e1 = await ws.create({ model: "claude", input: "Weather in Oslo?", tools, reasoning: { effort: "low" } } as any);
+      const done = e1.find((e) => e.type === "response.completed")!;
+      const call = done.response.output.find((o: { type: string }) => o.type === "function_call");
+      expect(call.call_id).toBe("toolu_qa1");
+      const e2 = await ws.create({ model: "claude", previous_response_id: done.response.id, input: [{ type: "function_call_output", call_id: call.call_id, output: "light snow" }], tools, reasoning: { effort: "low" } } as any);
+      const done2 = e2.find((e) => e.type === "response.completed")!;
+      expect(done2.response.output.at(-1).content[0].text).toBe("Oslo: light snow");
+      const assistant = sentMessages(ant).at(-1).messages.find((m: { role: string }) => m.role === "assistant");
+      expect(assistant.content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+    } finally {
+      ws.ws.close();
+    }
+  });
+
+  it("background on anthropic: stream again with include gives the encrypted thinking", async () => {
+    const queued = await router.client.responses.create({ model: "claude", input: "hello", background: true, reasoning: { effort: "low" } });
+    let done = queued;
+    for (let i = 0; i < 100 && !["completed", "failed"].includes(done.status ?? ""); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      done = await router.client.responses.retrieve(queued.id);
+    }
+    expect(done.status).toBe("completed");
+    expect(done.output_text).toBe("Claude: hello");
+    const withInclude = await router.client.responses.retrieve(queued.id, { include: ["reasoning.encrypted_content"] });
+    expect((withInclude.output[0] as { encrypted_content?: string }).encrypted_content).toMatch(/^anthropic\./);
+    const res = await router.fetch(`/v1/responses/${queued.id}?stream=true`, { headers: { authorization: "Bearer test-key" } });
+    const text = await res.text();
+    expect(text).toContain("response.completed");
+    expect(text).not.toContain("anthropic.");
+  });
+});

@@ -26,11 +26,27 @@ export const itemNotFound = (id: string) =>
     null,
   );
 
-/** Replaces every `item_reference` by the item it names: from `history`, else from `lookup`; 404 when neither has it. */
+/**
+ * A reasoning item sent back whole but without its `encrypted_content` (a client that did not
+ * ask for `include: ["reasoning.encrypted_content"]`, the Agents SDK's and LangChain's default):
+ * OpenAI resolves it by its id from what it stored, so the router does too, or a signed
+ * Anthropic thinking block (and an OpenAI upstream's reasoning, sent with store: false) is lost.
+ */
+const isBareReasoning = (i: Item) => i.type === "reasoning" && typeof i.id === "string" && !i.encrypted_content;
+
+/**
+ * Replaces every `item_reference` by the item it names: from `history`, else from `lookup`; 404 when neither has it.
+ * A bare reasoning item gets the stored item's `encrypted_content` back (unchanged when there is none).
+ */
 export async function resolveReferences(items: Item[], history: Item[], lookup?: ItemLookup): Promise<Item[]> {
-  if (!items.some((i) => i.type === "item_reference")) return items;
+  if (!items.some((i) => i.type === "item_reference" || isBareReasoning(i))) return items;
   const out: Item[] = [];
   for (const item of items) {
+    if (isBareReasoning(item)) {
+      const found = history.findLast((h) => h.id === item.id) ?? (await lookup?.(item.id as string)) ?? null;
+      out.push(found?.type === "reasoning" && found.encrypted_content ? { ...item, encrypted_content: found.encrypted_content } : item);
+      continue;
+    }
     if (item.type !== "item_reference") {
       out.push(item);
       continue;
