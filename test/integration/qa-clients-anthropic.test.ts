@@ -547,3 +547,44 @@ describe("sessions, WebSocket and background on anthropic", () => {
     expect(text).not.toContain("anthropic.");
   });
 });
+
+describe("structured answers from real clients on anthropic", () => {
+  /** Answers with the forced answer tool (or, with thinking, the one the system prompt names). */
+  function structured(req: RecordedRequest): Reply {
+    const tools = (req.body.tools ?? []) as { name: string; description?: string }[];
+    const answer = tools.find((t) => t.description?.startsWith("Give the final answer"));
+    if (!answer) return anthropicBackend(req);
+    return messageReply(message([toolUseBlock("toolu_ans", answer.name, { city: "Oslo", temperature: -3 })], { stop_reason: "tool_use" }), req);
+  }
+  const Weather = z.object({ city: z.string(), temperature: z.number() });
+
+  it("the openai SDK's responses.parse and the stream helper with zodTextFormat", async () => {
+    ant.setDefault("/messages", structured);
+    const { zodTextFormat } = await import("openai/helpers/zod");
+    const parsed = await router.client.responses.parse({ model: "claude", input: "Weather?", text: { format: zodTextFormat(Weather, "weather") } });
+    expect(parsed.output_parsed).toEqual({ city: "Oslo", temperature: -3 });
+    const stream = router.client.responses.stream({ model: "claude", input: "Weather?", text: { format: zodTextFormat(Weather, "weather") } });
+    const final = await stream.finalResponse();
+    expect(final.output_parsed).toEqual({ city: "Oslo", temperature: -3 });
+    sentMessages(ant);
+  });
+
+  it("LangChain withStructuredOutput (Responses API)", async () => {
+    ant.setDefault("/messages", structured);
+    const { ChatOpenAI } = await import("@langchain/openai");
+    const llm = new ChatOpenAI({ model: "claude", apiKey: "test-key", useResponsesApi: true, maxRetries: 0, configuration: { baseURL: `${router.url}/v1` } });
+    const out = await llm.withStructuredOutput(Weather, { name: "weather" }).invoke("Weather?");
+    expect(out).toEqual({ city: "Oslo", temperature: -3 });
+    sentMessages(ant);
+  });
+
+  it("the AI SDK's generateObject (Output.object) and a tool loop ending in an object", async () => {
+    ant.setDefault("/messages", structured);
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    const ai = await import("ai");
+    const openai = createOpenAI({ baseURL: `${router.url}/v1`, apiKey: "test-key" });
+    const r = await ai.generateText({ model: openai.responses("claude"), prompt: "Weather?", output: ai.Output.object({ schema: Weather }) });
+    expect(r.output).toEqual({ city: "Oslo", temperature: -3 });
+    sentMessages(ant);
+  });
+});
