@@ -588,3 +588,38 @@ describe("structured answers from real clients on anthropic", () => {
     sentMessages(ant);
   });
 });
+
+describe("the AI SDK's default store: true tool loop across a fallback", () => {
+  const opts = { openai: { reasoningEffort: "low", forceReasoning: true } };
+
+  it("step 1 on anthropic, step 2 on chat (Anthropic overloaded): the references resolve, chat gets the call and its output", async () => {
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    const { generateText, stepCountIs } = await import("ai");
+    let n = 0;
+    ant.setDefault("/messages", (req) => (++n === 1 ? anthropicBackend(req) : anthropicError(529, "overloaded_error", "Overloaded")));
+    const openai = createOpenAI({ baseURL: `${router.url}/v1`, apiKey: "test-key" });
+    const calls: string[] = [];
+    const r = await generateText({ model: openai.responses("claude-or-local"), prompt: "Weather in Oslo?", tools: { get_weather: await weatherAi(calls) }, stopWhen: stepCountIs(3), providerOptions: opts });
+    expect(calls).toEqual(["Oslo"]);
+    expect(r.text).toBe("Result: light snow");
+    const msgs = chat.requests.at(-1)!.body.messages;
+    expect(msgs.at(-1)).toEqual({ role: "tool", tool_call_id: "toolu_qa1", content: "light snow" });
+    expect(msgs.at(-2).tool_calls[0]).toMatchObject({ id: "toolu_qa1", function: { name: "get_weather" } });
+  });
+
+  it("step 1 on chat (Anthropic overloaded), step 2 on anthropic: tool_use/tool_result pair, thinking off for the step", async () => {
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    const { generateText, stepCountIs } = await import("ai");
+    let n = 0;
+    ant.setDefault("/messages", (req) => (++n === 1 ? anthropicError(529, "overloaded_error", "Overloaded") : anthropicBackend(req)));
+    const openai = createOpenAI({ baseURL: `${router.url}/v1`, apiKey: "test-key" });
+    const calls: string[] = [];
+    const r = await generateText({ model: openai.responses("claude-or-local"), prompt: "Weather in Oslo?", tools: { get_weather: await weatherAi(calls) }, stopWhen: stepCountIs(3), providerOptions: opts });
+    expect(calls).toEqual(["Oslo"]);
+    expect(r.text).toBe("Oslo: light snow");
+    const last = sentMessages(ant).at(-1);
+    expect(last.thinking).toBeUndefined();
+    const assistant = last.messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content).toEqual([expect.objectContaining({ type: "tool_use", id: "call_w1", name: "get_weather", input: { city: "Oslo" } })]);
+  });
+});
