@@ -623,3 +623,28 @@ describe("the AI SDK's default store: true tool loop across a fallback", () => {
     expect(assistant.content).toEqual([expect.objectContaining({ type: "tool_use", id: "call_w1", name: "get_weather", input: { city: "Oslo" } })]);
   });
 });
+
+describe("input_tokens over what clients send", () => {
+  it("anthropic: item_references and a bare reasoning item are resolved before count_tokens", async () => {
+    const first = await router.client.responses.create({ model: "claude", input: "hello", reasoning: { effort: "low" } });
+    const [rs, msg] = first.output;
+    const counted = await router.client.responses.inputTokens.count({
+      model: "claude",
+      reasoning: { effort: "low" },
+      input: [{ role: "user", content: "hello" }, { type: "reasoning", id: rs.id!, summary: [] }, { type: "item_reference", id: msg.id! }, { role: "user", content: "again" }] as any,
+    });
+    expect(counted.input_tokens).toBe(42);
+    const body = ant.requests.filter((r) => r.path === "/messages/count_tokens").at(-1)!.body;
+    const assistant = body.messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: "Thinking about hello", signature: SIG });
+    expect(assistant.content[1]).toMatchObject({ type: "text", text: "Claude: hello" });
+  });
+
+  it("chat: an item_reference is resolved before the estimate", async () => {
+    const first = await router.client.responses.create({ model: "local", input: "hello" });
+    const msg = first.output.find((o) => o.type === "message")!;
+    const withRef = await router.client.responses.inputTokens.count({ model: "local", input: [{ role: "user", content: "hello" }, { type: "item_reference", id: msg.id! }] as any });
+    const inline = await router.client.responses.inputTokens.count({ model: "local", input: [{ role: "user", content: "hello" }, { role: "assistant", content: "Echo: hello" }] as any });
+    expect(withRef.input_tokens).toBe(inline.input_tokens);
+  });
+});
