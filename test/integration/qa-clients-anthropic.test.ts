@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { message, messageReply, sentMessages, startAnthropicMock, textBlock, thinkingBlock, toolUseBlock, anthropicError } from "../helpers/anthropic-mock.js";
 import { chatBackend, REASONING } from "../helpers/client-backends.js";
-import { startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
+import { chatCompletion, startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
 
 const SIG = "EqQBCkgIARAB/qa+clients+sig==";
@@ -646,5 +646,70 @@ describe("input_tokens over what clients send", () => {
     const withRef = await router.client.responses.inputTokens.count({ model: "local", input: [{ role: "user", content: "hello" }, { type: "item_reference", id: msg.id! }] as any });
     const inline = await router.client.responses.inputTokens.count({ model: "local", input: [{ role: "user", content: "hello" }, { role: "assistant", content: "Echo: hello" }] as any });
     expect(withRef.input_tokens).toBe(inline.input_tokens);
+  });
+});
+
+describe("Agents SDK handoffs and server-side state across kinds", () => {
+  /** Anthropic: hand off when a transfer tool is offered and no tool result yet; else answer. */
+  function handoffAnthropic(req: RecordedRequest): Reply {
+    const tools = (req.body.tools ?? []) as { name: string }[];
+    const transfer = tools.find((t) => t.name.startsWith("transfer_to_"));
+    const hasResult = JSON.stringify(req.body.messages).includes("tool_result");
+    const think = req.body.thinking?.type === "enabled" ? [thinkingBlock("Hand it off.", SIG)] : [];
+    if (transfer && !hasResult) return messageReply(message([...think, toolUseBlock("toolu_h1", transfer.name, {})], { stop_reason: "tool_use" }), req);
+    return messageReply(message([textBlock("Claude answers")]), req);
+  }
+
+  it("an agent on anthropic hands off to an agent on chat, and one on chat to one on anthropic", async () => {
+    const { Agent, OpenAIResponsesModel, run, setTracingDisabled } = await import("@openai/agents");
+    setTracingDisabled(true);
+    ant.setDefault("/messages", handoffAnthropic);
+    const local = new Agent({ name: "Local", instructions: "Answer.", model: new OpenAIResponsesModel(router.client, "local") });
+    const triage = new Agent({ name: "Triage", instructions: "Route.", model: new OpenAIResponsesModel(router.client, "claude"), handoffs: [local], modelSettings: { reasoning: { effort: "low" } } });
+    const r1 = await run(triage, "hello");
+    expect(r1.lastAgent?.name).toBe("Local");
+    expect(r1.finalOutput).toBe(`Result: {"assistant":"Local"}`); // the chat mock quotes the handoff's tool output
+    const chatMsgs = chat.requests.at(-1)!.body.messages;
+    expect(JSON.stringify(chatMsgs)).not.toContain("anthropic.");
+
+    // chat -> anthropic: the chat mock calls a tool named like *get_weather only; give the local agent a handoff it calls by name.
+    chat.setDefault("/chat/completions", (req) => {
+      const names = ((req.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
+      const transfer = names.find((n) => n.startsWith("transfer_to_"));
+      const hasResult = req.body.messages.some((m: { role: string }) => m.role === "tool");
+      if (transfer && !hasResult) {
+        return { kind: "json", body: chatCompletion(null, req.body.model, { tool_calls: [{ id: "call_h2", type: "function", function: { name: transfer, arguments: "{}" } }] }) };
+      }
+      return chatBackend(req);
+    });
+    try {
+      const claude = new Agent({ name: "Claude", instructions: "Answer.", model: new OpenAIResponsesModel(router.client, "claude"), modelSettings: { reasoning: { effort: "low" } } });
+      const front = new Agent({ name: "Front", instructions: "Route.", model: new OpenAIResponsesModel(router.client, "local"), handoffs: [claude] });
+      const r2 = await run(front, "hi");
+      expect(r2.lastAgent?.name).toBe("Claude");
+      expect(r2.finalOutput).toBe("Claude answers");
+      const sent = sentMessages(ant).at(-1);
+      expect(JSON.stringify(sent.messages)).toContain("call_h2");
+    } finally {
+      chat.setDefault("/chat/completions", chatBackend);
+    }
+  });
+
+  it("run with previousResponseId and conversationId on anthropic", async () => {
+    const { Agent, OpenAIResponsesModel, run, setTracingDisabled } = await import("@openai/agents");
+    setTracingDisabled(true);
+    const agent = new Agent({ name: "C", instructions: "Answer.", model: new OpenAIResponsesModel(router.client, "claude"), modelSettings: { reasoning: { effort: "low" } } });
+    const first = await run(agent, "hello");
+    expect(first.finalOutput).toBe("Claude: hello");
+    const second = await run(agent, "again", { previousResponseId: first.lastResponseId });
+    expect(second.finalOutput).toBe("Claude: again");
+    let assistant = sentMessages(ant).at(-1).messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: "Thinking about hello", signature: SIG });
+    const conv = await router.client.conversations.create({});
+    await run(agent, "one", { conversationId: conv.id });
+    const r = await run(agent, "two", { conversationId: conv.id });
+    expect(r.finalOutput).toBe("Claude: two");
+    assistant = sentMessages(ant).at(-1).messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: "Thinking about one", signature: SIG });
   });
 });
