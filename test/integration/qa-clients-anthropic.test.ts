@@ -713,3 +713,35 @@ describe("Agents SDK handoffs and server-side state across kinds", () => {
     expect(assistant.content[0]).toEqual({ type: "thinking", thinking: "Thinking about one", signature: SIG });
   });
 });
+
+describe("the README's anthropic example, verbatim", () => {
+  it("parses, and a router built from it (its url pointed at the mock) sends what the comments say", async () => {
+    const { readFileSync } = await import("node:fs");
+    const { parse } = await import("yaml");
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const example = /### Anthropic endpoints\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toContain("kind: anthropic");
+    const raw = parse(example!.replace("https://api.anthropic.com/v1", `${ant.url}/v1`).replace("${ANTHROPIC_API_KEY}", "sk-ant-readme-0123456789"));
+    raw.endpoints.push({ name: "box", url: chat.url, kind: "chat" });
+    raw.models["gpt-4.1"] = { endpoints: ["box"] };
+    const r = await startTestRouter(raw);
+    ant.setDefault("/v1/messages", anthropicBackend);
+    try {
+      const out = await r.client.responses.create({ model: "claude", instructions: "Be brief.", input: "hello", reasoning: { effort: "low" } });
+      expect(out.output_text).toBe("Claude: hello");
+      expect(out.model).toBe("claude");
+      const req = ant.requests.at(-1)!;
+      expect(req.path).toBe("/v1/messages");
+      expect(req.headers["x-api-key"]).toBe("sk-ant-readme-0123456789");
+      expect(req.headers["anthropic-version"]).toBe("2026-10-21");
+      expect(req.body).toMatchObject({ model: "claude-sonnet-4-5", max_tokens: 8192 + 2048, thinking: { type: "enabled", budget_tokens: 2048 } });
+      expect(req.body.system).toEqual([{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }]); // prompt_caching: true
+      // fallbacks: [gpt-4.1] serves when Anthropic is overloaded
+      ant.setDefault("/v1/messages", anthropicError(529, "overloaded_error", "Overloaded"));
+      const fb = await r.client.responses.create({ model: "claude", input: "hello" });
+      expect(fb.output_text).toBe("Echo: hello");
+    } finally {
+      await r.close(500);
+    }
+  });
+});
