@@ -745,3 +745,24 @@ describe("the README's anthropic example, verbatim", () => {
     }
   });
 });
+
+describe("LangChain with Claude's thinking across a tool round trip", () => {
+  for (const streaming of [false, true]) {
+    it(`the thinking goes back signed (${streaming ? "streamed" : "invoke"})`, async () => {
+      const { ChatOpenAI } = await import("@langchain/openai");
+      const { HumanMessage, ToolMessage } = await import("@langchain/core/messages");
+      const weatherTool = { type: "function" as const, function: { name: "get_weather", description: "weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } };
+      const llm = new ChatOpenAI({ model: "claude", apiKey: "test-key", useResponsesApi: true, maxRetries: 0, streaming, configuration: { baseURL: `${router.url}/v1` }, modelKwargs: { reasoning: { effort: "low", summary: "auto" } } }).bindTools([weatherTool]);
+      const history: any[] = [new HumanMessage("Weather in Oslo?")];
+      const first = await llm.invoke(history);
+      expect(first.tool_calls?.[0]).toMatchObject({ name: "get_weather", id: "toolu_qa1" });
+      history.push(first, new ToolMessage({ content: "light snow", tool_call_id: "toolu_qa1" }));
+      const second = await llm.invoke(history);
+      expect(second.text).toBe("Oslo: light snow");
+      const sent = sentMessages(ant);
+      expect(sent[1].thinking?.type).toBe("enabled");
+      const assistant = sent[1].messages.find((m: { role: string }) => m.role === "assistant");
+      expect(assistant.content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+    });
+  }
+});
