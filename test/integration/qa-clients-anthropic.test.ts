@@ -464,6 +464,16 @@ describe("reasoning items crossing kinds in one chain", () => {
     expect(JSON.stringify(sent)).toContain("Echo: hello");
   });
 
+  it("openai: a reasoning item sent back without encrypted_content (no include) reaches the upstream with it", async () => {
+    const first = await r3.client.responses.create({ model: "gpt-4.1", input: "hello", reasoning: { effort: "low" } });
+    const rs = first.output[0] as { id: string; encrypted_content?: string | null };
+    expect(rs.encrypted_content ?? null).toBeNull();
+    const msg = first.output[1] as { id: string };
+    await r3.client.responses.create({ model: "gpt-4.1", reasoning: { effort: "low" }, input: [{ role: "user", content: "hello" }, { type: "reasoning", id: rs.id, summary: [] }, { type: "item_reference", id: msg.id }, { role: "user", content: "again" }] as any });
+    const sent = oai.requests.at(-1)!.body.input as { type?: string; encrypted_content?: string }[];
+    expect(sent.find((i) => i.type === "reasoning")?.encrypted_content).toBe("gAAAAopenai-encrypted");
+  });
+
   it("a chain started on chat (with reasoning) continues on anthropic and on openai", async () => {
     const first = await r3.client.responses.create({ model: "local", input: "hello" });
     expect(first.output.some((o) => o.type === "reasoning")).toBe(true);

@@ -38,7 +38,7 @@ export function nativeRequestBody(
   delete body.conversation;
   delete body.background;
   delete body.router;
-  const references = Array.isArray(req.input) && req.input.some((i) => i.type === "item_reference");
+  const references = Array.isArray(req.input) && req.input.some((i) => i.type === "item_reference" || isBareReasoning(i));
   if (opts.history.length > 0 || references) {
     let current = typeof req.input === "string" ? [{ type: "message", role: "user", content: req.input }] : (req.input ?? []);
     if (references) current = withReferencedItems(current, opts.resolved ?? []);
@@ -52,15 +52,22 @@ export function nativeRequestBody(
   return body;
 }
 
+/** A reasoning item sent back by id without its encrypted_content (the router completes it from its store). */
+const isBareReasoning = (i: Item) => i.type === "reasoning" && typeof i.id === "string" && !i.encrypted_content;
+
 /**
- * The input with each `item_reference` replaced by the item it names (found in `resolved`, the
- * input the router resolved), as history is replayed: upstream stores nothing, so it could
- * not resolve the id itself.
+ * The input with each `item_reference` (and each reasoning item sent back without its
+ * encrypted_content) replaced by the item it names (found in `resolved`, the input the router
+ * resolved), as history is replayed: upstream stores nothing, so it could not resolve the id itself.
  */
 function withReferencedItems(input: Item[], resolved: Item[]): Item[] {
   const out: Item[] = [];
   for (const item of input) {
-    if (item.type !== "item_reference") out.push(item);
+    if (isBareReasoning(item)) {
+      const found = resolved.find((r) => r.id === item.id && r.type === "reasoning" && r.encrypted_content);
+      if (found) out.push(...replayableItems([found]));
+      else out.push(item);
+    } else if (item.type !== "item_reference") out.push(item);
     else {
       const found = resolved.find((r) => r.id === item.id && r.type !== "item_reference");
       if (found) out.push(...replayableItems([found]));
