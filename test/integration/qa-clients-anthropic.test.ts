@@ -776,3 +776,34 @@ describe("LangChain with Claude's thinking across a tool round trip", () => {
     });
   }
 });
+
+describe("the Agents SDK over the Responses WebSocket", () => {
+  for (const model of ["claude", "local"]) {
+    it(`${model}: a tool loop, then a second run on its history, over one socket`, async () => {
+      const { Agent, tool, withResponsesWebSocketSession, setTracingDisabled } = await import("@openai/agents");
+      setTracingDisabled(true);
+      const calls: string[] = [];
+      const getWeather = tool({ name: "get_weather", description: "weather", parameters: z.object({ city: z.string() }), execute: async ({ city }) => (calls.push(city), "light snow") });
+      const agent = new Agent({ name: "W", instructions: "Answer.", model, tools: [getWeather], modelSettings: { reasoning: { effort: "low" } } });
+      const outputs = await withResponsesWebSocketSession(
+        async ({ run }) => {
+          const first = await run(agent, "Weather in Oslo?");
+          const streamed = await run(agent, "Weather in Oslo again?", { stream: true, previousResponseId: first.lastResponseId });
+          for await (const _ of streamed) void _;
+          await streamed.completed;
+          return [first.finalOutput, streamed.finalOutput, streamed.error];
+        },
+        { providerOptions: { openAIClient: router.client, useResponsesWebSocket: true } },
+      );
+      const expected = model === "claude" ? "Oslo: light snow" : "Result: light snow";
+      expect(outputs).toEqual([expected, expected, null]);
+      const metrics = await (await router.fetch("/metrics")).text();
+      expect(metrics).toContain(`responses_router_responses_total{transport="websocket",model="${model}",status="200"}`);
+      if (model === "claude") {
+        const sent = sentMessages(ant);
+        expect(sent[1].thinking?.type).toBe("enabled");
+        expect(sent[1].messages.find((m: { role: string }) => m.role === "assistant").content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+      }
+    });
+  }
+});
