@@ -807,3 +807,38 @@ describe("the Agents SDK over the Responses WebSocket", () => {
     });
   }
 });
+
+describe("the AI SDK with server-side state on anthropic", () => {
+  const opts = (extra: Record<string, unknown>) => ({ openai: { reasoningEffort: "low", forceReasoning: true, ...extra } });
+
+  it("a tool loop in a conversation (providerOptions conversation), then a next turn in it", async () => {
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    const { generateText, stepCountIs } = await import("ai");
+    const openai = createOpenAI({ baseURL: `${router.url}/v1`, apiKey: "test-key" });
+    const conv = await router.client.conversations.create({});
+    const calls: string[] = [];
+    const r = await generateText({ model: openai.responses("claude"), prompt: "Weather in Oslo?", tools: { get_weather: await weatherAi(calls) }, stopWhen: stepCountIs(3), providerOptions: opts({ conversation: conv.id }) });
+    expect(r.text).toBe("Oslo: light snow");
+    expect(calls).toEqual(["Oslo"]);
+    let sent = sentMessages(ant);
+    expect(sent[1].messages.find((m: { role: string }) => m.role === "assistant").content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+    const next = await generateText({ model: openai.responses("claude"), prompt: "Thanks", tools: { get_weather: await weatherAi(calls) }, providerOptions: opts({ conversation: conv.id }) });
+    expect(next.text).toBe("Oslo: light snow");
+    sent = sentMessages(ant);
+    const roles = sent.at(-1).messages.map((m: { role: string }) => m.role);
+    expect(roles).toEqual(["user", "assistant", "user", "assistant", "user"]);
+  });
+
+  it("previousResponseId across steps and turns", async () => {
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    const { generateText } = await import("ai");
+    const openai = createOpenAI({ baseURL: `${router.url}/v1`, apiKey: "test-key" });
+    const first = await generateText({ model: openai.responses("claude"), prompt: "hello", providerOptions: opts({}) });
+    const id = (first.providerMetadata?.openai as { responseId?: string })?.responseId;
+    expect(id).toMatch(/^resp_/);
+    const second = await generateText({ model: openai.responses("claude"), prompt: "again", providerOptions: opts({ previousResponseId: id }) });
+    expect(second.text).toBe("Claude: again");
+    const assistant = sentMessages(ant).at(-1).messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: "Thinking about hello", signature: SIG });
+  });
+});
