@@ -842,3 +842,41 @@ describe("the AI SDK with server-side state on anthropic", () => {
     expect(assistant.content[0]).toEqual({ type: "thinking", thinking: "Thinking about hello", signature: SIG });
   });
 });
+
+describe("parallel tool calls from Claude through real clients", () => {
+  /** Two tool_use blocks after thinking, then an answer quoting both results. */
+  function parallel(req: RecordedRequest): Reply {
+    const results = (req.body.messages as { content: { type: string; content?: unknown }[] | string }[]).flatMap((m) => (typeof m.content === "string" ? [] : m.content)).filter((b) => b.type === "tool_result");
+    if (!results.length) {
+      const think = req.body.thinking?.type === "enabled" ? [thinkingBlock(THINKING, SIG)] : [];
+      return messageReply(message([...think, toolUseBlock("toolu_p1", "get_weather", { city: "Oslo" }), toolUseBlock("toolu_p2", "get_weather", { city: "Bergen" })], { stop_reason: "tool_use" }), req);
+    }
+    return messageReply(message([textBlock(results.map((r) => String(r.content)).join(" | "))]), req);
+  }
+
+  it("the AI SDK (store: true, streamed) runs both and sends both results in one user turn", async () => {
+    ant.setDefault("/messages", parallel);
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    const { streamText, tool, stepCountIs } = await import("ai");
+    const openai = createOpenAI({ baseURL: `${router.url}/v1`, apiKey: "test-key" });
+    const get_weather = tool({ description: "weather", inputSchema: z.object({ city: z.string() }), execute: async ({ city }: { city: string }) => `snow in ${city}` });
+    const s = streamText({ model: openai.responses("claude"), prompt: "Weather in Oslo and Bergen?", tools: { get_weather }, stopWhen: stepCountIs(3), providerOptions: { openai: { reasoningEffort: "low", forceReasoning: true } } });
+    expect(await s.text).toBe("snow in Oslo | snow in Bergen");
+    const sent = sentMessages(ant);
+    expect(sent).toHaveLength(2);
+    const [, assistant, user] = sent[1].messages;
+    expect(assistant.content.map((b: { type: string }) => b.type)).toEqual(["thinking", "tool_use", "tool_use"]);
+    expect(user.content.map((b: { tool_use_id?: string }) => b.tool_use_id)).toEqual(["toolu_p1", "toolu_p2"]);
+  });
+
+  it("the openai SDK's stream helper sees both calls with their arguments", async () => {
+    ant.setDefault("/messages", parallel);
+    const stream = router.client.responses.stream({ model: "claude", input: "Weather?", tools: [{ type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }] });
+    const done: string[] = [];
+    stream.on("response.function_call_arguments.done", (e) => done.push(e.arguments));
+    const final = await stream.finalResponse();
+    const calls = final.output.filter((o) => o.type === "function_call");
+    expect(calls.map((c) => c.type === "function_call" && [c.call_id, JSON.parse(c.arguments).city])).toEqual([["toolu_p1", "Oslo"], ["toolu_p2", "Bergen"]]);
+    expect(done.map((a) => JSON.parse(a).city)).toEqual(["Oslo", "Bergen"]);
+  });
+});
