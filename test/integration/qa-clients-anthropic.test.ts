@@ -880,3 +880,30 @@ describe("parallel tool calls from Claude through real clients", () => {
     expect(done.map((a) => JSON.parse(a).city)).toEqual(["Oslo", "Bergen"]);
   });
 });
+
+describe("include on a conversation's items and a response's input items (anthropic)", () => {
+  it("the reasoning item's encrypted_content shows only when included, and round-trips from the listing", async () => {
+    const conv = await router.client.conversations.create({});
+    await router.client.responses.create({ model: "claude", conversation: conv.id, input: "hello", reasoning: { effort: "low" } });
+    const plain = await router.client.conversations.items.list(conv.id, { order: "asc" });
+    const rsPlain = plain.data.find((i) => i.type === "reasoning") as { encrypted_content?: string | null; id: string };
+    expect(rsPlain.encrypted_content ?? null).toBeNull();
+    const full = await router.client.conversations.items.list(conv.id, { order: "asc", include: ["reasoning.encrypted_content"] });
+    const rs = full.data.find((i) => i.type === "reasoning") as { encrypted_content?: string | null };
+    expect(rs.encrypted_content).toMatch(/^anthropic\./);
+    const one = await router.client.conversations.items.retrieve(rsPlain.id, { conversation_id: conv.id, include: ["reasoning.encrypted_content"] });
+    expect((one as { encrypted_content?: string }).encrypted_content).toBe(rs.encrypted_content);
+    // Items from the listing sent back whole (store: false) to a new response: the thinking goes back signed.
+    const items = full.data.map(({ status: _s, ...i }) => i);
+    const r = await router.client.responses.create({ model: "claude", store: false, input: [...(items as any[]), { role: "user", content: "again" }], reasoning: { effort: "low" } });
+    expect(r.output_text).toBe("Claude: again");
+    const assistant = sentMessages(ant).at(-1).messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: "Thinking about hello", signature: SIG });
+    // input_items with include on a stored response whose input carried the reasoning item
+    const stored = await router.client.responses.create({ model: "claude", input: [...(items as any[]), { role: "user", content: "more" }], reasoning: { effort: "low" } });
+    const inPlain = await router.client.responses.inputItems.list(stored.id);
+    expect((inPlain.data.find((i) => i.type === "reasoning") as { encrypted_content?: string | null }).encrypted_content ?? null).toBeNull();
+    const inFull = await router.client.responses.inputItems.list(stored.id, { include: ["reasoning.encrypted_content"] });
+    expect((inFull.data.find((i) => i.type === "reasoning") as { encrypted_content?: string | null }).encrypted_content).toBe(rs.encrypted_content);
+  });
+});
