@@ -907,3 +907,35 @@ describe("include on a conversation's items and a response's input items (anthro
     expect((inFull.data.find((i) => i.type === "reasoning") as { encrypted_content?: string | null }).encrypted_content).toBe(rs.encrypted_content);
   });
 });
+
+describe("thinking blocks byte for byte through item_reference (AI SDK, streamed)", () => {
+  const TRICKY = 'Ünïcødé “quotes” \\ "escaped" \n\ttabs 🤔 \u2028 line-sep, 数学';
+  const REDACTED = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP";
+  /** A thinking block with tricky text and a redacted one, then a tool call; given the result, an answer. */
+  function tricky(req: RecordedRequest): Reply {
+    const hasResult = JSON.stringify(req.body.messages).includes("tool_result");
+    if (hasResult) return messageReply(message([textBlock("done")]), req);
+    return messageReply(message([thinkingBlock(TRICKY, SIG), { type: "redacted_thinking", data: REDACTED }, toolUseBlock("toolu_t1", "get_weather", { city: "Oslo" })], { stop_reason: "tool_use" }), req);
+  }
+
+  for (const stream of [false, true]) {
+    it(`thinking with unicode and a redacted_thinking block come back exactly (${stream ? "streamText" : "generateText"})`, async () => {
+      ant.setDefault("/messages", tricky);
+      const { createOpenAI } = await import("@ai-sdk/openai");
+      const ai = await import("ai");
+      const openai = createOpenAI({ baseURL: `${router.url}/v1`, apiKey: "test-key" });
+      const calls: string[] = [];
+      const args = { model: openai.responses("claude"), prompt: "Weather?", tools: { get_weather: await weatherAi(calls) }, stopWhen: ai.stepCountIs(3), providerOptions: { openai: { reasoningEffort: "low", forceReasoning: true, reasoningSummary: "auto" } } };
+      const text = stream ? await ai.streamText(args).text : (await ai.generateText(args)).text;
+      expect(text).toBe("done");
+      const sent = sentMessages(ant);
+      expect(sent).toHaveLength(2);
+      const assistant = sent[1].messages.find((m: { role: string }) => m.role === "assistant");
+      expect(assistant.content.slice(0, 2)).toEqual([
+        { type: "thinking", thinking: TRICKY, signature: SIG },
+        { type: "redacted_thinking", data: REDACTED },
+      ]);
+      expect(sent[1].thinking?.type).toBe("enabled");
+    });
+  }
+});
