@@ -474,6 +474,21 @@ describe("reasoning items crossing kinds in one chain", () => {
     expect(sent.find((i) => i.type === "reasoning")?.encrypted_content).toBe("gAAAAopenai-encrypted");
   });
 
+  it("a chain compacted on anthropic continues on chat and on openai with the summary", async () => {
+    const first = await r3.client.responses.create({ model: "claude", input: "hello", reasoning: { effort: "low" } });
+    const compacted = await r3.client.responses.compact({ model: "claude", previous_response_id: first.id });
+    const summary = (sentMessages(ant).at(-1).messages.at(-1).content as { text?: string }[]).map((b) => b.text ?? "").join("");
+    expect(summary).toContain("Context checkpoint");
+    for (const [model, mock] of [["local", chat], ["gpt-4.1", oai]] as const) {
+      const next = await r3.client.responses.create({ model, input: [...(compacted.output as any[]), { role: "user", content: "again" }] });
+      expect(next.status).toBe("completed");
+      const sent = JSON.stringify(mock.requests.at(-1)!.body);
+      expect(sent).toContain("Claude: Context checkpoint"); // the summary Claude wrote (the mock echoes the compaction prompt)
+      expect(sent).not.toContain("rrc1.");
+      expect(sent).not.toContain("anthropic.");
+    }
+  });
+
   it("a chain started on chat (with reasoning) continues on anthropic and on openai", async () => {
     const first = await r3.client.responses.create({ model: "local", input: "hello" });
     expect(first.output.some((o) => o.type === "reasoning")).toBe(true);
