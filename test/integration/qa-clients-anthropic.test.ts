@@ -909,7 +909,7 @@ describe("include on a conversation's items and a response's input items (anthro
     const one = await router.client.conversations.items.retrieve(rsPlain.id, { conversation_id: conv.id, include: ["reasoning.encrypted_content"] });
     expect((one as { encrypted_content?: string }).encrypted_content).toBe(rs.encrypted_content);
     // Items from the listing sent back whole (store: false) to a new response: the thinking goes back signed.
-    const items = full.data.map(({ status: _s, ...i }) => i);
+    const items = full.data.map((item) => { const { status: _s, ...i } = item as { status?: unknown }; return i; });
     const r = await router.client.responses.create({ model: "claude", store: false, input: [...(items as any[]), { role: "user", content: "again" }], reasoning: { effort: "low" } });
     expect(r.output_text).toBe("Claude: again");
     const assistant = sentMessages(ant).at(-1).messages.find((m: { role: string }) => m.role === "assistant");
@@ -951,6 +951,57 @@ describe("thinking blocks byte for byte through item_reference (AI SDK, streamed
         { type: "redacted_thinking", data: REDACTED },
       ]);
       expect(sent[1].thinking?.type).toBe("enabled");
+    });
+  }
+});
+
+describe("an Anthropic-compatible server's leaner shapes (other mocks and providers)", () => {
+  const lean = (content: unknown[], stop = "end_turn") => ({ id: "msg_lean", type: "message", role: "assistant", model: "m", content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5 } });
+  /** Anthropic's stream with the minimum each event carries: no ping, usage only output_tokens at the end, no cache fields. */
+  function leanStream(content: any[], stop = "end_turn"): Reply {
+    const frames: { event: string; data: unknown }[] = [{ event: "message_start", data: { type: "message_start", message: { ...lean([], stop), stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } } }];
+    content.forEach((b, index) => {
+      if (b.type === "text") {
+        frames.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "text", text: "" } } });
+        frames.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "text_delta", text: b.text } } });
+      } else if (b.type === "tool_use") {
+        frames.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "tool_use", id: b.id, name: b.name, input: {} } } });
+        frames.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: "" } } });
+        frames.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: JSON.stringify(b.input) } } });
+      } else if (b.type === "thinking") {
+        frames.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "thinking", thinking: "" } } });
+        frames.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: b.thinking } } });
+        if (b.signature) frames.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "signature_delta", signature: b.signature } } });
+      }
+      frames.push({ event: "content_block_stop", data: { type: "content_block_stop", index } });
+    });
+    frames.push({ event: "message_delta", data: { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } } });
+    frames.push({ event: "message_stop", data: { type: "message_stop" } });
+    return { kind: "sse", frames };
+  }
+  const reply = (content: any[], stop?: string) => (req: RecordedRequest): Reply => (req.body.stream ? leanStream(content, stop) : { kind: "json", body: lean(content, stop) });
+
+  for (const stream of [false, true]) {
+    it(`text, a tool call and thinking without a signature, usage without cache fields (${stream ? "stream" : "json"})`, async () => {
+      ant.setDefault("/messages", reply([{ type: "thinking", thinking: "hmm" }, { type: "text", text: "Hi" }, { type: "tool_use", id: "toolu_l1", name: "get_weather", input: { city: "Oslo" } }], "tool_use"));
+      const tools = [{ type: "function" as const, name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
+      const r = stream
+        ? await router.client.responses.stream({ model: "claude", input: "hi", tools, reasoning: { effort: "low" } }).finalResponse()
+        : await router.client.responses.create({ model: "claude", input: "hi", tools, reasoning: { effort: "low" } });
+      expect(r.status).toBe("completed");
+      expect(r.output.map((o) => o.type)).toEqual(["reasoning", "message", "function_call"]);
+      expect(r.output_text).toBe("Hi");
+      const call = r.output[2] as { arguments: string; call_id: string };
+      expect(JSON.parse(call.arguments)).toEqual({ city: "Oslo" });
+      expect(r.usage).toMatchObject({ input_tokens: 10, output_tokens: 5, total_tokens: 15, input_tokens_details: { cached_tokens: 0 } });
+      // the next turn: the thinking without a signature cannot be sent back signed; the request stays valid
+      ant.setDefault("/messages", reply([{ type: "text", text: "Oslo: snow" }]));
+      const next = await router.client.responses.create({ model: "claude", previous_response_id: r.id, input: [{ type: "function_call_output", call_id: call.call_id, output: "snow" }], tools, reasoning: { effort: "low" } });
+      expect(next.output_text).toBe("Oslo: snow");
+      // streamed or not, the unsigned thinking is not sent back (an empty signature is no signature), so thinking is off for the step
+      const last = sentMessages(ant).at(-1);
+      expect(last.thinking).toBeUndefined();
+      expect(last.messages[1].content.map((b: { type: string }) => b.type)).toEqual(["text", "tool_use"]);
     });
   }
 });
