@@ -1005,3 +1005,28 @@ describe("an Anthropic-compatible server's leaner shapes (other mocks and provid
     });
   }
 });
+
+describe("edge answers Claude really gives", () => {
+  for (const stream of [false, true]) {
+    it(`an empty answer (content: [], end_turn) completes, and the chain continues valid (${stream ? "stream" : "json"})`, async () => {
+      ant.setDefault("/messages", (req) => messageReply(message([], { stop_reason: "end_turn" }), req));
+      const r = stream ? await router.client.responses.stream({ model: "claude", input: "hi" }).finalResponse() : await router.client.responses.create({ model: "claude", input: "hi" });
+      expect(r.status).toBe("completed");
+      expect(r.output_text).toBe("");
+      ant.setDefault("/messages", anthropicBackend);
+      const next = await router.client.responses.create({ model: "claude", input: "again", previous_response_id: r.id });
+      expect(next.output_text).toBe("Claude: again");
+      sentMessages(ant); // roles alternate, no empty content, no empty text block
+    });
+  }
+
+  it("an empty text block next to a tool call is not sent back as an empty text block", async () => {
+    ant.setDefault("/messages", (req) => messageReply(message([textBlock(""), toolUseBlock("toolu_e1", "get_weather", { city: "Oslo" })], { stop_reason: "tool_use" }), req));
+    const tools = [{ type: "function" as const, name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
+    const r = await router.client.responses.create({ model: "claude", input: "hi", tools });
+    ant.setDefault("/messages", anthropicBackend);
+    const next = await router.client.responses.create({ model: "claude", previous_response_id: r.id, input: [{ type: "function_call_output", call_id: "toolu_e1", output: "snow" }], tools });
+    expect(next.output_text).toBe("Oslo: snow");
+    sentMessages(ant);
+  });
+});
