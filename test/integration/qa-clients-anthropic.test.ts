@@ -1030,3 +1030,46 @@ describe("edge answers Claude really gives", () => {
     sentMessages(ant);
   });
 });
+
+describe("a Codex-shaped turn on anthropic", () => {
+  it("Codex's fields (store false, include, prompt_cache_key, verbosity, namespaces, freeform apply_patch, web_search) are taken; the next turn sends the items back", async () => {
+    ant.setDefault("/messages", anthropicBackend);
+    const tools = [
+      { type: "function", name: "shell", description: "Run a command", strict: false, parameters: { type: "object", properties: { command: { type: "array", items: { type: "string" } } }, required: ["command"], additionalProperties: false } },
+      { type: "custom", name: "apply_patch", description: "Edit files", format: { type: "grammar", syntax: "lark", definition: "start: /.+/s" } },
+      { type: "function", name: "get_weather", description: "weather", strict: false, parameters: { type: "object", properties: { city: { type: "string" } } } },
+      { type: "web_search" },
+    ];
+    const body = {
+      model: "claude",
+      instructions: "You are Codex.",
+      input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "Weather?" }] }],
+      tools,
+      tool_choice: "auto",
+      parallel_tool_calls: false,
+      reasoning: { effort: "medium", summary: "auto" },
+      store: false,
+      stream: true,
+      include: ["reasoning.encrypted_content"],
+      prompt_cache_key: "0199-codex-session",
+      text: { verbosity: "low" },
+    };
+    const post = (b: unknown) => router.fetch("/v1/responses", { method: "POST", headers: { authorization: "Bearer test-key", "content-type": "application/json", "OpenAI-Beta": "responses=experimental", originator: "codex_cli_rs" }, body: JSON.stringify(b) });
+    const res = await post(body);
+    expect(res.status).toBe(200);
+    const { parseSse } = await import("../helpers/router.js");
+    const events = parseSse(await res.text());
+    const done = events.find((e) => e.event === "response.completed")!.data.response;
+    const items = done.output as { type: string; call_id?: string; encrypted_content?: string }[];
+    expect(items.map((i) => i.type)).toEqual(["reasoning", "function_call"]);
+    expect(items[0].encrypted_content).toMatch(/^anthropic\./);
+    const res2 = await post({ ...body, input: [...body.input, ...items, { type: "function_call_output", call_id: items[1].call_id, output: "snow" }] });
+    expect(res2.status).toBe(200);
+    const done2 = parseSse(await res2.text()).find((e) => e.event === "response.completed")!.data.response;
+    expect(done2.output.at(-1).content[0].text).toBe("Oslo: snow");
+    const sent = sentMessages(ant);
+    expect(sent[1].thinking?.type).toBe("enabled");
+    expect(sent[1].messages[1].content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+    expect(sent[1].tool_choice).toEqual({ type: "auto", disable_parallel_tool_use: true });
+  });
+});
