@@ -49,8 +49,9 @@ beforeAll(async () => {
       claude: { endpoints: ["claude-ep"], upstream_model: "claude-up" },
       local: { endpoints: ["box"], upstream_model: "llama3.1:8b" },
       "claude-or-local": { endpoints: ["claude-ep"], upstream_model: "claude-up", fallbacks: ["local"] },
+      mix: { endpoints: [{ name: "claude-ep", upstream_model: "claude-up" }, { name: "box", upstream_model: "llama3.1:8b" }] },
     },
-    routing: { retry: { attempts: 1, max_time: "2s" }, health: { failure_threshold: 100, cooldown: "100ms" } },
+    routing: { retry: { attempts: 2, max_time: "2s" }, health: { failure_threshold: 100, cooldown: "100ms" } },
   });
 });
 afterAll(async () => {
@@ -1071,5 +1072,27 @@ describe("a Codex-shaped turn on anthropic", () => {
     expect(sent[1].thinking?.type).toBe("enabled");
     expect(sent[1].messages[1].content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
     expect(sent[1].tool_choice).toEqual({ type: "auto", disable_parallel_tool_use: true });
+  });
+});
+
+describe("one pool mixing anthropic and chat endpoints", () => {
+  it("a tool loop that starts on the anthropic endpoint fails over to the chat one mid-loop", async () => {
+    const { Agent, OpenAIResponsesModel, run, tool, setTracingDisabled } = await import("@openai/agents");
+    setTracingDisabled(true);
+    const calls: string[] = [];
+    const getWeather = tool({ name: "get_weather", description: "weather", parameters: z.object({ city: z.string() }), execute: async ({ city }) => (calls.push(city), "light snow") });
+    const agent = new Agent({ name: "W", instructions: "Answer.", model: new OpenAIResponsesModel(router.client, "mix"), tools: [getWeather], modelSettings: { reasoning: { effort: "low" } } });
+    // Step 1 on anthropic (a tie of least in-flight goes in pool order), step 2 overloaded there: the chat endpoint serves it.
+    let n = 0;
+    ant.setDefault("/messages", (req) => (++n === 1 ? anthropicBackend(req) : anthropicError(529, "overloaded_error", "Overloaded")));
+    const first = await run(agent, "Weather in Oslo?");
+    expect(first.finalOutput).toBe("Result: light snow");
+    expect(calls).toEqual(["Oslo"]);
+    expect(ant.requests.filter((r) => r.path === "/messages").length).toBeGreaterThan(0);
+    const chatReq = chat.requests.at(-1)!.body;
+    expect(chatReq.model).toBe("llama3.1:8b");
+    expect(chatReq.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "toolu_qa1", content: "light snow" });
+    expect(JSON.stringify(chatReq)).not.toContain("anthropic.");
+    sentMessages(ant);
   });
 });
