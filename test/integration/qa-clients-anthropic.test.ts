@@ -125,6 +125,19 @@ describe("AI SDK, default store: true (item_reference) with reasoning", () => {
     expect(JSON.stringify(sentBodies.at(-1))).toContain("item_reference");
   });
 
+  it("anthropic with store: false: the SDK sends the encrypted reasoning back itself, streamed", async () => {
+    const { streamText, stepCountIs } = await import("ai");
+    const openai = await aiProvider();
+    const calls: string[] = [];
+    const s = streamText({ model: openai.responses("claude"), prompt: "Weather in Oslo?", tools: { get_weather: await weatherAi(calls) }, stopWhen: stepCountIs(3), providerOptions: { openai: { ...reasoningOpts.openai, store: false } } });
+    expect(await s.text).toBe("Oslo: light snow");
+    const body = JSON.stringify(sentBodies.at(-1));
+    expect(body).not.toContain("item_reference");
+    expect(body).toContain("anthropic.");
+    const assistant = sentMessages(ant)[1].messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+  });
+
   it("chat: a tool loop with reasoning over item_reference answers", async () => {
     const { generateText, stepCountIs } = await import("ai");
     const openai = await aiProvider();
