@@ -348,3 +348,30 @@ describe("one pool mixing anthropic and chat endpoints", () => {
     sentMessages(env.ant);
   });
 });
+
+describe("encrypted reasoning in streamed events follows include", () => {
+  for (const transport of ["sse", "websocket"] as const) {
+    it(`no event carries Claude's block unless included (${transport})`, async () => {
+      const body = { model: "claude", input: "hello", reasoning: { effort: "low" as const } };
+      const events = async (include: boolean) => {
+        const b = include ? { ...body, include: ["reasoning.encrypted_content"] } : body;
+        if (transport === "sse") {
+          const res = await env.router.fetch("/v1/responses", { method: "POST", headers: { authorization: "Bearer test-key", "content-type": "application/json" }, body: JSON.stringify({ ...b, stream: true }) });
+          return res.text();
+        }
+        const { WsClient } = await import("../helpers/ws-client.js");
+        const ws = new WsClient(env.router.url);
+        try {
+          return JSON.stringify(await ws.create(b as any));
+        } finally {
+          ws.ws.close();
+        }
+      };
+      const hidden = await events(false);
+      expect(hidden).toContain("response.completed");
+      expect(hidden).not.toContain("anthropic.");
+      const shown = await events(true);
+      expect(shown.split("anthropic.").length - 1).toBeGreaterThanOrEqual(2); // output_item.done and response.completed
+    });
+  }
+});
