@@ -164,6 +164,20 @@ describe("reasoning items crossing kinds in one chain", () => {
     }
   });
 
+  it("the AI SDK's default store: true multi-turn with reasoning on openai: the referenced reasoning reaches upstream encrypted", async () => {
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    const { generateText } = await import("ai");
+    const openai = createOpenAI({ baseURL: `${r3.url}/v1`, apiKey: "test-key" });
+    const opts = { openai: { reasoningEffort: "low", forceReasoning: true } };
+    const first = await generateText({ model: openai.responses("gpt-4.1"), prompt: "hello", providerOptions: opts });
+    expect(first.text).toBe("Echo: hello");
+    const second = await generateText({ model: openai.responses("gpt-4.1"), messages: [{ role: "user", content: "hello" }, ...first.response.messages, { role: "user", content: "again" }], providerOptions: opts });
+    expect(second.text).toBe("Echo: again");
+    const input = oai.requests.at(-1)!.body.input as { type?: string; encrypted_content?: string; role?: string }[];
+    expect(input.map((i) => i.type ?? i.role)).toEqual(["user", "reasoning", "message", "user"]);
+    expect(input[1].encrypted_content).toBe("gAAAAopenai-encrypted");
+  });
+
   it("a chain started on chat (with reasoning) continues on anthropic and on openai", async () => {
     const first = await r3.client.responses.create({ model: "local", input: "hello" });
     expect(first.output.some((o) => o.type === "reasoning")).toBe(true);
