@@ -53,6 +53,30 @@ describe("the openai SDK on anthropic: stream, compact, conversations", () => {
     sentMessages(env.ant);
   });
 
+  it("responses.compact right after a thinking tool loop (tool_use/tool_result in the history), then the loop's next turn", async () => {
+    const tools = [{ type: "function" as const, name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
+    const first = await env.router.client.responses.create({ model: "claude", input: "Weather in Oslo?", tools, reasoning: { effort: "low" } });
+    const call = first.output.find((o) => o.type === "function_call")!;
+    const second = await env.router.client.responses.create({ model: "claude", previous_response_id: first.id, input: [{ type: "function_call_output", call_id: (call as { call_id: string }).call_id, output: "snow" }], tools, reasoning: { effort: "low" } });
+    expect(second.output_text).toBe("Oslo: snow");
+    for (const stream of [false, true]) {
+      const compacted = stream
+        ? await (async () => {
+            const res = await env.router.fetch("/v1/responses", { method: "POST", headers: { authorization: "Bearer test-key", "content-type": "application/json" }, body: JSON.stringify({ model: "claude", previous_response_id: second.id, input: [{ type: "compaction_trigger" }], stream: true }) });
+            expect(res.status).toBe(200);
+            const { parseSse } = await import("../helpers/router.js");
+            return parseSse(await res.text()).find((e) => e.event === "response.completed")!.data.response;
+          })()
+        : await env.router.client.responses.compact({ model: "claude", previous_response_id: second.id });
+      expect(compacted.output.some((o: { type: string }) => o.type === "compaction")).toBe(true);
+      const summaryReq = sentMessages(env.ant).at(-1);
+      expect(summaryReq.thinking).toBeUndefined();
+      const next = await env.router.client.responses.create({ model: "claude", input: [...(compacted.output as any[]), { role: "user", content: "again" }], tools, reasoning: { effort: "low" } });
+      expect(next.status).toBe("completed");
+      sentMessages(env.ant);
+    }
+  });
+
   it("conversations: two turns on anthropic keep the history, items list shows both turns", async () => {
     const conv = await env.router.client.conversations.create({ items: [{ type: "message", role: "user", content: "hello" }] });
     const t1 = await env.router.client.responses.create({ model: "claude", conversation: conv.id, input: [] as any, reasoning: { effort: "low" } });
