@@ -77,6 +77,28 @@ describe("the openai SDK on anthropic: stream, compact, conversations", () => {
     }
   });
 
+  it("context_management compacts in the middle of a thinking tool loop: the answer request stays valid", async () => {
+    const tools = [{ type: "function" as const, name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
+    const first = await env.router.client.responses.create({ model: "claude", input: "Weather in Oslo?", tools, reasoning: { effort: "low" } });
+    const call = first.output.find((o) => o.type === "function_call") as { call_id: string };
+    env.ant.setDefault("/messages/count_tokens", { kind: "json", body: { input_tokens: 5000 } });
+    try {
+      for (const stream of [false, true]) {
+        const body = { model: "claude", previous_response_id: first.id, input: [{ type: "function_call_output", call_id: call.call_id, output: "snow" }], tools, reasoning: { effort: "low" }, context_management: [{ type: "compaction", compact_threshold: 1000 }] };
+        const res = await env.router.fetch("/v1/responses", { method: "POST", headers: { authorization: "Bearer test-key", "content-type": "application/json" }, body: JSON.stringify({ ...body, stream }) });
+        expect(res.status).toBe(200);
+        const text = await res.text();
+        const { parseSse } = await import("../helpers/router.js");
+        const r = stream ? parseSse(text).find((e) => e.event === "response.completed")!.data.response : JSON.parse(text);
+        expect(r.status).toBe("completed");
+        expect(r.output[0].type).toBe("compaction");
+        sentMessages(env.ant); // every request (summary and answer) is a valid Messages request
+      }
+    } finally {
+      env.ant.setDefault("/messages/count_tokens", { kind: "json", body: { input_tokens: 42 } });
+    }
+  });
+
   it("conversations: two turns on anthropic keep the history, items list shows both turns", async () => {
     const conv = await env.router.client.conversations.create({ items: [{ type: "message", role: "user", content: "hello" }] });
     const t1 = await env.router.client.responses.create({ model: "claude", conversation: conv.id, input: [] as any, reasoning: { effort: "low" } });
