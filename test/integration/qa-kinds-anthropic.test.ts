@@ -389,3 +389,41 @@ describe("encrypted reasoning in streamed events follows include", () => {
     });
   }
 });
+
+describe("two router instances on one Redis", () => {
+  it("a reasoning item sent back bare to the other instance gets Claude's signed block from the shared store", async () => {
+    const { startRedis } = await import("../helpers/redis-server.js");
+    const redis = await startRedis();
+    const cfg = {
+      endpoints: [{ name: "claude-ep", url: env.ant.url, kind: "anthropic", api_key: "sk-ant-test-0123456789" }],
+      models: { claude: { endpoints: ["claude-ep"], upstream_model: "claude-up" } },
+      storage: { redis_url: redis.url, prefix: `rrqa:${process.pid}:` },
+    };
+    const a = await startTestRouter(cfg);
+    const b = await startTestRouter(cfg);
+    try {
+      const tools = [{ type: "function" as const, name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
+      const first = await a.client.responses.create({ model: "claude", input: "Weather in Oslo?", tools, reasoning: { effort: "low" } });
+      const [rs, call] = first.output as [{ id: string }, { call_id: string; name: string; arguments: string }];
+      const second = await b.client.responses.create({
+        model: "claude",
+        tools,
+        reasoning: { effort: "low" },
+        input: [
+          { role: "user", content: "Weather in Oslo?" },
+          { type: "reasoning", id: rs.id, summary: [] },
+          { type: "function_call", call_id: call.call_id, name: call.name, arguments: call.arguments },
+          { type: "function_call_output", call_id: call.call_id, output: "snow" },
+        ] as any,
+      });
+      expect(second.output_text).toBe("Oslo: snow");
+      const sent = sentMessages(env.ant).at(-1);
+      expect(sent.thinking?.type).toBe("enabled");
+      expect(sent.messages[1].content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+    } finally {
+      await a.close(500);
+      await b.close(500);
+      await redis.stop();
+    }
+  });
+});
