@@ -427,3 +427,35 @@ describe("two router instances on one Redis", () => {
     }
   });
 });
+
+describe("a bare reasoning item is completed only from what the caller's key may read", () => {
+  it("another key's rs_ id stays bare: its thinking is neither sent nor stored nor shown", async () => {
+    const r = await startTestRouter({
+      server: { api_keys: [{ name: "team-a", key: "test-key" }, { name: "team-b", key: "key-b" }] },
+      endpoints: [{ name: "claude-ep", url: env.ant.url, kind: "anthropic", api_key: "sk-ant-test-0123456789" }],
+      models: { claude: { endpoints: ["claude-ep"], upstream_model: "claude-up" } },
+    });
+    try {
+      const tools = [{ type: "function" as const, name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
+      const first = await r.client.responses.create({ model: "claude", input: "Weather in Oslo?", tools, reasoning: { effort: "low" } });
+      const [rs, call] = first.output as [{ id: string }, { call_id: string; name: string; arguments: string }];
+      const OpenAI = (await import("openai")).default;
+      const other = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: "key-b", maxRetries: 0 });
+      const input = [
+        { role: "user", content: "Weather in Oslo?" },
+        { type: "reasoning", id: rs.id, summary: [] },
+        { type: "function_call", call_id: call.call_id, name: call.name, arguments: call.arguments },
+        { type: "function_call_output", call_id: call.call_id, output: "snow" },
+      ];
+      const second = await other.responses.create({ model: "claude", tools, reasoning: { effort: "low" }, input: input as any });
+      expect(second.output_text).toBe("Oslo: snow");
+      const sent = sentMessages(env.ant).at(-1);
+      expect(JSON.stringify(sent)).not.toContain(SIG);
+      expect(sent.thinking).toBeUndefined();
+      const items = await other.responses.inputItems.list(second.id, { include: ["reasoning.encrypted_content"] });
+      expect(JSON.stringify(items)).not.toContain("anthropic.");
+    } finally {
+      await r.close(500);
+    }
+  });
+});
