@@ -324,6 +324,22 @@ describe("parallel tool calls from Claude through real clients", () => {
     expect(user.content.map((b: { tool_use_id?: string }) => b.tool_use_id)).toEqual(["toolu_p1", "toolu_p2"]);
   });
 
+  it("interleaved thinking (thinking, call, thinking, call) comes back in its order through the AI SDK's references", async () => {
+    const SIG2 = "EqQBCkgIARAB/second+sig==";
+    env.ant.setDefault("/messages", (req) => {
+      if (JSON.stringify(req.body.messages).includes("tool_result")) return parallel(req);
+      return messageReply(message([thinkingBlock("First Oslo.", SIG), toolUseBlock("toolu_p1", "get_weather", { city: "Oslo" }), thinkingBlock("Then Bergen.", SIG2), toolUseBlock("toolu_p2", "get_weather", { city: "Bergen" })], { stop_reason: "tool_use" }), req);
+    });
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    const { generateText, tool, stepCountIs } = await import("ai");
+    const openai = createOpenAI({ baseURL: `${env.router.url}/v1`, apiKey: "test-key" });
+    const get_weather = tool({ description: "weather", inputSchema: z.object({ city: z.string() }), execute: async ({ city }: { city: string }) => `snow in ${city}` });
+    const r = await generateText({ model: openai.responses("claude"), prompt: "Weather in Oslo and Bergen?", tools: { get_weather }, stopWhen: stepCountIs(3), providerOptions: { openai: { reasoningEffort: "low", forceReasoning: true } } });
+    expect(r.text).toBe("snow in Oslo | snow in Bergen");
+    const assistant = sentMessages(env.ant)[1].messages[1];
+    expect(assistant.content.map((b: { type: string; signature?: string; id?: string }) => b.signature ?? b.id)).toEqual([SIG, "toolu_p1", SIG2, "toolu_p2"]);
+  });
+
   it("the openai SDK's stream helper sees both calls with their arguments", async () => {
     env.ant.setDefault("/messages", parallel);
     const stream = env.router.client.responses.stream({ model: "claude", input: "Weather?", tools: [{ type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }] });
