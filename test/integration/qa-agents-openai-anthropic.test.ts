@@ -412,3 +412,34 @@ describe("input_tokens over what clients send", () => {
     expect(withRef.input_tokens).toBe(inline.input_tokens);
   });
 });
+
+describe("an Agents SDK agent with an outputType and tools on anthropic", () => {
+  for (const thinking of [false, true]) {
+    it(`calls its tool, then gives the structured answer through the answer tool (${thinking ? "thinking" : "no thinking"})`, async () => {
+      env.ant.setDefault("/messages", (req) => {
+        const tools = (req.body.tools ?? []) as { name: string; description?: string }[];
+        const answer = tools.find((t) => t.description?.startsWith("Give the final answer"))!;
+        const hasResult = JSON.stringify(req.body.messages).includes("tool_result");
+        const think = req.body.thinking?.type === "enabled" ? [thinkingBlock(THINKING, SIG)] : [];
+        if (!hasResult) return messageReply(message([...think, toolUseBlock("toolu_s1", "get_weather", { city: "Oslo" })], { stop_reason: "tool_use" }), req);
+        return messageReply(message([...think, toolUseBlock("toolu_s2", answer.name, { city: "Oslo", summary: "snow" })], { stop_reason: "tool_use" }), req);
+      });
+      const { Agent, OpenAIResponsesModel, run, tool, setTracingDisabled } = await import("@openai/agents");
+      setTracingDisabled(true);
+      const getWeather = tool({ name: "get_weather", description: "weather", parameters: z.object({ city: z.string() }), execute: async () => "snow" });
+      const agent = new Agent({
+        name: "W",
+        instructions: "Answer.",
+        model: new OpenAIResponsesModel(env.router.client, "claude"),
+        tools: [getWeather],
+        outputType: z.object({ city: z.string(), summary: z.string() }),
+        ...(thinking ? { modelSettings: { reasoning: { effort: "low" as const } } } : {}),
+      });
+      const result = await run(agent, "Weather in Oslo?");
+      expect(result.finalOutput).toEqual({ city: "Oslo", summary: "snow" });
+      const sent = sentMessages(env.ant);
+      expect(sent).toHaveLength(2);
+      if (thinking) expect(sent[1].messages[1].content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+    });
+  }
+});
