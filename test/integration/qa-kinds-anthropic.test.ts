@@ -404,7 +404,7 @@ describe("two router instances on one Redis", () => {
     try {
       const tools = [{ type: "function" as const, name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
       const first = await a.client.responses.create({ model: "claude", input: "Weather in Oslo?", tools, reasoning: { effort: "low" } });
-      const [rs, call] = first.output as [{ id: string }, { call_id: string; name: string; arguments: string }];
+      const [rs, call] = first.output as unknown as [{ id: string }, { call_id: string; name: string; arguments: string }];
       const second = await b.client.responses.create({
         model: "claude",
         tools,
@@ -438,7 +438,7 @@ describe("a bare reasoning item is completed only from what the caller's key may
     try {
       const tools = [{ type: "function" as const, name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
       const first = await r.client.responses.create({ model: "claude", input: "Weather in Oslo?", tools, reasoning: { effort: "low" } });
-      const [rs, call] = first.output as [{ id: string }, { call_id: string; name: string; arguments: string }];
+      const [rs, call] = first.output as unknown as [{ id: string }, { call_id: string; name: string; arguments: string }];
       const OpenAI = (await import("openai")).default;
       const other = new OpenAI({ baseURL: `${r.url}/v1`, apiKey: "key-b", maxRetries: 0 });
       const input = [
