@@ -383,3 +383,34 @@ describe("thinking blocks byte for byte through item_reference (AI SDK, streamed
     });
   }
 });
+
+describe("LangChain's server-side state and zdr on anthropic", () => {
+  const weatherTool = { type: "function" as const, function: { name: "get_weather", description: "weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } };
+
+  it("previous_response_id as a call option carries the tool loop, thinking signed", async () => {
+    const { ChatOpenAI } = await import("@langchain/openai");
+    const { ToolMessage } = await import("@langchain/core/messages");
+    const llm = new ChatOpenAI({ model: "claude", apiKey: "test-key", useResponsesApi: true, maxRetries: 0, configuration: { baseURL: `${env.router.url}/v1` }, modelKwargs: { reasoning: { effort: "low" } } }).bindTools([weatherTool]);
+    const first = await llm.invoke("Weather in Oslo?");
+    const id = first.response_metadata?.id ?? first.id;
+    expect(String(id)).toMatch(/^resp_/);
+    const second = await llm.invoke([new ToolMessage({ content: "light snow", tool_call_id: "toolu_qa1" })], { previous_response_id: id } as never);
+    expect(second.text).toBe("Oslo: light snow");
+    const assistant = sentMessages(env.ant)[1].messages.find((m: { role: string }) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+  });
+
+  // With zdrEnabled LangChain sends reasoning back only when it has its encrypted_content (as for OpenAI): include asks for it.
+  it("zdrEnabled (store: false, encrypted reasoning sent back by the client) keeps the thinking signed", async () => {
+    const { ChatOpenAI } = await import("@langchain/openai");
+    const { HumanMessage, ToolMessage } = await import("@langchain/core/messages");
+    const llm = new ChatOpenAI({ model: "claude", apiKey: "test-key", useResponsesApi: true, zdrEnabled: true, maxRetries: 0, configuration: { baseURL: `${env.router.url}/v1` }, modelKwargs: { reasoning: { effort: "low" }, include: ["reasoning.encrypted_content"] } }).bindTools([weatherTool]);
+    const history: any[] = [new HumanMessage("Weather in Oslo?")];
+    const first = await llm.invoke(history);
+    history.push(first, new ToolMessage({ content: "light snow", tool_call_id: "toolu_qa1" }));
+    const second = await llm.invoke(history);
+    expect(second.text).toBe("Oslo: light snow");
+    const sent = sentMessages(env.ant);
+    expect(sent[1].messages[1].content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+  });
+});
