@@ -443,3 +443,31 @@ describe("an Agents SDK agent with an outputType and tools on anthropic", () => 
     });
   }
 });
+
+describe("the WebSocket with store: false across a fallback", () => {
+  it("turn 1 on anthropic, turn 2 (previous_response_id on the connection) falls back to chat, turn 3 back on anthropic", async () => {
+    const { WsClient } = await import("../helpers/ws-client.js");
+    const ws = new WsClient(env.router.url);
+    try {
+      const tools = [{ type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
+      const base = { model: "claude-or-local", store: false, tools, reasoning: { effort: "low" } };
+      const e1 = await ws.create({ ...base, input: "Weather in Oslo?" } as any);
+      const r1 = e1.find((e) => e.type === "response.completed")!.response;
+      const call = r1.output.find((o: { type: string }) => o.type === "function_call");
+      env.ant.setDefault("/messages", anthropicError(529, "overloaded_error", "Overloaded"));
+      const e2 = await ws.create({ ...base, previous_response_id: r1.id, input: [{ type: "function_call_output", call_id: call.call_id, output: "snow" }] } as any);
+      const r2 = e2.find((e) => e.type === "response.completed")!.response;
+      expect(r2.output.at(-1).content[0].text).toBe("Result: snow");
+      expect(env.chat.requests.at(-1)!.body.messages.at(-1)).toEqual({ role: "tool", tool_call_id: call.call_id, content: "snow" });
+      env.ant.setDefault("/messages", anthropicBackend);
+      env.ant.requests.length = 0;
+      const e3 = await ws.create({ ...base, previous_response_id: r2.id, input: "Thanks" } as any);
+      const r3 = e3.find((e) => e.type === "response.completed")!.response;
+      expect(r3.output.at(-1).content[0].text).toBe("Oslo: snow");
+      const sent = sentMessages(env.ant).at(-1);
+      expect(sent.messages[1].content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
+    } finally {
+      ws.ws.close();
+    }
+  });
+});
