@@ -471,3 +471,20 @@ describe("the WebSocket with store: false across a fallback", () => {
     }
   });
 });
+
+describe("cancelling an anthropic background response", () => {
+  it("responses.cancel stops the job, closes the upstream stream, and the response stays cancelled", async () => {
+    const { sseFrames, streamEvents } = await import("../helpers/anthropic-mock.js");
+    const long = message([textBlock("a long answer ".repeat(40))]);
+    env.ant.setDefault("/messages", { kind: "sse", frames: sseFrames(streamEvents(long)), delayMs: 100 });
+    const queued = await env.router.client.responses.create({ model: "claude", input: "write a lot", background: true });
+    for (let i = 0; i < 100 && env.ant.open() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(env.ant.open()).toBe(1);
+    const cancelled = await env.router.client.responses.cancel(queued.id);
+    expect(cancelled.status).toBe("cancelled");
+    for (let i = 0; i < 100 && env.ant.open() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(env.ant.open()).toBe(0);
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await env.router.client.responses.retrieve(queued.id)).status).toBe("cancelled");
+  });
+});
