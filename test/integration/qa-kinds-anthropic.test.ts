@@ -459,3 +459,14 @@ describe("a bare reasoning item is completed only from what the caller's key may
     }
   });
 });
+
+describe("instructions are not carried over a previous_response_id (as OpenAI documents)", () => {
+  for (const model of ["claude", "local"]) {
+    it(model, async () => {
+      const first = await env.router.client.responses.create({ model, instructions: "Talk like a pirate.", input: "hello" });
+      await env.router.client.responses.create({ model, input: "again", previous_response_id: first.id });
+      const sent = model === "claude" ? sentMessages(env.ant).at(-1) : env.chat.requests.at(-1)!.body;
+      expect(JSON.stringify(sent)).not.toContain("pirate");
+    });
+  }
+});
