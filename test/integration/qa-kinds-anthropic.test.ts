@@ -7,6 +7,7 @@
 import { describe, expect, it, beforeAll, afterAll } from "vitest";
 import { z } from "zod";
 import { anthropicError, message, messageReply, sentMessages, textBlock, toolUseBlock } from "../helpers/anthropic-mock.js";
+import { chatCompletion } from "../helpers/mock-upstream.js";
 import { anthropicBackend, SIG, THINKING, useClaudeRouter } from "../helpers/claude-env.js";
 import { startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
@@ -469,4 +470,18 @@ describe("instructions are not carried over a previous_response_id (as OpenAI do
       expect(JSON.stringify(sent)).not.toContain("pirate");
     });
   }
+});
+
+describe("chat completions and embeddings for an anthropic model (README)", () => {
+  it("/v1/chat/completions is forwarded to the endpoint's OpenAI-compatible route; /v1/embeddings is a 400", async () => {
+    env.ant.setDefault("/chat/completions", (req) => ({ kind: "json", body: chatCompletion("compat answer", req.body.model) }));
+    const out = await env.router.client.chat.completions.create({ model: "claude", messages: [{ role: "user", content: "hi" }] });
+    expect(out.choices[0].message.content).toBe("compat answer");
+    expect(out.model).toBe("claude");
+    const req = env.ant.requests.find((r) => r.path === "/chat/completions")!;
+    expect(req.body.model).toBe("claude-up");
+    expect(req.headers["x-api-key"]).toBe("sk-ant-test-0123456789");
+    const emb = env.router.client.embeddings.create({ model: "claude", input: "hi" });
+    await expect(emb).rejects.toMatchObject({ status: 400, code: "model_not_supported" });
+  });
 });
