@@ -7,9 +7,8 @@
 import { describe, expect, it, beforeAll, afterAll } from "vitest";
 import { z } from "zod";
 import { anthropicError, message, messageReply, sentMessages, textBlock, toolUseBlock } from "../helpers/anthropic-mock.js";
-import { chatCompletion } from "../helpers/mock-upstream.js";
 import { anthropicBackend, SIG, THINKING, useClaudeRouter } from "../helpers/claude-env.js";
-import { startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
+import { chatCompletion, startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
 
 const env = useClaudeRouter();
