@@ -414,3 +414,25 @@ describe("LangChain's server-side state and zdr on anthropic", () => {
     expect(sent[1].messages[1].content[0]).toEqual({ type: "thinking", thinking: THINKING, signature: SIG });
   });
 });
+
+describe("AI SDK options Claude cannot honour are answered as documented", () => {
+  it("logprobs (include message.output_text.logprobs, top_logprobs) answers with empty logprobs", async () => {
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    const { generateText, streamText } = await import("ai");
+    const openai = createOpenAI({ baseURL: `${env.router.url}/v1`, apiKey: "test-key" });
+    const r = await generateText({ model: openai.responses("claude"), prompt: "hi", providerOptions: { openai: { logprobs: 2 } } });
+    expect(r.text).toBe("Claude: hi");
+    const s = streamText({ model: openai.responses("claude"), prompt: "hi", providerOptions: { openai: { logprobs: true } } });
+    expect(await s.text).toBe("Claude: hi");
+    sentMessages(env.ant);
+  });
+
+  it("a file by OpenAI file_id is a 400 naming the part, surfaced by the SDK", async () => {
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    const { generateText } = await import("ai");
+    const openai = createOpenAI({ baseURL: `${env.router.url}/v1`, apiKey: "test-key" });
+    const call = generateText({ model: openai.responses("claude"), maxRetries: 0, messages: [{ role: "user", content: [{ type: "text", text: "read" }, { type: "file", data: "file-abc123", mediaType: "application/pdf" }] }] });
+    await expect(call).rejects.toMatchObject({ statusCode: 400 });
+    expect(env.ant.requests.filter((r) => r.path === "/messages")).toHaveLength(0);
+  });
+});
