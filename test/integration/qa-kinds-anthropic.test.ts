@@ -484,3 +484,27 @@ describe("chat completions and embeddings for an anthropic model (README)", () =
     await expect(emb).rejects.toMatchObject({ status: 400, code: "model_not_supported" });
   });
 });
+
+describe("tool call ids from another backend reach Anthropic in the form it accepts", () => {
+  it("a chat backend's call id with '.' and ':' (vLLM's Kimi parser) continued on anthropic: tool_use and tool_result ids match and are [a-zA-Z0-9_-]", async () => {
+    const KIMI_ID = "functions.get_weather:0";
+    env.chat.setDefault("/chat/completions", (req) => {
+      if (req.body.messages.some((m: { role: string }) => m.role === "tool")) return { kind: "json", body: chatCompletion("ok", req.body.model) };
+      return { kind: "json", body: chatCompletion(null, req.body.model, { tool_calls: [{ id: KIMI_ID, type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } }] }) };
+    });
+    const tools = [{ type: "function" as const, name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } }, strict: false }];
+    const first = await env.router.client.responses.create({ model: "local", input: "Weather in Oslo?", tools });
+    const call = first.output.find((o) => o.type === "function_call") as { call_id: string };
+    expect(call.call_id).toBe(KIMI_ID);
+    const second = await env.router.client.responses.create({ model: "claude", previous_response_id: first.id, input: [{ type: "function_call_output", call_id: KIMI_ID, output: "snow" }], tools });
+    expect(second.output_text).toBe("Oslo: snow");
+    const sent = sentMessages(env.ant).at(-1);
+    const use = sent.messages[1].content.find((b: { type: string }) => b.type === "tool_use");
+    const result = sent.messages[2].content[0];
+    expect(use.id).toMatch(/^[a-zA-Z0-9_-]+$/);
+    expect(result.tool_use_id).toBe(use.id);
+    // the client's own items keep the id it knows
+    const items = await env.router.client.responses.inputItems.list(second.id);
+    expect(JSON.stringify(items)).toContain(KIMI_ID);
+  });
+});
