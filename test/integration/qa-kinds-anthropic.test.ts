@@ -197,25 +197,36 @@ describe("the README's anthropic example, verbatim", () => {
     const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
     const example = /### Anthropic endpoints\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(example).toContain("kind: anthropic");
-    const raw = parse(example!.replace("https://api.anthropic.com/v1", `${env.ant.url}/v1`).replace("${ANTHROPIC_API_KEY}", "sk-ant-readme-0123456789"));
+    const raw = parse(example!.replace("https://api.anthropic.com/v1", env.ant.url).replace("${ANTHROPIC_API_KEY}", "sk-ant-readme-0123456789"));
     raw.endpoints.push({ name: "box", url: env.chat.url, kind: "chat" });
     raw.models["gpt-4.1"] = { endpoints: ["box"] };
     const r = await startTestRouter(raw);
-    env.ant.setDefault("/v1/messages", anthropicBackend);
     try {
       const out = await r.client.responses.create({ model: "claude", instructions: "Be brief.", input: "hello", reasoning: { effort: "low" } });
       expect(out.output_text).toBe("Claude: hello");
       expect(out.model).toBe("claude");
       const req = env.ant.requests.at(-1)!;
-      expect(req.path).toBe("/v1/messages");
+      expect(req.path).toBe("/messages");
       expect(req.headers["x-api-key"]).toBe("sk-ant-readme-0123456789");
       expect(req.headers["anthropic-version"]).toBe("2026-10-21");
       expect(req.body).toMatchObject({ model: "claude-sonnet-4-5", max_tokens: 8192 + 2048, thinking: { type: "enabled", budget_tokens: 2048 } });
       expect(req.body.system).toEqual([{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }]); // prompt_caching: true
       // fallbacks: [gpt-4.1] serves when Anthropic is overloaded
-      env.ant.setDefault("/v1/messages", anthropicError(529, "overloaded_error", "Overloaded"));
+      env.ant.setDefault("/messages", anthropicError(529, "overloaded_error", "Overloaded"));
       const fb = await r.client.responses.create({ model: "claude", input: "hello" });
       expect(fb.output_text).toBe("Echo: hello");
+    } finally {
+      await r.close(500);
+    }
+  });
+
+  it("the endpoint url works with or without /v1 (as the Anthropic SDK's base URL has none)", async () => {
+    const bare = env.ant.url.replace(/\/v1$/, "");
+    expect(bare).not.toBe(env.ant.url);
+    const r = await startTestRouter({ endpoints: [{ name: "a", url: bare, kind: "anthropic", api_key: "sk-ant-test-0123456789" }], models: { claude: { endpoints: ["a"] } } });
+    try {
+      expect((await r.client.responses.create({ model: "claude", input: "hi" })).output_text).toBe("Claude: hi");
+      expect(env.ant.requests.at(-1)!.path).toBe("/messages");
     } finally {
       await r.close(500);
     }
