@@ -7,6 +7,7 @@
 import { notFound } from "../../ops/errors.js";
 import type { Tracing } from "../../tracing/index.js";
 import type { ConversationStore, FoundItem, ResponseStore } from "../../store/types.js";
+import { isBareReasoning } from "../../wire/protocol.js";
 import type { Item } from "../../wire/types.js";
 import { callStore } from "./store-access.js";
 
@@ -27,16 +28,10 @@ export const itemNotFound = (id: string) =>
   );
 
 /**
- * A reasoning item sent back whole but without its `encrypted_content` (a client that did not
- * ask for `include: ["reasoning.encrypted_content"]`, the Agents SDK's and LangChain's default):
- * OpenAI resolves it by its id from what it stored, so the router does too, or a signed
- * Anthropic thinking block (and an OpenAI upstream's reasoning, sent with store: false) is lost.
- */
-const isBareReasoning = (i: Item) => i.type === "reasoning" && typeof i.id === "string" && !i.encrypted_content;
-
-/**
  * Replaces every `item_reference` by the item it names: from `history`, else from `lookup`; 404 when neither has it.
- * A bare reasoning item gets the stored item's `encrypted_content` back (unchanged when there is none).
+ * A bare reasoning item (sent back without its `encrypted_content`) gets the stored item's back,
+ * or a signed Anthropic thinking block (and an OpenAI upstream's reasoning, sent with store:
+ * false) would be lost; it stays as sent when there is none.
  */
 export async function resolveReferences(items: Item[], history: Item[], lookup?: ItemLookup): Promise<Item[]> {
   if (!items.some((i) => i.type === "item_reference" || isBareReasoning(i))) return items;

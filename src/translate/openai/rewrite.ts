@@ -1,5 +1,5 @@
 import { isAnthropicThinking } from "../anthropic/types.js";
-import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
+import { ENCRYPTED_REASONING, isBareReasoning } from "../../wire/protocol.js";
 import type { CreateResponseRequest, Item, JsonObject, ResponseObject } from "../../wire/types.js";
 
 /** What the router owns in a native Response: its id and the fields it handles itself. */
@@ -51,9 +51,6 @@ export function nativeRequestBody(
   if (!opts.stream) delete body.stream_options;
   return body;
 }
-
-/** A reasoning item sent back by id without its encrypted_content (the router completes it from its store). */
-const isBareReasoning = (i: Item) => i.type === "reasoning" && typeof i.id === "string" && !i.encrypted_content;
 
 /**
  * The input with each `item_reference` (and each reasoning item sent back without its
