@@ -119,3 +119,11 @@ export const TOOL_TYPES: ReadonlySet<string> = new Set([
 
 /** The `include` value that asks for reasoning items' `encrypted_content`. */
 export const ENCRYPTED_REASONING = "reasoning.encrypted_content";
+
+/**
+ * A reasoning item sent back by its id without its `encrypted_content` (a client that did not ask
+ * for ENCRYPTED_REASONING, the Agents SDK's and LangChain's default): OpenAI resolves it from what
+ * it stored, and so does the router (responses/create/references.ts).
+ */
+export const isBareReasoning = (i: { type?: unknown; id?: unknown; encrypted_content?: unknown }): boolean =>
+  i.type === "reasoning" && typeof i.id === "string" && !i.encrypted_content;

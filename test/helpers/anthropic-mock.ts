@@ -127,6 +127,9 @@ export function assertMessagesRequest(body: any, opts: { version?: string } = {}
       expect(BLOCKS.has(b.type), `block type ${b.type}`).toBe(true);
       if (b.type === "text") expect(typeof b.text === "string" && b.text.length > 0, "text blocks are non-empty").toBe(true);
       if (b.type === "tool_use") expect(m.role).toBe("assistant");
+      // Anthropic's pattern for tool ids (a 400 "String should match pattern" otherwise).
+      if (b.type === "tool_use") expect(b.id, "tool_use.id").toMatch(/^[a-zA-Z0-9_-]+$/);
+      if (b.type === "tool_result") expect(b.tool_use_id, "tool_result.tool_use_id").toMatch(/^[a-zA-Z0-9_-]+$/);
       if (b.type === "tool_result") expect(m.role).toBe("user");
       if (b.type === "thinking") expect(typeof b.signature).toBe("string");
     }

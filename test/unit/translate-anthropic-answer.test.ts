@@ -3,7 +3,7 @@ import type { Message, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources
 import { messageToResponse, anthropicUsageToResponses } from "../../src/translate/anthropic/response.js";
 import { AnthropicStreamTranslator } from "../../src/translate/anthropic/stream.js";
 import type { AnswerOptions } from "../../src/translate/anthropic/response.js";
-import { decodeThinking } from "../../src/translate/anthropic/types.js";
+import { decodeThinking, encodeThinking } from "../../src/translate/anthropic/types.js";
 import { outputText, responseSkeleton } from "../../src/translate/skeleton.js";
 import { sequentialIds } from "../../src/wire/ids.js";
 import type { Item, StreamEvent } from "../../src/wire/types.js";
@@ -66,6 +66,13 @@ describe("anthropic answer (JSON)", () => {
     expect(r.output[0]).toMatchObject({ summary: [{ type: "summary_text", text: "t" }] });
     expect(r.output[0]!.content).toBeUndefined();
     expect(decodeThinking(r.output[1]!.encrypted_content)).toEqual({ type: "redacted_thinking", data: "opaque" });
+  });
+
+  it("an unsigned thinking block (no signature, or an empty one as streamed) is shown but never sent back", () => {
+    const r = messageToResponse(message([{ type: "thinking", thinking: "t", signature: "" }, { type: "text", text: "ok", citations: null }]), skeleton(), sequentialIds());
+    expect(r.output[0]).toMatchObject({ type: "reasoning", content: [{ type: "reasoning_text", text: "t" }] });
+    expect(decodeThinking(r.output[0]!.encrypted_content)).toBeNull();
+    expect(decodeThinking(encodeThinking({ type: "thinking", thinking: "t", signature: SIG }))).toEqual({ type: "thinking", thinking: "t", signature: SIG });
   });
 
   it("max_tokens is incomplete; a refusal is a refusal part; the answer tool is output_text", () => {

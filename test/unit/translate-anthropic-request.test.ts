@@ -40,6 +40,30 @@ function badParam(fn: () => unknown): string | null {
 
 const thinking = { type: "thinking" as const, thinking: "Let me think \u2014 \"quoted\"\n", signature: "EqQBCkgIARABGAIiQL+sig/==" };
 
+describe("anthropic request: tool call ids from other backends", () => {
+  it("ids outside [a-zA-Z0-9_-] are rewritten the same way in the tool_use and its tool_result; others are kept", () => {
+    const { body } = build({
+      tools: [{ type: "function", name: "get_weather", parameters: { type: "object" } }] as never,
+      input: [
+        { role: "user", content: "hi" },
+        { type: "function_call", call_id: "functions.get_weather:0", name: "get_weather", arguments: "{}" },
+        { type: "function_call", call_id: "functions.get_weather:1", name: "get_weather", arguments: "{}" },
+        { type: "function_call", call_id: "toolu_ok-1", name: "get_weather", arguments: "{}" },
+        { type: "function_call_output", call_id: "functions.get_weather:0", output: "a" },
+        { type: "function_call_output", call_id: "functions.get_weather:1", output: "b" },
+        { type: "function_call_output", call_id: "toolu_ok-1", output: "c" },
+      ] as Item[],
+    });
+    const uses = body.messages[1].content.map((b: { id: string }) => b.id);
+    const results = body.messages[2].content.map((b: { tool_use_id: string }) => b.tool_use_id);
+    expect(results).toEqual(uses);
+    expect(uses[2]).toBe("toolu_ok-1");
+    expect(uses[0]).not.toBe(uses[1]);
+    for (const id of uses) expect(id).toMatch(/^[a-zA-Z0-9_-]+$/);
+    expect(uses[0]).toMatch(/^functions_get_weather_0_[0-9a-f]{8}$/);
+  });
+});
+
 describe("anthropic request: messages", () => {
   it("maps a string input, instructions and the default max_tokens", () => {
     const { body } = build({ input: "hi", instructions: "Be brief." });

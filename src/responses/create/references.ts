@@ -7,6 +7,7 @@
 import { notFound } from "../../ops/errors.js";
 import type { Tracing } from "../../tracing/index.js";
 import type { ConversationStore, FoundItem, ResponseStore } from "../../store/types.js";
+import { isBareReasoning } from "../../wire/protocol.js";
 import type { Item } from "../../wire/types.js";
 import { callStore } from "./store-access.js";
 
@@ -26,11 +27,21 @@ export const itemNotFound = (id: string) =>
     null,
   );
 
-/** Replaces every `item_reference` by the item it names: from `history`, else from `lookup`; 404 when neither has it. */
+/**
+ * Replaces every `item_reference` by the item it names: from `history`, else from `lookup`; 404 when neither has it.
+ * A bare reasoning item (sent back without its `encrypted_content`) gets the stored item's back,
+ * or a signed Anthropic thinking block (and an OpenAI upstream's reasoning, sent with store:
+ * false) would be lost; it stays as sent when there is none.
+ */
 export async function resolveReferences(items: Item[], history: Item[], lookup?: ItemLookup): Promise<Item[]> {
-  if (!items.some((i) => i.type === "item_reference")) return items;
+  if (!items.some((i) => i.type === "item_reference" || isBareReasoning(i))) return items;
   const out: Item[] = [];
   for (const item of items) {
+    if (isBareReasoning(item)) {
+      const found = history.findLast((h) => h.id === item.id) ?? (await lookup?.(item.id as string)) ?? null;
+      out.push(found?.type === "reasoning" && found.encrypted_content ? { ...item, encrypted_content: found.encrypted_content } : item);
+      continue;
+    }
     if (item.type !== "item_reference") {
       out.push(item);
       continue;

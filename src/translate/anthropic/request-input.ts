@@ -17,6 +17,7 @@
  * - a router compaction item becomes the framed summary as a user message, and what it
  *   summarises is left out (as on chat backends); one the router cannot open is a 400.
  */
+import { createHash } from "node:crypto";
 import { untranslatable } from "../errors.js";
 import { MESSAGE_ROLES } from "../../wire/protocol.js";
 import type { Item, JsonObject } from "../../wire/types.js";
@@ -183,8 +184,21 @@ function textOf(parts: Item[], at: string): string {
     .join("\n");
 }
 
+const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
+
+/**
+ * The id Anthropic is sent for a call: it takes `[a-zA-Z0-9_-]` only, and a call made on another
+ * backend may carry more (vLLM's Kimi parser: `functions.get_weather:0`). The same id always maps
+ * the same way, so a tool_use and its tool_result still pair; a short hash of the original keeps
+ * two ids that differ only in those characters apart. The client's items keep the original.
+ */
+export function anthropicToolId(id: string): string {
+  if (TOOL_ID.test(id)) return id;
+  return `${id.replace(/[^a-zA-Z0-9_-]/g, "_")}_${createHash("sha256").update(id).digest("hex").slice(0, 8)}`;
+}
+
 function toolUse(item: Item, at: string, toolNames: ToolNameMap | undefined): ContentBlockParam {
-  const id = stringField(item, "call_id", `${at}.call_id`);
+  const id = anthropicToolId(stringField(item, "call_id", `${at}.call_id`));
   const name = stringField(item, "name", `${at}.name`);
   const args = item.arguments === undefined || item.arguments === null || item.arguments === "" ? "{}" : item.arguments;
   if (typeof args !== "string") throw untranslatable("function_call 'arguments' must be a string.", `${at}.arguments`);
@@ -202,11 +216,11 @@ function toolUse(item: Item, at: string, toolNames: ToolNameMap | undefined): Co
 /** A freeform tool's call: its text as the one `input` parameter (../custom-tools.ts). */
 function customToolUse(item: Item, at: string, toolNames: ToolNameMap | undefined): ContentBlockParam {
   const { callId, name, input } = replayedCustomCall(item, at, toolNames);
-  return { type: "tool_use", id: callId, name, input: { [CUSTOM_INPUT]: input } };
+  return { type: "tool_use", id: anthropicToolId(callId), name, input: { [CUSTOM_INPUT]: input } };
 }
 
 function toolResult(item: Item, at: string, files: FileOptions | undefined): ToolResultBlockParam {
-  const id = stringField(item, "call_id", `${at}.call_id`);
+  const id = anthropicToolId(stringField(item, "call_id", `${at}.call_id`));
   const output = item.output;
   // An empty result is sent without content (Anthropic rejects empty text).
   if (output === "") return { type: "tool_result", tool_use_id: id };

@@ -67,7 +67,9 @@ export function decodeThinking(encrypted: unknown): ThinkingParam | null {
   if (typeof encrypted !== "string" || !encrypted.startsWith(PREFIX)) return null;
   try {
     const j = JSON.parse(Buffer.from(encrypted.slice(PREFIX.length), "base64").toString("utf8")) as Record<string, unknown>;
-    if (j.type === "thinking" && typeof j.thinking === "string" && typeof j.signature === "string") return { type: "thinking", thinking: j.thinking, signature: j.signature };
+    // An unsigned block (a compatible server that signs nothing: no signature in JSON, an empty one
+    // streamed) is not sent back: the turn then lacks its thinking either way, so thinking is off for it.
+    if (j.type === "thinking" && typeof j.thinking === "string" && typeof j.signature === "string" && j.signature) return { type: "thinking", thinking: j.thinking, signature: j.signature };
     if (j.type === "redacted_thinking" && typeof j.data === "string") return { type: "redacted_thinking", data: j.data };
   } catch {
     // not ours

@@ -1,5 +1,5 @@
 import { isAnthropicThinking } from "../anthropic/types.js";
-import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
+import { ENCRYPTED_REASONING, isBareReasoning } from "../../wire/protocol.js";
 import type { CreateResponseRequest, Item, JsonObject, ResponseObject } from "../../wire/types.js";
 
 /** What the router owns in a native Response: its id and the fields it handles itself. */
@@ -38,7 +38,7 @@ export function nativeRequestBody(
   delete body.conversation;
   delete body.background;
   delete body.router;
-  const references = Array.isArray(req.input) && req.input.some((i) => i.type === "item_reference");
+  const references = Array.isArray(req.input) && req.input.some((i) => i.type === "item_reference" || isBareReasoning(i));
   if (opts.history.length > 0 || references) {
     let current = typeof req.input === "string" ? [{ type: "message", role: "user", content: req.input }] : (req.input ?? []);
     if (references) current = withReferencedItems(current, opts.resolved ?? []);
@@ -53,14 +53,18 @@ export function nativeRequestBody(
 }
 
 /**
- * The input with each `item_reference` replaced by the item it names (found in `resolved`, the
- * input the router resolved), as history is replayed: upstream stores nothing, so it could
- * not resolve the id itself.
+ * The input with each `item_reference` (and each reasoning item sent back without its
+ * encrypted_content) replaced by the item it names (found in `resolved`, the input the router
+ * resolved), as history is replayed: upstream stores nothing, so it could not resolve the id itself.
  */
 function withReferencedItems(input: Item[], resolved: Item[]): Item[] {
   const out: Item[] = [];
   for (const item of input) {
-    if (item.type !== "item_reference") out.push(item);
+    if (isBareReasoning(item)) {
+      const found = resolved.find((r) => r.id === item.id && r.type === "reasoning" && r.encrypted_content);
+      if (found) out.push(...replayableItems([found]));
+      else out.push(item);
+    } else if (item.type !== "item_reference") out.push(item);
     else {
       const found = resolved.find((r) => r.id === item.id && r.type !== "item_reference");
       if (found) out.push(...replayableItems([found]));
