@@ -13,7 +13,9 @@
  *   and its output likewise, the call's text as the one `input` parameter (../custom-tools.ts);
  * - additional_tools items are hoisted into the tool list (../tools.ts), not messages;
  * - consecutive items of one role merge into one message, so roles alternate;
- * - hosted tool calls of earlier native turns are dropped; item_reference must be resolved;
+ * - `mcp_call` items (the router's tool runs, or OpenAI's) replay as the tool_use and its
+ *   tool_result, as on chat (../hosted-calls.ts); other hosted tools' items are dropped;
+ *   item_reference must be resolved;
  * - a router compaction item becomes the framed summary as a user message, and what it
  *   summarises is left out (as on chat backends); one the router cannot open is a 400.
  */
@@ -21,6 +23,7 @@ import { untranslatable } from "../errors.js";
 import { MESSAGE_ROLES } from "../../wire/protocol.js";
 import type { Item, JsonObject } from "../../wire/types.js";
 import { HOSTED_HISTORY_ITEMS, type CompactionOptions } from "../chat/request-input.js";
+import { HOSTED_RUN_ITEMS, hostedItemAsCall, refusedApprovals } from "../hosted-calls.js";
 import { summaryMessageText, supersededByCompaction } from "../chat/compaction.js";
 import { chatNameFor } from "../chat/tool-names.js";
 import type { ToolNameMap } from "../chat/chat-types.js";
@@ -101,6 +104,7 @@ export function itemsToMessages(items: Item[], opts: InputOptions): BuiltInput {
   const out = new MessageBuilder(opts.systemMessages);
   const history = opts.historyItems ?? 0;
   const superseded = supersededByCompaction(items, opts.compaction?.userMessageMaxTokens ?? DEFAULT_USER_MESSAGE_TOKENS);
+  let refused: Set<string> | undefined;
   for (let i = 0; i < items.length; i++) {
     if (superseded?.has(i)) continue;
     const item = items[i]!;
@@ -138,6 +142,15 @@ export function itemsToMessages(items: Item[], opts: InputOptions): BuiltInput {
       case undefined:
         throw untranslatable(`Input item ${i - history} has no 'type' (and is not a {role, content} message).`, `${at}.type`);
       default:
+        if (HOSTED_RUN_ITEMS.has(type) && type !== "web_search_call") {
+          // The router's (or OpenAI's) MCP runs: the model sees the call it made and its result, as on chat.
+          refused ??= refusedApprovals(items);
+          for (const it of hostedItemAsCall(item, refused)) {
+            if (it.type === "function_call") out.add("assistant", [toolUse(it, at, undefined)]);
+            else out.add("user", [toolResult(it, at, opts.files)]);
+          }
+          break;
+        }
         if (HOSTED_HISTORY_ITEMS.has(type)) break;
         throw untranslatable(`Input items of type '${type}' are not supported for this model.`, `${at}.type`);
     }
