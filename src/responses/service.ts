@@ -12,7 +12,7 @@ import type { CreateResponseRequest, EmittedResponse, Item, JsonObject, Response
 import { clientJson, omitEncryptedContent } from "../translate/openai/rewrite.js";
 import { AutoCompactor, servedByRouterTranslation } from "./compaction/auto-compact.js";
 import { BackgroundJobs } from "./background/jobs.js";
-import { cacheKey } from "./create/cache-key.js";
+import { cacheableAnswer, cacheKey } from "./create/cache-key.js";
 import { appendTurn } from "./conversations/turn.js";
 import { recordTokenUsage, type RunOutcome } from "./create/execute.js";
 import { checkKeyTools, mayRunTools, openRun, toolsToRun } from "./tool-loop/index.js";
@@ -232,7 +232,7 @@ export class ResponsesService {
     let json: string | undefined;
     if (plan.store) await this.save(plan, out.response, out.endpoint, (json = JSON.stringify(out.response)));
     ctx.remember?.({ response: out.response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint: out.endpoint });
-    if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response, (json ??= JSON.stringify(out.response)));
+    if (key && out.response.status === "completed" && cacheableAnswer(out.response)) await this.cacheSet(plan, key, out.response, (json ??= JSON.stringify(out.response)));
     return json;
   }
 

@@ -1,0 +1,252 @@
+/**
+ * The tool loop where it meets the rest of the router: the response cache, chains that move
+ * between backend kinds (chat <-> anthropic, by previous_response_id and by a fallback in a
+ * later round), the WebSocket (approval round trip, store false), per-key usage counting every
+ * round, and operator servers on kind: openai. Real mock upstreams, a real MCP server, the
+ * openai SDK as the client.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { message, messageReply, startAnthropicMock, textBlock, toolUseBlock } from "../helpers/anthropic-mock.js";
+import { assertResponsesGrammar } from "../helpers/grammar.js";
+import { startMcpServer, type TestMcpServer } from "../helpers/mcp-server.js";
+import { chatCompletion, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, startMockUpstream, upstreamError, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
+import { startTestRouter, type TestRouter } from "../helpers/router.js";
+import { finalResponse, WsClient } from "../helpers/ws-client.js";
+
+let chat: MockUpstream;
+let claude: MockUpstream;
+let oai: MockUpstream;
+let mcp: TestMcpServer;
+let router: TestRouter;
+
+/** The chat model calls `calls` first; once it sees tool results it answers with them. */
+function chatTools(calls: { name: string; args: string }[]) {
+  return (rec: RecordedRequest): Reply => {
+    const messages = rec.body.messages as { role: string; content: unknown }[];
+    if (messages.at(-1)!.role === "tool") {
+      const text = `chat: ${messages.filter((m) => m.role === "tool").map((m) => String(m.content)).join(" | ")}`;
+      return rec.body.stream ? { kind: "sse", frames: [...chatTextChunks([text]), "data: [DONE]\n\n"] } : { kind: "json", body: chatCompletion(text) };
+    }
+    if (rec.body.stream) return { kind: "sse", frames: chatToolCallChunks(calls.map((c, i) => ({ id: `call_${i}`, name: c.name, args: [c.args] }))) };
+    return { kind: "json", body: chatCompletion(null, "mock", { tool_calls: calls.map((c, i) => ({ id: `call_${i}`, type: "function", function: { name: c.name, arguments: c.args } })) }) };
+  };
+}
+
+/** Claude answers with what the last tool_result said, or plainly without one. */
+function claudePlain(req: RecordedRequest): Reply {
+  const last = (req.body.messages as { role: string; content: unknown }[]).at(-1)!;
+  const blocks = Array.isArray(last.content) ? (last.content as { type: string; content?: unknown }[]) : [];
+  const result = blocks.find((b) => b.type === "tool_result");
+  if (result) {
+    const text = typeof result.content === "string" ? result.content : (result.content as { text: string }[]).map((p) => p.text).join("");
+    return messageReply(message([textBlock(`claude: ${text}`)]), req);
+  }
+  return messageReply(message([textBlock("claude plain")]), req);
+}
+
+const chatRequests = () => chat.requests.filter((r) => r.path === "/chat/completions");
+const claudeRequests = () => claude.requests.filter((r) => r.path === "/messages");
+const mcpTool = (extra: Record<string, unknown> = {}) => ({ type: "mcp" as const, server_label: "wiki", server_url: mcp.url, require_approval: "never" as const, ...extra });
+
+beforeAll(async () => {
+  chat = await startMockUpstream();
+  claude = await startAnthropicMock();
+  claude.setDefault("/messages", claudePlain);
+  oai = await startMockUpstream();
+  mcp = await startMcpServer();
+  router = await startTestRouter({
+    server: { api_keys: [{ name: "team", key: "sk-team-0123456789", role: "admin" }] },
+    endpoints: [
+      { name: "box", url: chat.url, kind: "chat" },
+      { name: "claude", url: claude.url, kind: "anthropic", api_key: "sk-ant-test-0123456789" },
+      { name: "oai", url: oai.url, kind: "openai", api_key: "sk-upstream-0123456789" },
+    ],
+    models: {
+      local: { endpoints: ["box"], cache: { ttl: "1h" } },
+      claude: { endpoints: ["claude"], upstream_model: "claude-upstream" },
+      "local-fb": { endpoints: ["box"], fallbacks: ["claude"] },
+      "gpt-4.1": { endpoints: ["oai"], cache: { ttl: "1h" } },
+    },
+    routing: { retry: { attempts: 1 } },
+    tools: { mcp: { allowed_urls: ["http://127.0.0.1:*/*"], servers: [{ label: "ops", url: mcp.url }] } },
+  }, { apiKey: "sk-team-0123456789" });
+});
+
+afterAll(async () => {
+  await router?.close();
+  await Promise.all([chat?.close(), claude?.close(), oai?.close(), mcp?.close()]);
+});
+
+beforeEach(() => {
+  chat.requests.length = 0;
+  claude.requests.length = 0;
+  oai.requests.length = 0;
+  mcp.calls.length = 0;
+});
+
+describe("the response cache and hosted tools", () => {
+  it("a cached chat model runs the tool again on an identical request (never a stale tool answer)", async () => {
+    chat.setDefault("/chat/completions", chatTools([{ name: "wiki__echo", args: '{"text":"c"}' }]));
+    const body = { model: "local", input: "cache me", tools: [mcpTool()] };
+    await router.client.responses.create(body);
+    await router.client.responses.create(body);
+    expect(mcp.calls).toHaveLength(2);
+    expect(chatRequests()).toHaveLength(4);
+  });
+
+  it("a cached openai model does not serve a pass-through MCP or web search answer from the cache", async () => {
+    const withCall = [{ id: "mcp_up1", type: "mcp_call", server_label: "wiki", name: "echo", arguments: "{}", output: "upstream ran it", error: null, status: "completed" }];
+    const searched = [{ id: "ws_up1", type: "web_search_call", status: "completed", action: { type: "search", query: "q" } }];
+    oai.setDefault("/responses", (rec) => ({ kind: "json", body: nativeResponse("from the tool", rec.body.model, "resp_up", rec.body.tools[0].type === "mcp" ? withCall : searched) }));
+    const body = { model: "gpt-4.1", input: "pass through", tools: [{ type: "mcp" as const, server_label: "wiki", server_url: "https://mcp.example.com/mcp", require_approval: "never" as const }] };
+    await router.client.responses.create(body);
+    await router.client.responses.create(body);
+    expect(oai.requests.filter((r) => r.path === "/responses")).toHaveLength(2);
+    const search = { model: "gpt-4.1", input: "search", tools: [{ type: "web_search" as const }] };
+    await router.client.responses.create(search);
+    await router.client.responses.create(search);
+    expect(oai.requests.filter((r) => r.path === "/responses")).toHaveLength(4);
+  });
+});
+
+describe("chains across backend kinds", () => {
+  it("a chat turn's mcp_call replays to anthropic as tool_use/tool_result, and back to chat", async () => {
+    chat.setDefault("/chat/completions", chatTools([{ name: "wiki__echo", args: '{"text":"x-kind"}' }]));
+    const first = await router.client.responses.create({ model: "local", input: "one", tools: [mcpTool()] });
+    expect(first.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
+    const second = await router.client.responses.create({ model: "claude", previous_response_id: first.id, input: "two" });
+    expect(second.output_text).toBe("claude plain");
+    const sent = claudeRequests()[0]!.body.messages as { role: string; content: any }[];
+    const blocks = sent.flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+    const use = blocks.find((b: any) => b.type === "tool_use");
+    expect(use).toMatchObject({ name: "wiki__echo", input: { text: "x-kind" } });
+    const result = blocks.find((b: any) => b.type === "tool_result");
+    expect(result.tool_use_id).toBe(use.id);
+    expect(JSON.stringify(result.content)).toContain("echo: x-kind");
+    chat.requests.length = 0;
+    chat.setDefault("/chat/completions", () => ({ kind: "json", body: chatCompletion("chat plain") }));
+    await router.client.responses.create({ model: "local", previous_response_id: second.id, input: "three" });
+    const msgs = chatRequests()[0]!.body.messages;
+    expect(msgs).toContainEqual(expect.objectContaining({ role: "tool", content: "echo: x-kind" }));
+  });
+
+  it("an anthropic turn's mcp_call replays to chat", async () => {
+    claude.setDefault("/messages", (req) => {
+      const last = (req.body.messages as { role: string; content: unknown }[]).at(-1)!;
+      if (Array.isArray(last.content) && (last.content as { type: string }[]).some((b) => b.type === "tool_result")) return claudePlain(req);
+      return messageReply(message([toolUseBlock("toolu_9", "wiki__echo", { text: "from-claude" })], { stop_reason: "tool_use" }), req);
+    });
+    try {
+      const first = await router.client.responses.create({ model: "claude", input: "one", tools: [mcpTool()] });
+      expect(first.output_text).toBe("claude: echo: from-claude");
+      chat.setDefault("/chat/completions", () => ({ kind: "json", body: chatCompletion("chat plain") }));
+      await router.client.responses.create({ model: "local", previous_response_id: first.id, input: "two" });
+      const msgs = chatRequests()[0]!.body.messages;
+      expect(msgs).toContainEqual(expect.objectContaining({ role: "assistant", tool_calls: [expect.objectContaining({ function: { name: "wiki__echo", arguments: '{"text":"from-claude"}' } })] }));
+      expect(msgs).toContainEqual(expect.objectContaining({ role: "tool", content: "echo: from-claude" }));
+    } finally {
+      claude.setDefault("/messages", claudePlain);
+    }
+  });
+
+  it("a later round that fails on chat falls back to anthropic, which sees the chat round's tool call and result", async () => {
+    let n = 0;
+    const script = chatTools([{ name: "wiki__echo", args: '{"text":"fb"}' }]);
+    chat.setDefault("/chat/completions", (rec) => (n++ === 0 ? script(rec) : upstreamError(503, "down", null, "server_error")));
+    const r = await router.client.responses.create({ model: "local-fb", input: "x", tools: [mcpTool()] });
+    expect(r.status).toBe("completed");
+    expect(r.model).toBe("local-fb");
+    expect(r.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
+    expect(r.output_text).toBe("claude: echo: fb");
+    const sent = claudeRequests()[0]!.body;
+    expect(sent.tools.map((t: { name: string }) => t.name)).toContain("wiki__echo");
+  });
+
+  it("the same over SSE: one response, the grammar holds across the fallback", async () => {
+    let n = 0;
+    const script = chatTools([{ name: "wiki__echo", args: '{"text":"fbs"}' }]);
+    chat.setDefault("/chat/completions", (rec) => (n++ === 0 ? script(rec) : upstreamError(503, "down", null, "server_error")));
+    const stream = await router.client.responses.create({ model: "local-fb", input: "x", stream: true, tools: [mcpTool()] });
+    const events: any[] = [];
+    for await (const e of stream) events.push(e);
+    const s = assertResponsesGrammar(events);
+    expect(s.terminal?.type).toBe("response.completed");
+    expect(s.items.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
+    expect(events.every((e) => !("response" in e) || e.response.model === "local-fb")).toBe(true);
+  });
+});
+
+describe("per-key usage counts every round", () => {
+  it("GET /v1/usage sums both rounds' tokens and counts one request", async () => {
+    const before = await (await router.fetch("/v1/usage?key=team", { headers: { authorization: "Bearer sk-team-0123456789" } })).json();
+    chat.setDefault("/chat/completions", chatTools([{ name: "wiki__echo", args: '{"text":"u"}' }]));
+    const r = await router.client.responses.create({ model: "local", input: "usage", tools: [mcpTool()] });
+    const after = await (await router.fetch("/v1/usage?key=team", { headers: { authorization: "Bearer sk-team-0123456789" } })).json();
+    const tot = (u: any) => u.totals.find((t: any) => t.model === "local") ?? { requests: 0, input_tokens: 0, output_tokens: 0 };
+    expect(tot(after).input_tokens - tot(before).input_tokens).toBe(r.usage!.input_tokens);
+    expect(tot(after).output_tokens - tot(before).output_tokens).toBe(r.usage!.output_tokens);
+    expect(r.usage!.input_tokens).toBe(10);
+  });
+});
+
+describe("over the WebSocket", () => {
+  it("the approval round trip with store: false: the approved call runs on the next response.create", async () => {
+    chat.setDefault("/chat/completions", chatTools([{ name: "wiki__echo", args: '{"text":"ws"}' }]));
+    const ws = new WsClient(router.url, "sk-team-0123456789");
+    try {
+      const tools = [mcpTool({ require_approval: "always" })];
+      const first = finalResponse(await ws.create({ model: "local", input: "approve me", store: false, tools }));
+      expect(first.output.map((i: any) => i.type)).toEqual(["mcp_list_tools", "mcp_approval_request"]);
+      expect(mcp.calls).toHaveLength(0);
+      const request = first.output[1];
+      const events = await ws.create({ model: "local", store: false, previous_response_id: first.id, input: [{ type: "mcp_approval_response", approval_request_id: request.id, approve: true }], tools });
+      const second = finalResponse(events);
+      expect(second.status).toBe("completed");
+      expect(second.output.map((i: any) => i.type)).toEqual(["mcp_call", "message"]);
+      expect(second.output[0]).toMatchObject({ approval_request_id: request.id, output: "echo: ws" });
+      expect(second.output_text ?? second.output[1].content[0].text).toBe("chat: echo: ws");
+      expect(mcp.calls).toEqual([{ name: "echo", args: { text: "ws" } }]);
+      assertResponsesGrammar(events);
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("an anthropic tool loop streams over the socket as one response", async () => {
+    claude.setDefault("/messages", (req) => {
+      const last = (req.body.messages as { role: string; content: unknown }[]).at(-1)!;
+      if (Array.isArray(last.content) && (last.content as { type: string }[]).some((b) => b.type === "tool_result")) return claudePlain(req);
+      return messageReply(message([toolUseBlock("toolu_w", "wiki__add", { a: 1, b: 2 })], { stop_reason: "tool_use" }), req);
+    });
+    const ws = new WsClient(router.url, "sk-team-0123456789");
+    try {
+      const events = await ws.create({ model: "claude", input: "add", tools: [mcpTool()] });
+      const s = assertResponsesGrammar(events);
+      expect(s.items.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
+      expect(finalResponse(events).output.at(-1).content[0].text).toBe("claude: 3");
+    } finally {
+      ws.close();
+      claude.setDefault("/messages", claudePlain);
+    }
+  });
+});
+
+describe("kind: openai with the router's tools", () => {
+  it("an operator server is run by the router; OpenAI gets a function and sees the result", async () => {
+    oai.setDefault("/responses", (rec) => {
+      const input = rec.body.input as { type?: string; output?: unknown }[];
+      const out = input.find((i) => i.type === "function_call_output");
+      const resp = out
+        ? nativeResponse(`native: ${String(out.output)}`, rec.body.model, "resp_o2")
+        : { ...nativeResponse("", rec.body.model, "resp_o1"), output: [{ id: "fc_o1", type: "function_call", status: "completed", call_id: "call_o", name: "ops__echo", arguments: '{"text":"op"}' }] };
+      return rec.body.stream ? { kind: "sse", frames: nativeEvents(resp as ReturnType<typeof nativeResponse>) } : { kind: "json", body: resp };
+    });
+    const r = await router.client.responses.create({ model: "gpt-4.1", input: "ops", tools: [{ type: "mcp", server_label: "ops" } as any] });
+    expect(r.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
+    expect(r.output_text).toBe("native: echo: op");
+    const sent = oai.requests.filter((q) => q.path === "/responses").map((q) => q.body);
+    expect(sent).toHaveLength(2);
+    expect(sent[0].tools.some((t: any) => t.type === "function" && t.name === "ops__echo")).toBe(true);
+    expect(sent[0].tools.some((t: any) => t.type === "mcp")).toBe(false);
+  });
+});
