@@ -1,0 +1,198 @@
+/**
+ * What the tools return, on every kind and transport: an MCP tool whose result holds an image
+ * or structured content (chat and anthropic), web search citations from an anthropic model and
+ * over the WebSocket, an approval answered with the items sent back (store: false), a
+ * background tool loop on anthropic, and the README's web search example as a config.
+ */
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { parseConfigText } from "../../src/config/load.js";
+import { message, messageReply, startAnthropicMock, streamReply, textBlock, toolUseBlock } from "../helpers/anthropic-mock.js";
+import { assertResponsesGrammar } from "../helpers/grammar.js";
+import { startMcpServer, type TestMcpServer } from "../helpers/mcp-server.js";
+import { startMockSearch, type MockSearch } from "../helpers/mock-search.js";
+import { chatCompletion, chatTextChunks, chatToolCallChunks, startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
+import { parseSse, startTestRouter, type TestRouter } from "../helpers/router.js";
+import { finalResponse, WsClient } from "../helpers/ws-client.js";
+
+let chat: MockUpstream;
+let claude: MockUpstream;
+let mcp: TestMcpServer;
+let search: MockSearch;
+let router: TestRouter;
+
+const RESULTS = [
+  { url: "https://example.org/oslo", title: "Oslo weather", content: "Snow in Oslo today." },
+  { url: "https://example.net/norway", title: "Norway news", content: "Cold week ahead." },
+];
+
+function chatTools(calls: { name: string; args: string }[], answer = (results: string[]) => `chat: ${results.join(" | ")}`) {
+  return (rec: RecordedRequest): Reply => {
+    const messages = rec.body.messages as { role: string; content: unknown }[];
+    if (messages.at(-1)!.role === "tool") {
+      const text = answer(messages.filter((m) => m.role === "tool").map((m) => String(m.content)));
+      return rec.body.stream ? { kind: "sse", frames: [...chatTextChunks([text.slice(0, 5), text.slice(5)]), "data: [DONE]\n\n"] } : { kind: "json", body: chatCompletion(text) };
+    }
+    if (rec.body.stream) return { kind: "sse", frames: chatToolCallChunks(calls.map((c, i) => ({ id: `call_${i}`, name: c.name, args: [c.args] }))) };
+    return { kind: "json", body: chatCompletion(null, "mock", { tool_calls: calls.map((c, i) => ({ id: `call_${i}`, type: "function", function: { name: c.name, arguments: c.args } })) }) };
+  };
+}
+
+/** Claude calls `name` with `input` until a tool_result arrives, then answers `answer(result text)`. */
+function claudeTool(name: string, input: unknown, answer: (result: string) => string) {
+  return (req: RecordedRequest): Reply => {
+    const last = (req.body.messages as { role: string; content: unknown }[]).at(-1)!;
+    const result = Array.isArray(last.content) ? (last.content as { type: string; content?: unknown }[]).find((b) => b.type === "tool_result") : undefined;
+    const msg = result
+      ? message([textBlock(answer(typeof result.content === "string" ? result.content : JSON.stringify(result.content)))])
+      : message([toolUseBlock("toolu_c1", name, input)], { stop_reason: "tool_use" });
+    return req.body.stream ? streamReply(msg) : messageReply(msg, req);
+  };
+}
+
+const mcpTool = (extra: Record<string, unknown> = {}) => ({ type: "mcp" as const, server_label: "wiki", server_url: mcp.url, require_approval: "never" as const, ...extra });
+const claudeRequests = () => claude.requests.filter((r) => r.path === "/messages");
+
+beforeAll(async () => {
+  chat = await startMockUpstream();
+  claude = await startAnthropicMock();
+  mcp = await startMcpServer({ rich: true });
+  search = await startMockSearch(() => ({ json: { results: RESULTS } }));
+  router = await startTestRouter({
+    endpoints: [
+      { name: "box", url: chat.url, kind: "chat" },
+      { name: "claude", url: claude.url, kind: "anthropic", api_key: "sk-ant-test-0123456789" },
+    ],
+    models: { local: { endpoints: ["box"] }, claude: { endpoints: ["claude"], upstream_model: "claude-upstream" } },
+    tools: { mcp: { allowed_urls: ["http://127.0.0.1:*/*"] }, web_search: { provider: "searxng", url: search.url } },
+  });
+});
+
+afterAll(async () => {
+  await router?.close();
+  await Promise.all([chat?.close(), claude?.close(), mcp?.close(), search?.close()]);
+});
+
+beforeEach(() => {
+  chat.requests.length = 0;
+  claude.requests.length = 0;
+  mcp.calls.length = 0;
+  search.requests.length = 0;
+});
+
+describe("MCP results that are not plain text", () => {
+  it("an image part: the mcp_call output keeps the caption, chat and anthropic models get a valid tool result", async () => {
+    chat.setDefault("/chat/completions", chatTools([{ name: "wiki__picture", args: "{}" }]));
+    const r = await router.client.responses.create({ model: "local", input: "draw", tools: [mcpTool()] });
+    expect(r.status).toBe("completed");
+    const call = r.output[1] as any;
+    expect(call).toMatchObject({ type: "mcp_call", name: "picture", status: "completed", error: null });
+    expect(typeof call.output).toBe("string");
+    expect(call.output).toContain("a red pixel");
+    const tool = chat.requests.filter((q) => q.path === "/chat/completions")[1]!.body.messages.at(-1);
+    expect(tool.role).toBe("tool");
+    expect(String(tool.content)).toContain("a red pixel");
+
+    claude.setDefault("/messages", claudeTool("wiki__picture", {}, (t) => `saw ${t.includes("a red pixel")}`));
+    const c = await router.client.responses.create({ model: "claude", input: "draw", tools: [mcpTool()] });
+    expect(c.output_text).toBe("saw true");
+  });
+
+  it("structured content: the output is the tool's JSON, on chat and on anthropic (streamed)", async () => {
+    chat.setDefault("/chat/completions", chatTools([{ name: "wiki__weather", args: '{"city":"Oslo"}' }]));
+    const r = await router.client.responses.create({ model: "local", input: "weather", tools: [mcpTool()] });
+    expect(JSON.parse((r.output[1] as any).output)).toEqual({ city: "Oslo", celsius: -3 });
+    claude.setDefault("/messages", claudeTool("wiki__weather", { city: "Oslo" }, (t) => `claude ${t}`));
+    const res = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "claude", input: "weather", stream: true, tools: [mcpTool()] }) });
+    const s = assertResponsesGrammar(parseSse(await res.text()).map((f) => f.data));
+    expect(s.items.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
+    expect((s.items[2] as any).content[0].text).toContain('"celsius":-3');
+  });
+});
+
+describe("web search citations across kinds and transports", () => {
+  it("anthropic, JSON and SSE: the web_search_call, then the cited answer with url_citation annotations", async () => {
+    claude.setDefault("/messages", claudeTool("web_search", { query: "oslo weather" }, () => "It snows [1]. See https://example.net/norway."));
+    const r = await router.client.responses.create({ model: "claude", input: "weather in Oslo?", tools: [{ type: "web_search" }], include: ["web_search_call.action.sources"] });
+    expect(r.output.map((i) => i.type)).toEqual(["web_search_call", "message"]);
+    expect((r.output[0] as any).action.sources.map((s: any) => s.url)).toEqual(RESULTS.map((x) => x.url));
+    const part = (r.output[1] as any).content[0];
+    expect(part.annotations.map((a: any) => a.url)).toEqual(["https://example.org/oslo", "https://example.net/norway"]);
+    const sent = claudeRequests()[0]!.body;
+    expect(sent.tools.map((t: any) => t.name)).toEqual(["web_search"]);
+
+    const res = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "claude", input: "x", stream: true, tools: [{ type: "web_search" }] }) });
+    const events = parseSse(await res.text()).map((f) => f.data);
+    const s = assertResponsesGrammar(events);
+    expect(events.filter((e) => e.type === "response.output_text.annotation.added")).toHaveLength(2);
+    expect(events.map((e) => e.type)).toContain("response.web_search_call.searching");
+    expect((s.items[1] as any).content[0].annotations).toHaveLength(2);
+  });
+
+  it("over the WebSocket on chat: search events, annotation events, the grammar holds", async () => {
+    chat.setDefault("/chat/completions", chatTools([{ name: "web_search", args: '{"query":"oslo"}' }], () => "It snows [1]. See https://example.net/norway."));
+    const ws = new WsClient(router.url);
+    try {
+      const events = await ws.create({ model: "local", input: "weather", tools: [{ type: "web_search" }] });
+      const s = assertResponsesGrammar(events);
+      expect(events.map((e) => e.type)).toContain("response.web_search_call.completed");
+      expect(events.filter((e) => e.type === "response.output_text.annotation.added")).toHaveLength(2);
+      expect(finalResponse(events).output[1].content[0].annotations).toHaveLength(2);
+      expect(s.items.map((i) => i.type)).toEqual(["web_search_call", "message"]);
+    } finally {
+      ws.close();
+    }
+  });
+});
+
+describe("approvals and background with other features", () => {
+  it("store: false, the items sent back: the approved call runs, then the model answers (chat and anthropic)", async () => {
+    for (const model of ["local", "claude"]) {
+      chat.setDefault("/chat/completions", chatTools([{ name: "wiki__echo", args: '{"text":"back"}' }]));
+      claude.setDefault("/messages", claudeTool("wiki__echo", { text: "back" }, (t) => `chat: ${t}`));
+      mcp.calls.length = 0;
+      const tools = [mcpTool({ require_approval: "always" })];
+      const first = await router.client.responses.create({ model, input: "echo back", store: false, tools });
+      expect(first.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_approval_request"]);
+      const request = first.output[1] as any;
+      const second = await router.client.responses.create({
+        model,
+        store: false,
+        tools,
+        input: [{ role: "user", content: "echo back" }, ...(first.output as any[]), { type: "mcp_approval_response", approval_request_id: request.id, approve: true }],
+      });
+      expect(second.output.map((i) => i.type)).toEqual(["mcp_call", "message"]);
+      expect(second.output_text).toBe("chat: echo: back");
+      expect(mcp.calls).toEqual([{ name: "echo", args: { text: "back" } }]);
+    }
+  });
+
+  it("a background tool loop on anthropic: queued, then completed with the tool items; its stream replays one response", async () => {
+    claude.setDefault("/messages", claudeTool("wiki__add", { a: 20, b: 22 }, (t) => `sum ${t}`));
+    const queued = await router.client.responses.create({ model: "claude", input: "add", background: true, tools: [mcpTool()] });
+    expect(queued.status).toBe("queued");
+    let done = queued;
+    const deadline = Date.now() + 10_000;
+    while (!["completed", "failed", "cancelled", "incomplete"].includes(done.status as string) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      done = await router.client.responses.retrieve(queued.id);
+    }
+    expect(done.status).toBe("completed");
+    expect(done.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
+    expect(done.output_text).toBe("sum 42");
+    const res = await router.fetch(`/v1/responses/${queued.id}?stream=true`);
+    const s = assertResponsesGrammar(parseSse(await res.text()).map((f) => f.data));
+    expect(s.items.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
+  });
+});
+
+describe("the README's Tools section", () => {
+  it("the web search example is a valid config", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const section = readme.slice(readme.indexOf("### Web search"));
+    const example = section.slice(section.indexOf("```yaml") + 7, section.indexOf("```", section.indexOf("```yaml") + 7));
+    const base = "endpoints:\n  - { name: box, url: http://127.0.0.1:11434/v1, kind: chat }\nmodels:\n  local: { endpoints: [box] }\n";
+    const cfg = parseConfigText(base + example, "README.md", { SEARCH_KEY: "k3y" });
+    expect(cfg.tools.web_search).toMatchObject({ provider: "searxng", url: "http://127.0.0.1:8888", api_key: "k3y" });
+  });
+});
