@@ -14,7 +14,7 @@ import { AutoCompactor, servedByRouterTranslation } from "./compaction/auto-comp
 import { BackgroundJobs } from "./background/jobs.js";
 import { cacheableAnswer, cacheKey } from "./create/cache-key.js";
 import { appendTurn } from "./conversations/turn.js";
-import { recordTokenUsage, type RunOutcome } from "./create/execute.js";
+import { recordTokenUsage, spentTokens, type RunOutcome } from "./create/execute.js";
 import { checkKeyTools, mayRunTools, openRun, toolsToRun } from "./tool-loop/index.js";
 import { buildPlan, loadOwned, type HistorySource, type Plan } from "./create/plan.js";
 import { listPage } from "./items/input-items.js";
@@ -159,7 +159,11 @@ export class ResponsesService {
     const conn = await openRun(this.rt, plan, ctx.signal, plan.stream);
     const endpoint = conn.endpoint.name;
     if (!plan.stream) {
-      const out = await conn.pump(null);
+      const out = await conn.pump(null).catch((err: unknown) => {
+        const spent = spentTokens(err);
+        if (spent && ctx.stats) ctx.stats.tokens = spent; // charged to the key although the request failed
+        throw err;
+      });
       if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
       const stored = await this.finish(plan, out, key, ctx);
       const text = out.hideEncryptedReasoning ? clientJson(out.response, true) : (stored ?? clientJson(out.response, false));

@@ -123,7 +123,7 @@ describe("web search citations across kinds and transports", () => {
 
     const res = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "claude", input: "x", stream: true, tools: [{ type: "web_search" }] }) });
     const events = parseSse(await res.text()).map((f) => f.data);
-    const s = assertResponsesGrammar(events);
+    const s = assertResponsesGrammar(events as any);
     expect(events.filter((e) => e.type === "response.output_text.annotation.added")).toHaveLength(2);
     expect(events.map((e) => e.type)).toContain("response.web_search_call.searching");
     expect((s.items[1] as any).content[0].annotations).toHaveLength(2);
@@ -134,7 +134,7 @@ describe("web search citations across kinds and transports", () => {
     const ws = new WsClient(router.url);
     try {
       const events = await ws.create({ model: "local", input: "weather", tools: [{ type: "web_search" }] });
-      const s = assertResponsesGrammar(events);
+      const s = assertResponsesGrammar(events as any);
       expect(events.map((e) => e.type)).toContain("response.web_search_call.completed");
       expect(events.filter((e) => e.type === "response.output_text.annotation.added")).toHaveLength(2);
       expect(finalResponse(events).output[1].content[0].annotations).toHaveLength(2);

@@ -12,6 +12,7 @@ import { startMcpServer, type TestMcpServer } from "../helpers/mcp-server.js";
 import { chatCompletion, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, startMockUpstream, upstreamError, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
 import { finalResponse, WsClient } from "../helpers/ws-client.js";
+import { metricSample } from "../helpers/metrics-text.js";
 
 let chat: MockUpstream;
 let claude: MockUpstream;
@@ -169,7 +170,7 @@ describe("chains across backend kinds", () => {
     const stream = await router.client.responses.create({ model: "local-fb", input: "x", stream: true, tools: [mcpTool()] });
     const events: any[] = [];
     for await (const e of stream) events.push(e);
-    const s = assertResponsesGrammar(events);
+    const s = assertResponsesGrammar(events as any);
     expect(s.terminal?.type).toBe("response.completed");
     expect(s.items.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
     expect(events.every((e) => !("response" in e) || e.response.model === "local-fb")).toBe(true);
@@ -186,6 +187,21 @@ describe("per-key usage counts every round", () => {
     expect(tot(after).input_tokens - tot(before).input_tokens).toBe(r.usage!.input_tokens);
     expect(tot(after).output_tokens - tot(before).output_tokens).toBe(r.usage!.output_tokens);
     expect(r.usage!.input_tokens).toBe(10);
+  });
+});
+
+describe("tokens spent by a response that then failed", () => {
+  it("JSON: a later round that fails still charges the earlier rounds' tokens (tokens_total, the key's limits)", async () => {
+    const tokens = async () => metricSample(await (await router.fetch("/metrics")).text(), "responses_router_tokens_total", { model: "local", type: "input", key: "team" }) ?? 0;
+    const before = await tokens();
+    let n = 0;
+    const script = chatTools([{ name: "wiki__echo", args: '{"text":"spent"}' }]);
+    chat.setDefault("/chat/completions", (rec) => (n++ === 0 ? script(rec) : upstreamError(503, "down", null, "server_error")));
+    const err = await router.client.responses.create({ model: "local", input: "x", tools: [mcpTool()] }).catch((e) => e);
+    expect(err.status).toBeGreaterThanOrEqual(500);
+    expect(mcp.calls).toHaveLength(1);
+    // round 1 (5 input tokens) was spent upstream: it is counted
+    expect((await tokens()) - before).toBe(5);
   });
 });
 
@@ -206,7 +222,7 @@ describe("over the WebSocket", () => {
       expect(second.output[0]).toMatchObject({ approval_request_id: request.id, output: "echo: ws" });
       expect(second.output_text ?? second.output[1].content[0].text).toBe("chat: echo: ws");
       expect(mcp.calls).toEqual([{ name: "echo", args: { text: "ws" } }]);
-      assertResponsesGrammar(events);
+      assertResponsesGrammar(events as any);
     } finally {
       ws.close();
     }
@@ -221,7 +237,7 @@ describe("over the WebSocket", () => {
     const ws = new WsClient(router.url, "sk-team-0123456789");
     try {
       const events = await ws.create({ model: "claude", input: "add", tools: [mcpTool()] });
-      const s = assertResponsesGrammar(events);
+      const s = assertResponsesGrammar(events as any);
       expect(s.items.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
       expect(finalResponse(events).output.at(-1).content[0].text).toBe("claude: 3");
     } finally {

@@ -120,6 +120,22 @@ export interface RoundUsage {
   usage: ResponseObject["usage"];
 }
 
+const SPENT = Symbol("spentTokens");
+
+/**
+ * A request that failed after it had spent upstream tokens (a tool loop's earlier rounds): its
+ * error carries them, so the key's limits and the request's stats still charge what was used.
+ */
+export function withSpentTokens(err: unknown, tokens: TokenCount): unknown {
+  if (err !== null && typeof err === "object" && tokens !== NO_TOKENS) (err as { [SPENT]?: TokenCount })[SPENT] = tokens;
+  return err;
+}
+
+/** The tokens a failed request had spent (withSpentTokens), if any. */
+export function spentTokens(err: unknown): TokenCount | undefined {
+  return err !== null && typeof err === "object" ? (err as { [SPENT]?: TokenCount })[SPENT] : undefined;
+}
+
 /**
  * Counts the tokens an upstream reported for a finished run, under the model that served it and
  * the key's name ("" without keys); a tool loop's rounds each under their own model and endpoint.

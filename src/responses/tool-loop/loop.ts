@@ -20,7 +20,7 @@ import { omitEncryptedContent, replayableItems } from "../../translate/openai/re
 import { emitted } from "../../wire/emitted.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } from "../../wire/types.js";
-import { connect, type Connection, type PumpOptions, type RoundUsage, type RunOutcome } from "../create/execute.js";
+import { connect, recordTokenUsage, withSpentTokens, type Connection, type PumpOptions, type RoundUsage, type RunOutcome } from "../create/execute.js";
 import type { Plan } from "../create/plan.js";
 import type { HostedTools } from "./hosted.js";
 import { approvalRequest, closedEvents, finishedCall, listToolsItem, listingEvents, openCall, searchingEvent, skippedCall, wholeCallEvents } from "./items.js";
@@ -215,18 +215,26 @@ export class ToolLoop {
       await this.runRound(pending, sink);
       if (this.signal.aborted) {
         // Cancelled or shut down while the tools ran: as a round would, keep what was made only when asked to.
-        if (!opts.keepPartialOnAbort) throw abortError(this.signal.reason);
+        if (!opts.keepPartialOnAbort) throw this.spent(abortError(this.signal.reason), out);
         return this.end(out, null, "cancelled", [], "");
       }
       if (pending.length === 0 || stops) return this.end(out, sink, "completed", [], "");
       try {
         conn = await this.connectRound();
       } catch (err) {
-        if (!sink) throw err;
+        if (!sink) throw this.spent(err, out);
         const e = toApiError(err);
         return this.end(out, sink, "failed", [], "", { code: e.code ?? "server_error", message: e.message });
       }
     }
+  }
+
+  /**
+   * A JSON response that fails after its earlier rounds answered ends as an error, with no
+   * response to account: the tokens those rounds spent are counted here and ride on the error.
+   */
+  private spent(err: unknown, last: RunOutcome): unknown {
+    return withSpentTokens(err, recordTokenUsage(this.rt, { ...last, rounds: this.rounds }, this.plan.owner));
   }
 
   /** A stream whose tool listing failed: the listing's failure, then `response.failed`. */
