@@ -5,6 +5,7 @@
  * round, and operator servers on kind: openai. Real mock upstreams, a real MCP server, the
  * openai SDK as the client.
  */
+import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { message, messageReply, startAnthropicMock, textBlock, toolUseBlock } from "../helpers/anthropic-mock.js";
 import { assertResponsesGrammar } from "../helpers/grammar.js";
@@ -56,7 +57,7 @@ beforeAll(async () => {
   oai = await startMockUpstream();
   mcp = await startMcpServer();
   router = await startTestRouter({
-    server: { api_keys: [{ name: "team", key: "sk-team-0123456789", role: "admin" }] },
+    server: { api_keys: [{ name: "team", key: "sk-team-0123456789", role: "admin" }, { name: "narrow", key: "sk-narrow-0123456789", tools: ["ops"] }] },
     endpoints: [
       { name: "box", url: chat.url, kind: "chat" },
       { name: "claude", url: claude.url, kind: "anthropic", api_key: "sk-ant-test-0123456789" },
@@ -202,6 +203,29 @@ describe("tokens spent by a response that then failed", () => {
     expect(mcp.calls).toHaveLength(1);
     // round 1 (5 input tokens) was spent upstream: it is counted
     expect((await tokens()) - before).toBe(5);
+  });
+});
+
+describe("a key allowed one operator server", () => {
+  it("may use that server by its label, not a server of its own that it gives the same label (HTTP and WebSocket)", async () => {
+    const narrow = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "sk-narrow-0123456789", maxRetries: 0 });
+    chat.setDefault("/chat/completions", chatTools([{ name: "ops__echo", args: '{"text":"op"}' }]));
+    const ok = await narrow.responses.create({ model: "local", input: "x", tools: [{ type: "mcp", server_label: "ops" } as any] });
+    expect(ok.output_text).toBe("chat: echo: op");
+    const own = { type: "mcp" as const, server_label: "ops", server_url: mcp.url, require_approval: "never" as const };
+    const err = await narrow.responses.create({ model: "local", input: "x", tools: [own] }).catch((e) => e);
+    expect(err.status).toBe(403);
+    expect(err.error).toMatchObject({ code: "tool_not_allowed", param: "tools[0]" });
+    // passed through to OpenAI, the label would name whatever server the client likes
+    const passed = await narrow.responses.create({ model: "gpt-4.1", input: "x", tools: [{ ...own, server_url: "https://mcp.example.com/mcp" }] }).catch((e) => e);
+    expect(passed.status).toBe(403);
+    const ws = new WsClient(router.url, "sk-narrow-0123456789");
+    try {
+      const events = await ws.create({ model: "local", input: "x", tools: [own] });
+      expect(events.at(-1)).toMatchObject({ type: "error", status: 403, error: { code: "tool_not_allowed" } });
+    } finally {
+      ws.close();
+    }
   });
 });
 
