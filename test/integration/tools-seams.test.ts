@@ -68,8 +68,9 @@ beforeAll(async () => {
       claude: { endpoints: ["claude"], upstream_model: "claude-upstream" },
       "local-fb": { endpoints: ["box"], fallbacks: ["claude"] },
       "gpt-4.1": { endpoints: ["oai"], cache: { ttl: "1h" } },
+      mixed: { endpoints: ["box", "oai"] },
     },
-    routing: { retry: { attempts: 1 } },
+    routing: { retry: { attempts: 2 }, health: { failure_threshold: 100 } },
     tools: { mcp: { allowed_urls: ["http://127.0.0.1:*/*"], servers: [{ label: "ops", url: mcp.url }] } },
   }, { apiKey: "sk-team-0123456789" });
 });
@@ -288,5 +289,107 @@ describe("kind: openai with the router's tools", () => {
     expect(sent).toHaveLength(2);
     expect(sent[0].tools.some((t: any) => t.type === "function" && t.name === "ops__echo")).toBe(true);
     expect(sent[0].tools.some((t: any) => t.type === "mcp")).toBe(false);
+  });
+});
+
+/** The native model: calls `name` first; given its output, answers with it. */
+function nativeTool(name: string, args: string) {
+  return (rec: RecordedRequest): Reply => {
+    const input = rec.body.input as { type?: string; output?: unknown }[];
+    const out = input.find((i) => i.type === "function_call_output");
+    const resp = out
+      ? nativeResponse(`native: ${String(out.output)}`, rec.body.model, "resp_n2")
+      : { ...nativeResponse("", rec.body.model, "resp_n1"), output: [{ id: "fc_n1", type: "function_call", status: "completed", call_id: "call_n", name, arguments: args }] };
+    return rec.body.stream ? { kind: "sse", frames: nativeEvents(resp as ReturnType<typeof nativeResponse>) } : { kind: "json", body: resp };
+  };
+}
+
+describe("more seams", () => {
+  it("a pool that mixes chat and openai: a round that fails on chat fails over to openai, which gets function tools and the tool output", async () => {
+    let n = 0;
+    const script = chatTools([{ name: "wiki__echo", args: '{"text":"mix"}' }]);
+    chat.setDefault("/chat/completions", (rec) => (n++ === 0 ? script(rec) : upstreamError(503, "down", null, "server_error")));
+    oai.setDefault("/responses", nativeTool("wiki__echo", '{"text":"mix"}'));
+    for (const stream of [false, true]) {
+      n = 0;
+      oai.requests.length = 0;
+      mcp.calls.length = 0;
+      const body = { model: "mixed", input: "x", tools: [mcpTool()] };
+      let r: any;
+      if (stream) {
+        const events: any[] = [];
+        for await (const e of await router.client.responses.create({ ...body, stream: true })) events.push(e);
+        const s = assertResponsesGrammar(events);
+        r = (s.terminal as any).response;
+      } else r = await router.client.responses.create(body);
+      expect(r.status).toBe("completed");
+      expect(r.output.map((i: any) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
+      expect(mcp.calls).toHaveLength(1);
+      const sent = oai.requests.filter((q) => q.path === "/responses").map((q) => q.body);
+      expect(sent.length).toBeGreaterThan(0);
+      for (const b of sent) {
+        expect(b.tools.some((t: any) => t.type === "mcp")).toBe(false);
+        expect(b.tools.some((t: any) => t.type === "function" && t.name === "wiki__echo")).toBe(true);
+        expect(JSON.stringify(b.input)).not.toContain("mcp_list_tools");
+      }
+      expect(r.tools).toEqual([expect.objectContaining({ type: "mcp", server_label: "wiki" })]);
+    }
+  });
+
+  it("a conversation moves from chat to anthropic: Claude sees the tool call, and the server is listed once", async () => {
+    const conv = await router.client.conversations.create({});
+    chat.setDefault("/chat/completions", chatTools([{ name: "wiki__echo", args: '{"text":"conv"}' }]));
+    const listed = mcp.listCount;
+    await router.client.responses.create({ model: "local", conversation: conv.id, input: "one", tools: [mcpTool()] });
+    claude.setDefault("/messages", (req) => {
+      const last = (req.body.messages as { role: string; content: unknown }[]).at(-1)!;
+      if (Array.isArray(last.content) && (last.content as { type: string }[]).some((b) => b.type === "tool_result")) return claudePlain(req);
+      return messageReply(message([toolUseBlock("toolu_c", "wiki__echo", { text: "again" })], { stop_reason: "tool_use" }), req);
+    });
+    try {
+      const second = await router.client.responses.create({ model: "claude", conversation: conv.id, input: "two", tools: [mcpTool()] });
+      expect(second.output.map((i) => i.type)).toEqual(["mcp_call", "message"]);
+      expect(mcp.listCount - listed).toBe(1);
+      const first = claudeRequests()[0]!.body.messages as { role: string; content: any }[];
+      const blocks = first.flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+      expect(blocks.find((b: any) => b.type === "tool_use")).toMatchObject({ name: "wiki__echo", input: { text: "conv" } });
+    } finally {
+      claude.setDefault("/messages", claudePlain);
+    }
+  });
+
+  it("over the WebSocket with store: false, a chat tool turn continues on anthropic by previous_response_id", async () => {
+    chat.setDefault("/chat/completions", chatTools([{ name: "wiki__echo", args: '{"text":"wsx"}' }]));
+    const ws = new WsClient(router.url, "sk-team-0123456789");
+    try {
+      const first = finalResponse(await ws.create({ model: "local", input: "one", store: false, tools: [mcpTool()] }));
+      expect(first.output.map((i: any) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
+      const second = finalResponse(await ws.create({ model: "claude", input: "two", store: false, previous_response_id: first.id }));
+      expect(second.status).toBe("completed");
+      const blocks = (claudeRequests()[0]!.body.messages as { content: any }[]).flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+      expect(blocks.find((b: any) => b.type === "tool_result")).toBeDefined();
+    } finally {
+      ws.close();
+    }
+  });
+
+  it("a background tool loop keeps the MCP credentials out of the stored response", async () => {
+    chat.setDefault("/chat/completions", chatTools([{ name: "wiki__echo", args: '{"text":"bg"}' }]));
+    const queued = await router.client.responses.create({ model: "local", input: "x", background: true, tools: [mcpTool({ headers: { "X-Secret": "bg-secret-hdr-1" }, authorization: "bg-secret-auth-2" })] });
+    expect(JSON.stringify(queued)).not.toContain("bg-secret");
+    let done: any = queued;
+    const deadline = Date.now() + 10_000;
+    while (!["completed", "failed"].includes(done.status) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      done = await router.client.responses.retrieve(queued.id);
+    }
+    expect(done.status).toBe("completed");
+    expect(done.output_text).toBe("chat: echo: bg");
+    expect(mcp.headers.some((h) => h["x-secret"] === "bg-secret-hdr-1" && h.authorization === "Bearer bg-secret-auth-2")).toBe(true);
+    expect(JSON.stringify(done)).not.toContain("bg-secret");
+    const streamed = await (await router.fetch(`/v1/responses/${queued.id}?stream=true`, { headers: { authorization: "Bearer sk-team-0123456789" } })).text();
+    expect(streamed).not.toContain("bg-secret");
+    const items = await router.client.responses.inputItems.list(queued.id);
+    expect(JSON.stringify(items)).not.toContain("bg-secret");
   });
 });
