@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseConfigText } from "../../src/config/load.js";
-import { message, messageReply, startAnthropicMock, streamReply, textBlock, toolUseBlock } from "../helpers/anthropic-mock.js";
+import { message, messageReply, sentMessages, startAnthropicMock, streamReply, textBlock, thinkingBlock, toolUseBlock } from "../helpers/anthropic-mock.js";
 import { assertResponsesGrammar } from "../helpers/grammar.js";
 import { startMcpServer, type TestMcpServer } from "../helpers/mcp-server.js";
 import { startMockSearch, type MockSearch } from "../helpers/mock-search.js";
@@ -194,5 +194,62 @@ describe("the README's Tools section", () => {
     const base = "endpoints:\n  - { name: box, url: http://127.0.0.1:11434/v1, kind: chat }\nmodels:\n  local: { endpoints: [box] }\n";
     const cfg = parseConfigText(base + example, "README.md", { SEARCH_KEY: "k3y" });
     expect(cfg.tools.web_search).toMatchObject({ provider: "searxng", url: "http://127.0.0.1:8888", api_key: "k3y" });
+  });
+});
+
+describe("anthropic with thinking and parallel hosted calls", () => {
+  it("the next round sends the thinking, both tool_use blocks in one assistant turn, and both results in one user turn", async () => {
+    claude.setDefault("/messages", (req) => {
+      const last = (req.body.messages as { role: string; content: unknown }[]).at(-1)!;
+      const done = Array.isArray(last.content) && (last.content as { type: string }[]).some((b) => b.type === "tool_result");
+      const msg = done
+        ? message([textBlock("both done")])
+        : message([thinkingBlock("I will call both.", "sig-abc"), toolUseBlock("toolu_a", "wiki__echo", { text: "a" }), toolUseBlock("toolu_b", "wiki__add", { a: 1, b: 1 })], { stop_reason: "tool_use" });
+      return req.body.stream ? streamReply(msg) : messageReply(msg, req);
+    });
+    for (const stream of [false, true]) {
+      claude.requests.length = 0;
+      const body = { model: "claude", input: "both", reasoning: { effort: "low" as const }, tools: [mcpTool()] };
+      if (stream) {
+        const events: any[] = [];
+        for await (const e of await router.client.responses.create({ ...body, stream: true })) events.push(e);
+        assertResponsesGrammar(events);
+      } else {
+        const r = await router.client.responses.create(body);
+        expect(r.output.map((i) => i.type)).toEqual(["mcp_list_tools", "reasoning", "mcp_call", "mcp_call", "message"]);
+      }
+      const sent = sentMessages(claude);
+      expect(sent).toHaveLength(2);
+      const messages = sent[1].messages as { role: string; content: any[] }[];
+      const assistant = messages.filter((m) => m.role === "assistant");
+      expect(assistant).toHaveLength(1);
+      expect(assistant[0]!.content.map((b) => b.type)).toEqual(["thinking", "tool_use", "tool_use"]);
+      expect(assistant[0]!.content[0]).toMatchObject({ thinking: "I will call both.", signature: "sig-abc" });
+      expect(messages.at(-1)!.content.map((b) => b.type)).toEqual(["tool_result", "tool_result"]);
+    }
+  });
+
+  it("a hosted call next to a client function call: the next turn (function output sent back) keeps them in one assistant turn", async () => {
+    claude.setDefault("/messages", (req) => {
+      const msgs = req.body.messages as { role: string; content: any[] }[];
+      const results = msgs.at(-1)!.content.filter((b: any) => b.type === "tool_result");
+      const msg = results.length
+        ? message([textBlock("all done")])
+        : message([thinkingBlock("Two calls.", "sig-mix"), toolUseBlock("toolu_m", "wiki__echo", { text: "m" }), toolUseBlock("toolu_f", "get_time", {})], { stop_reason: "tool_use" });
+      return messageReply(msg, req);
+    });
+    claude.requests.length = 0;
+    const tools = [mcpTool(), { type: "function" as const, name: "get_time", parameters: { type: "object", properties: {} }, strict: false }];
+    const first = await router.client.responses.create({ model: "claude", input: "mix", reasoning: { effort: "low" }, tools });
+    expect(first.output.map((i) => i.type)).toEqual(["mcp_list_tools", "reasoning", "mcp_call", "function_call"]);
+    const fc = first.output[3] as any;
+    const second = await router.client.responses.create({ model: "claude", previous_response_id: first.id, reasoning: { effort: "low" }, tools, input: [{ type: "function_call_output", call_id: fc.call_id, output: "noon" }] });
+    expect(second.output_text).toBe("all done");
+    const sent = sentMessages(claude);
+    const messages = sent.at(-1).messages as { role: string; content: any[] }[];
+    const assistant = messages.filter((m) => m.role === "assistant");
+    expect(assistant).toHaveLength(1);
+    expect(assistant[0]!.content.map((b) => b.type)).toEqual(["thinking", "tool_use", "tool_use"]);
+    expect(messages.at(-1)!.content.map((b) => b.type)).toEqual(["tool_result", "tool_result"]);
   });
 });

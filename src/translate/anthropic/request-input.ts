@@ -23,7 +23,7 @@ import { untranslatable } from "../errors.js";
 import { MESSAGE_ROLES } from "../../wire/protocol.js";
 import type { Item, JsonObject } from "../../wire/types.js";
 import { HOSTED_HISTORY_ITEMS, type CompactionOptions } from "../chat/request-input.js";
-import { HOSTED_RUN_ITEMS, hostedItemAsCall, refusedApprovals } from "../hosted-calls.js";
+import { MCP_RUN_ITEMS, hostedItemsForModel, refusedApprovals } from "../hosted-calls.js";
 import { summaryMessageText, supersededByCompaction } from "../chat/compaction.js";
 import { chatNameFor } from "../chat/tool-names.js";
 import type { ToolNameMap } from "../chat/chat-types.js";
@@ -100,11 +100,10 @@ class MessageBuilder {
   }
 }
 
-export function itemsToMessages(items: Item[], opts: InputOptions): BuiltInput {
+export function itemsToMessages(sent: Item[], opts: InputOptions): BuiltInput {
   const out = new MessageBuilder(opts.systemMessages);
-  const history = opts.historyItems ?? 0;
+  const { items, history } = mcpRunsAsCalls(sent, opts.historyItems ?? 0);
   const superseded = supersededByCompaction(items, opts.compaction?.userMessageMaxTokens ?? DEFAULT_USER_MESSAGE_TOKENS);
-  let refused: Set<string> | undefined;
   for (let i = 0; i < items.length; i++) {
     if (superseded?.has(i)) continue;
     const item = items[i]!;
@@ -142,20 +141,23 @@ export function itemsToMessages(items: Item[], opts: InputOptions): BuiltInput {
       case undefined:
         throw untranslatable(`Input item ${i - history} has no 'type' (and is not a {role, content} message).`, `${at}.type`);
       default:
-        if (HOSTED_RUN_ITEMS.has(type) && type !== "web_search_call") {
-          // The router's (or OpenAI's) MCP runs: the model sees the call it made and its result, as on chat.
-          refused ??= refusedApprovals(items);
-          for (const it of hostedItemAsCall(item, refused)) {
-            if (it.type === "function_call") out.add("assistant", [toolUse(it, at, undefined)]);
-            else out.add("user", [toolResult(it, at, opts.files)]);
-          }
-          break;
-        }
         if (HOSTED_HISTORY_ITEMS.has(type)) break;
         throw untranslatable(`Input items of type '${type}' are not supported for this model.`, `${at}.type`);
     }
   }
   return { system: out.system, messages: out.finish() };
+}
+
+/**
+ * `mcp_call` items (the router's tool runs, or OpenAI's) as the tool_use and tool_result they
+ * were to the model, the calls of one turn kept in one assistant message (../hosted-calls.ts).
+ * History and new input are converted apart, so error params still count the client's input.
+ */
+function mcpRunsAsCalls(items: Item[], history: number): { items: Item[]; history: number } {
+  if (!items.some((it) => MCP_RUN_ITEMS.has(it.type as string))) return { items, history };
+  const opts = { refused: refusedApprovals(items), types: MCP_RUN_ITEMS };
+  const before = hostedItemsForModel(items.slice(0, history), opts);
+  return { items: [...before, ...hostedItemsForModel(items.slice(history), opts)], history: before.length };
 }
 
 function message(out: MessageBuilder, item: Item, at: string, files: FileOptions | undefined): void {
