@@ -253,3 +253,37 @@ describe("anthropic with thinking and parallel hosted calls", () => {
     expect(messages.at(-1)!.content.map((b) => b.type)).toEqual(["tool_result", "tool_result"]);
   });
 });
+
+describe("credentials and clients on anthropic", () => {
+  it("MCP headers and authorization never appear in any streamed event (SSE and WebSocket)", async () => {
+    claude.setDefault("/messages", claudeTool("wiki__echo", { text: "s" }, (t) => `ok ${t}`));
+    const tool = mcpTool({ headers: { "X-Secret": "evt-secret-hdr-1" }, authorization: "evt-secret-auth-2" });
+    const res = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "claude", input: "x", stream: true, tools: [tool] }) });
+    const text = await res.text();
+    expect(text).toContain("response.completed");
+    expect(text).not.toContain("evt-secret");
+    const ws = new WsClient(router.url);
+    try {
+      const events = await ws.create({ model: "claude", input: "x", tools: [tool] });
+      expect(events.at(-1)!.type).toBe("response.completed");
+      expect(JSON.stringify(events)).not.toContain("evt-secret");
+    } finally {
+      ws.close();
+    }
+    expect(mcp.headers.some((h) => h.authorization === "Bearer evt-secret-auth-2")).toBe(true);
+  });
+
+  it("the Agents SDK runs a hostedMcpTool agent on an anthropic model", async () => {
+    const { Agent, OpenAIResponsesModel, hostedMcpTool, run, setTracingDisabled } = await import("@openai/agents");
+    setTracingDisabled(true);
+    claude.setDefault("/messages", claudeTool("wiki__echo", { text: "agent" }, (t) => `Agent saw ${t}`));
+    const agent = new Agent({ name: "Wiki", instructions: "Use the wiki.", model: new OpenAIResponsesModel(router.client, "claude"), tools: [hostedMcpTool({ serverLabel: "wiki", serverUrl: mcp.url, requireApproval: "never" })] });
+    const result = await run(agent, "Echo via the wiki");
+    expect(result.finalOutput).toBe("Agent saw echo: agent");
+    const streamed = await run(agent, "Echo via the wiki", { stream: true });
+    for await (const _ of streamed) void _;
+    await streamed.completed;
+    expect(streamed.error).toBeNull();
+    expect(streamed.finalOutput).toBe("Agent saw echo: agent");
+  });
+});
