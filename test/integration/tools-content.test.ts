@@ -287,3 +287,30 @@ describe("credentials and clients on anthropic", () => {
     expect(streamed.finalOutput).toBe("Agent saw echo: agent");
   });
 });
+
+describe("tool_choice naming a hosted tool", () => {
+  it("{type: mcp, server_label, name} forces that tool in the first round, then auto (chat and anthropic)", async () => {
+    chat.setDefault("/chat/completions", chatTools([{ name: "wiki__add", args: '{"a":1,"b":2}' }]));
+    const r = await router.client.responses.create({ model: "local", input: "x", tools: [mcpTool()], tool_choice: { type: "mcp", server_label: "wiki", name: "add" } });
+    expect(r.output_text).toBe("chat: 3");
+    expect(r.tool_choice).toEqual({ type: "mcp", server_label: "wiki", name: "add" });
+    const sent = chat.requests.filter((q) => q.path === "/chat/completions").map((q) => q.body);
+    expect(sent[0].tool_choice).toEqual({ type: "function", function: { name: "wiki__add" } });
+    expect(sent[1].tool_choice).toBe("auto");
+
+    claude.setDefault("/messages", claudeTool("wiki__add", { a: 2, b: 2 }, (t) => `claude ${t}`));
+    const c = await router.client.responses.create({ model: "claude", input: "x", tools: [mcpTool()], tool_choice: { type: "mcp", server_label: "wiki", name: "add" } });
+    expect(c.output_text).toBe("claude 4");
+    const msgs = sentMessages(claude);
+    expect(msgs[0].tool_choice).toEqual({ type: "tool", name: "wiki__add" });
+    expect(msgs[1].tool_choice?.type ?? "auto").toBe("auto");
+  });
+
+  it("{type: web_search} forces the search, not a client function beside it", async () => {
+    chat.setDefault("/chat/completions", chatTools([{ name: "web_search", args: '{"query":"q"}' }], () => "done"));
+    const fn = { type: "function" as const, name: "get_time", parameters: { type: "object", properties: {} }, strict: false };
+    await router.client.responses.create({ model: "local", input: "x", tools: [{ type: "web_search" }, fn], tool_choice: { type: "web_search" } as any });
+    const sent = chat.requests.filter((q) => q.path === "/chat/completions").map((q) => q.body);
+    expect(sent[0].tool_choice).toEqual({ type: "function", function: { name: "web_search" } });
+  });
+});

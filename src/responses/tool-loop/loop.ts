@@ -14,7 +14,7 @@ import { ApiError, invalidRequest, toApiError } from "../../ops/errors.js";
 import { abortError } from "../../upstream/body.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { SpanKind, type Span } from "../../tracing/index.js";
-import { hostedItemsForModel, refusedApprovals } from "../../translate/hosted-calls.js";
+import { WEB_SEARCH_FUNCTION_NAME, hostedFunctionName, hostedItemsForModel, refusedApprovals } from "../../translate/hosted-calls.js";
 import { responseSkeleton, emptyUsage } from "../../translate/skeleton.js";
 import { omitEncryptedContent, replayableItems } from "../../translate/openai/rewrite.js";
 import { emitted } from "../../wire/emitted.js";
@@ -172,13 +172,17 @@ export class ToolLoop {
     return { ...plan, req, history, input, compacted: this.round === 1 ? plan.compacted : undefined };
   }
 
-  /** tool_choice for a round: an `mcp` choice becomes `required` in the first round; after it, only `none` or `auto` (a forced call every round would never end). */
+  /** tool_choice for a round: an `mcp` or web search choice forces its function (or any tool: `required`) in the first round; after it, only `none` or `auto` (a forced call every round would never end). */
   private toolChoice(haveTools: boolean): Plan["req"]["tool_choice"] {
     const c = this.plan.req.tool_choice as JsonObject | string | undefined | null;
     if (c == null || c === "none" || c === "auto") return c ?? undefined;
     if (!haveTools) return "none";
     if (this.round > 1) return "auto";
-    if (typeof c === "object" && (c.type === "mcp" || isWebSearchType(c.type))) return "required";
+    if (typeof c === "object" && (c.type === "mcp" || isWebSearchType(c.type))) {
+      // The one function the choice names, when it names one the model is shown; else any tool.
+      const name = c.type === "mcp" ? (typeof c.name === "string" ? hostedFunctionName(String(c.server_label ?? ""), c.name) : null) : WEB_SEARCH_FUNCTION_NAME;
+      return name && this.toolbox.get(name) ? { type: "function", name } : "required";
+    }
     return c as Plan["req"]["tool_choice"];
   }
 
