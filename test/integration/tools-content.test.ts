@@ -314,3 +314,36 @@ describe("tool_choice naming a hosted tool", () => {
     expect(sent[0].tool_choice).toEqual({ type: "function", function: { name: "web_search" } });
   });
 });
+
+describe("bounds on anthropic", () => {
+  it("max_tool_calls with two parallel calls: one runs, one is not run, and the next round is a valid Messages request without hosted tools", async () => {
+    claude.setDefault("/messages", (req) => {
+      const last = (req.body.messages as { role: string; content: any[] }[]).at(-1)!;
+      const done = last.content.some((b: any) => b.type === "tool_result");
+      const msg = done ? message([textBlock("bounded")]) : message([toolUseBlock("toolu_1", "wiki__echo", { text: "1" }), toolUseBlock("toolu_2", "wiki__echo", { text: "2" })], { stop_reason: "tool_use" });
+      return messageReply(msg, req);
+    });
+    claude.requests.length = 0;
+    const r = await router.client.responses.create({ model: "claude", input: "x", max_tool_calls: 1, tools: [mcpTool()] });
+    expect(r.output.map((i) => [i.type, (i as any).status])).toEqual([["mcp_list_tools", undefined], ["mcp_call", "completed"], ["mcp_call", "incomplete"], ["message", "completed"]]);
+    expect(mcp.calls).toHaveLength(1);
+    const sent = sentMessages(claude);
+    expect(sent).toHaveLength(2);
+    expect(sent[1].messages.at(-1).content.map((b: any) => b.type)).toEqual(["tool_result", "tool_result"]);
+    expect(sent[1].tool_choice?.type).toBe("none");
+  });
+
+  it("the round bound over the WebSocket: incomplete, the grammar holds", async () => {
+    claude.setDefault("/messages", (req) => streamReply(message([toolUseBlock(`toolu_${req.body.messages.length}`, "wiki__echo", { text: "again" })], { stop_reason: "tool_use" })));
+    const ws = new WsClient(router.url);
+    try {
+      const events = await ws.create({ model: "claude", input: "loop", tools: [mcpTool()] });
+      const s = assertResponsesGrammar(events as any);
+      expect(events.at(-1)!.type).toBe("response.incomplete");
+      expect(finalResponse(events).incomplete_details).toEqual({ reason: "max_output_tokens" });
+      expect(s.items.filter((i) => i.type === "mcp_call").length).toBeGreaterThan(1);
+    } finally {
+      ws.close();
+    }
+  });
+});
