@@ -9,7 +9,7 @@ import type { StoredResponse } from "../store/types.js";
 import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import { emitted } from "../wire/emitted.js";
 import type { CreateResponseRequest, EmittedResponse, Item, JsonObject, ResponseObject } from "../wire/types.js";
-import { clientJson, omitEncryptedContent } from "../translate/openai/rewrite.js";
+import { clientJson, clientReplacer } from "../translate/openai/rewrite.js";
 import { AutoCompactor, servedByRouterTranslation } from "./compaction/auto-compact.js";
 import { BackgroundJobs } from "./background/jobs.js";
 import { cacheableAnswer, cacheKey } from "./create/cache-key.js";
@@ -166,7 +166,7 @@ export class ResponsesService {
       });
       if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
       const stored = await this.finish(plan, out, key, ctx);
-      const text = out.hideEncryptedReasoning ? clientJson(out.response, true) : (stored ?? clientJson(out.response, false));
+      const text = out.hideEncryptedReasoning || out.hideSearchSources ? clientJson(out.response, out.hideEncryptedReasoning, out.hideSearchSources) : (stored ?? clientJson(out.response, false));
       return { kind: "json", text, endpoint, model: conn.model };
     }
     const run = async (sink: EventSink) => {
@@ -255,7 +255,7 @@ export class ResponsesService {
       const seq = (JSON.parse(out.terminal!.data) as { sequence_number: number }).sequence_number;
       const response = { ...(out.response as unknown as EmittedResponse), status: "failed" as const, error: { code: "server_error" as const, message } };
       const event = emitted({ type: "response.failed", response, sequence_number: seq });
-      return { type: "response.failed", data: JSON.stringify(event, out.hideEncryptedReasoning ? omitEncryptedContent : undefined) };
+      return { type: "response.failed", data: JSON.stringify(event, clientReplacer(out.hideEncryptedReasoning, out.hideSearchSources)) };
     }
   }
 

@@ -347,3 +347,36 @@ describe("bounds on anthropic", () => {
     }
   });
 });
+
+describe("web search sources on retrieval", () => {
+  it("GET with include[]=web_search_call.action.sources shows the sources of a response created without it", async () => {
+    chat.setDefault("/chat/completions", chatTools([{ name: "web_search", args: '{"query":"oslo"}' }], () => "It snows [1]."));
+    const r = await router.client.responses.create({ model: "local", input: "weather", tools: [{ type: "web_search" }] });
+    expect((r.output[0] as any).action.sources).toBeUndefined();
+    const plain = await router.client.responses.retrieve(r.id);
+    expect((plain.output[0] as any).action.sources).toBeUndefined();
+    const withSources = await router.client.responses.retrieve(r.id, { include: ["web_search_call.action.sources"] });
+    expect((withSources.output[0] as any).action.sources?.map((s: any) => s.url)).toEqual(RESULTS.map((x) => x.url));
+    const items = await router.client.responses.inputItems.list(r.id);
+    expect(items.data.length).toBeGreaterThan(0);
+
+    // streamed (SSE and WebSocket) without include: no sources in any event; retrieval with include has them
+    const res = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "local", input: "weather", stream: true, tools: [{ type: "web_search" }] }) });
+    const events = parseSse(await res.text()).map((f) => f.data);
+    assertResponsesGrammar(events);
+    expect(JSON.stringify(events)).not.toContain('"sources"');
+    const id = events[0].response.id;
+    const later = await router.client.responses.retrieve(id, { include: ["web_search_call.action.sources"] });
+    expect((later.output[0] as any).action.sources).toHaveLength(2);
+    const ws = new WsClient(router.url);
+    try {
+      const wsEvents = await ws.create({ model: "local", input: "weather", tools: [{ type: "web_search" }] });
+      expect(wsEvents.at(-1)!.type).toBe("response.completed");
+      expect(JSON.stringify(wsEvents)).not.toContain('"sources"');
+      const included = await ws.create({ model: "local", input: "weather", tools: [{ type: "web_search" }], include: ["web_search_call.action.sources"] });
+      expect(finalResponse(included).output[0].action.sources).toHaveLength(2);
+    } finally {
+      ws.close();
+    }
+  });
+});

@@ -23,6 +23,8 @@ export interface RunOutcome {
   response: ResponseObject;
   /** Hide encrypted reasoning the router asked for on the client's behalf. */
   hideEncryptedReasoning: boolean;
+  /** Hide web search sources the client did not include (the tool loop keeps them in the stored response). */
+  hideSearchSources?: boolean;
   /** The terminal event, held back so the caller can store the response before the client sees it. */
   terminal: { type: string; data: string } | null;
   endpoint: string;

@@ -16,7 +16,7 @@ import type { Runtime } from "../../runtime/runtime.js";
 import { SpanKind, type Span } from "../../tracing/index.js";
 import { WEB_SEARCH_FUNCTION_NAME, hostedFunctionName, hostedItemsForModel, refusedApprovals } from "../../translate/hosted-calls.js";
 import { responseSkeleton, emptyUsage } from "../../translate/skeleton.js";
-import { omitEncryptedContent, replayableItems } from "../../translate/openai/rewrite.js";
+import { clientReplacer, replayableItems } from "../../translate/openai/rewrite.js";
 import { emitted } from "../../wire/emitted.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } from "../../wire/types.js";
@@ -355,8 +355,20 @@ export class ToolLoop {
     );
     this.toolMs += performance.now() - started;
     if (!sink) return;
-    for (const p of pending) this.send(sink, closedEvents(this.items[p.index]!, p.index, this.seq));
+    for (const p of pending) this.send(sink, closedEvents(this.clientView(this.items[p.index]!), p.index, this.seq));
     sink.flush?.();
+  }
+
+  /** Whether the client sees no web search sources (it did not include them; the stored response keeps them). */
+  private get hideSources(): boolean {
+    return !(this.plan.req.include ?? []).includes("web_search_call.action.sources");
+  }
+
+  /** An item as the client sees it streamed: a web search without the sources it did not include. */
+  private clientView(item: Item): Item {
+    if (item.type !== "web_search_call" || !this.hideSources) return item;
+    const { sources: _hidden, ...action } = (item.action ?? {}) as JsonObject;
+    return { ...item, action };
   }
 
   private async runOne(p: PendingCall): Promise<void> {
@@ -367,23 +379,22 @@ export class ToolLoop {
     this.items[p.index] = finishedCall(p.open, result);
   }
 
-  /** One web search: the item with its results (sources only when included), the model's text, the results for citations. */
+  /** One web search: the item with its sources (kept in the stored response; streamed only when included: clientView), the model's text, the results for citations. */
   private async search(p: PendingCall, fn: Extract<HostedFunction, { kind: "web_search" }>): Promise<void> {
     const query = (p.open.action as { query: string }).query;
-    const withSources = (this.plan.req.include ?? []).includes("web_search_call.action.sources");
     const id = p.open.id as string;
     if (!query) {
-      this.items[p.index] = webSearchCallItem(id, "", [], withSources, "failed") as unknown as Item;
+      this.items[p.index] = webSearchCallItem(id, "", [], true, "failed") as unknown as Item;
       this.searchOutputs.set(id, "The web search was not run: the call named no query.");
       return;
     }
     try {
       const results = await timedTool(this.rt, "web_search_call", fn.provider.name, () => fn.provider.search(searchQueryFor(fn.tool, query), this.signal), (r) => (r ? "ok" : "error"));
-      this.items[p.index] = webSearchCallItem(id, query, results, withSources, "completed") as unknown as Item;
+      this.items[p.index] = webSearchCallItem(id, query, results, true, "completed") as unknown as Item;
       this.searchOutputs.set(id, resultsForModel(results));
       this.searchResults.push(...results);
     } catch (err) {
-      this.items[p.index] = webSearchCallItem(id, query, [], withSources, "failed") as unknown as Item;
+      this.items[p.index] = webSearchCallItem(id, query, [], true, "failed") as unknown as Item;
       this.searchOutputs.set(id, `The web search failed: ${(err as Error).message}`);
     }
   }
@@ -404,8 +415,9 @@ export class ToolLoop {
     const err = error ?? (status === "failed" ? ((last.response.error as { code: string; message: string } | null) ?? { code: "server_error", message: "The response failed." }) : null);
     const incomplete = status === "incomplete" ? (pending.length && why ? { reason: "max_output_tokens" } : (last.response.incomplete_details ?? null)) : null;
     const response = this.combined(last.response, status, err, incomplete);
-    const terminal = sink && status !== "cancelled" ? this.terminal(response, last.hideEncryptedReasoning) : null;
-    return { response, hideEncryptedReasoning: last.hideEncryptedReasoning, terminal, endpoint: last.endpoint, model: last.model, upstreamMs: this.upstreamMs + this.toolMs, rounds: this.rounds };
+    const hideSearchSources = this.hideSources && this.items.some((i) => i.type === "web_search_call");
+    const terminal = sink && status !== "cancelled" ? this.terminal(response, last.hideEncryptedReasoning, hideSearchSources) : null;
+    return { response, hideEncryptedReasoning: last.hideEncryptedReasoning, hideSearchSources, terminal, endpoint: last.endpoint, model: last.model, upstreamMs: this.upstreamMs + this.toolMs, rounds: this.rounds };
   }
 
   /** The one response: the last round's object with the client's own tools, every round's output, the summed usage. */
@@ -415,10 +427,10 @@ export class ToolLoop {
     return { ...base, id: skel.id, status, error, incomplete_details: incomplete, tools: skel.tools, tool_choice: skel.tool_choice, output: this.items, usage: this.usage } as ResponseObject;
   }
 
-  private terminal(response: ResponseObject, hide: boolean): { type: string; data: string } {
+  private terminal(response: ResponseObject, hide: boolean, hideSources = false): { type: string; data: string } {
     const type = response.status === "completed" ? "response.completed" : response.status === "incomplete" ? "response.incomplete" : "response.failed";
     const event = { type, response, sequence_number: this.seq() };
-    return { type, data: JSON.stringify(event, hide ? omitEncryptedContent : undefined) };
+    return { type, data: JSON.stringify(event, clientReplacer(hide, hideSources)) };
   }
 }
 

@@ -118,7 +118,25 @@ export function omitEncryptedContent(this: unknown, key: string, value: unknown)
   return key === "encrypted_content" && (this as { type?: unknown } | null)?.type === "reasoning" ? undefined : value;
 }
 
+/**
+ * JSON.stringify replacer hiding a web search's sources the client did not include (the stored
+ * copy keeps them, so a later GET with `include` shows them, as OpenAI does).
+ */
+export function omitSearchSources(this: unknown, key: string, value: unknown): unknown {
+  return key === "sources" && (this as { type?: unknown } | null)?.type === "search" ? undefined : value;
+}
+
+function omitBoth(this: unknown, key: string, value: unknown): unknown {
+  return omitSearchSources.call(this, key, omitEncryptedContent.call(this, key, value));
+}
+
+/** The replacer that serialises a response's parts as the client should see them (undefined: all of it). */
+export function clientReplacer(hideEncrypted: boolean, hideSources = false): ((this: unknown, key: string, value: unknown) => unknown) | undefined {
+  if (hideEncrypted) return hideSources ? omitBoth : omitEncryptedContent;
+  return hideSources ? omitSearchSources : undefined;
+}
+
 /** A response serialised as the client should see it (the object itself, which the store keeps, is not touched). */
-export function clientJson(response: ResponseObject, hide: boolean): string {
-  return JSON.stringify(response, hide ? omitEncryptedContent : undefined);
+export function clientJson(response: ResponseObject, hide: boolean, hideSources = false): string {
+  return JSON.stringify(response, clientReplacer(hide, hideSources));
 }
