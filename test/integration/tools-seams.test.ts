@@ -7,7 +7,7 @@
  */
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { message, messageReply, startAnthropicMock, textBlock, toolUseBlock } from "../helpers/anthropic-mock.js";
+import { anthropicError, message, messageReply, startAnthropicMock, streamReply, textBlock, thinkingBlock, toolUseBlock } from "../helpers/anthropic-mock.js";
 import { assertResponsesGrammar } from "../helpers/grammar.js";
 import { startMcpServer, type TestMcpServer } from "../helpers/mcp-server.js";
 import { chatCompletion, chatTextChunks, chatToolCallChunks, nativeEvents, nativeResponse, startMockUpstream, upstreamError, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
@@ -69,6 +69,7 @@ beforeAll(async () => {
       "local-fb": { endpoints: ["box"], fallbacks: ["claude"] },
       "gpt-4.1": { endpoints: ["oai"], cache: { ttl: "1h" } },
       mixed: { endpoints: ["box", "oai"] },
+      "claude-fb": { endpoints: ["claude"], upstream_model: "claude-upstream", fallbacks: ["local"] },
     },
     routing: { retry: { attempts: 2 }, health: { failure_threshold: 100 } },
     tools: { mcp: { allowed_urls: ["http://127.0.0.1:*/*"], servers: [{ label: "ops", url: mcp.url }] } },
@@ -391,5 +392,36 @@ describe("more seams", () => {
     expect(streamed).not.toContain("bg-secret");
     const items = await router.client.responses.inputItems.list(queued.id);
     expect(JSON.stringify(items)).not.toContain("bg-secret");
+  });
+});
+
+describe("fallback from anthropic to chat mid-loop", () => {
+  it("Claude thinks and calls the tool, then is overloaded: chat finishes the response, seeing the call and its result (JSON and SSE)", async () => {
+    for (const stream of [false, true]) {
+      let n = 0;
+      claude.setDefault("/messages", (req) => {
+        if (n++ > 0) return anthropicError(529, "overloaded_error", "Overloaded");
+        const msg = message([thinkingBlock("Use the tool.", "sig-fb"), toolUseBlock("toolu_fb", "wiki__echo", { text: "fb2" })], { stop_reason: "tool_use" });
+        return req.body.stream ? streamReply(msg) : messageReply(msg, req);
+      });
+      chat.setDefault("/chat/completions", chatTools([]));
+      chat.requests.length = 0;
+      const body = { model: "claude-fb", input: "x", reasoning: { effort: "low" as const }, tools: [mcpTool()] };
+      let r: any;
+      if (stream) {
+        const events: any[] = [];
+        for await (const e of await router.client.responses.create({ ...body, stream: true })) events.push(e);
+        r = (assertResponsesGrammar(events).terminal as any).response;
+      } else r = await router.client.responses.create(body);
+      expect(r.status).toBe("completed");
+      expect(r.model).toBe("claude-fb");
+      expect(r.output.map((i: any) => i.type)).toEqual(["mcp_list_tools", "reasoning", "mcp_call", "message"]);
+      expect(r.output.at(-1).content[0].text).toBe("chat: echo: fb2");
+      // Claude's signature was not asked for (include reasoning.encrypted_content): hidden in the whole answer, whichever kind ended it
+      expect(r.output[1].encrypted_content).toBeUndefined();
+      const msgs = chatRequests()[0]!.body.messages;
+      expect(msgs).toContainEqual(expect.objectContaining({ role: "assistant", tool_calls: [expect.objectContaining({ function: { name: "wiki__echo", arguments: '{"text":"fb2"}' } })] }));
+    }
+    claude.setDefault("/messages", claudePlain);
   });
 });

@@ -57,6 +57,8 @@ export class ToolLoop {
   private span: Span | undefined;
   /** Each round's usage under its own model and endpoint (token metrics count them so). */
   private readonly rounds: RoundUsage[] = [];
+  /** Whether any round hid encrypted reasoning the client did not ask for (rounds may differ after a failover or fallback). */
+  private hideEncrypted = false;
   /** Every web search result of this response (citations resolve against them) and each search's text for the model. */
   private readonly searchResults: SearchResult[] = [];
   private readonly searchOutputs = new Map<string, string>();
@@ -285,6 +287,8 @@ export class ToolLoop {
 
   private account(out: RunOutcome): void {
     this.upstreamMs += out.upstreamMs;
+    // A round on a backend that hides encrypted reasoning streamed its items without it: the whole response hides it.
+    this.hideEncrypted ||= out.hideEncryptedReasoning;
     this.rounds.push({ model: out.model, endpoint: out.endpoint, usage: out.response.usage });
     const u = out.response.usage as Usage | null | undefined;
     if (!u) return;
@@ -416,8 +420,8 @@ export class ToolLoop {
     const incomplete = status === "incomplete" ? (pending.length && why ? { reason: "max_output_tokens" } : (last.response.incomplete_details ?? null)) : null;
     const response = this.combined(last.response, status, err, incomplete);
     const hideSearchSources = this.hideSources && this.items.some((i) => i.type === "web_search_call");
-    const terminal = sink && status !== "cancelled" ? this.terminal(response, last.hideEncryptedReasoning, hideSearchSources) : null;
-    return { response, hideEncryptedReasoning: last.hideEncryptedReasoning, hideSearchSources, terminal, endpoint: last.endpoint, model: last.model, upstreamMs: this.upstreamMs + this.toolMs, rounds: this.rounds };
+    const terminal = sink && status !== "cancelled" ? this.terminal(response, this.hideEncrypted, hideSearchSources) : null;
+    return { response, hideEncryptedReasoning: this.hideEncrypted, hideSearchSources, terminal, endpoint: last.endpoint, model: last.model, upstreamMs: this.upstreamMs + this.toolMs, rounds: this.rounds };
   }
 
   /** The one response: the last round's object with the client's own tools, every round's output, the summed usage. */
