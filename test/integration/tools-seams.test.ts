@@ -425,3 +425,25 @@ describe("fallback from anthropic to chat mid-loop", () => {
     claude.setDefault("/messages", claudePlain);
   });
 });
+
+describe("tool items replayed to kind: openai", () => {
+  it("mcp items keep the id the Responses input schema requires (a chat turn's, and OpenAI's own from a passed-through turn)", async () => {
+    chat.setDefault("/chat/completions", chatTools([{ name: "wiki__echo", args: '{"text":"to-oai"}' }]));
+    const first = await router.client.responses.create({ model: "local", input: "one", tools: [mcpTool()] });
+    const withCall = [
+      { id: "mcpl_up1", type: "mcp_list_tools", server_label: "web", tools: [{ name: "t", input_schema: {} }] },
+      { id: "mcp_up1", type: "mcp_call", server_label: "web", name: "t", arguments: "{}", output: "upstream ran it", error: null, status: "completed" },
+    ];
+    oai.setDefault("/responses", (rec) => ({ kind: "json", body: nativeResponse("native", rec.body.model, "resp_up", rec.body.tools?.length ? withCall : []) }));
+    const second = await router.client.responses.create({ model: "gpt-4.1", previous_response_id: first.id, input: "two", tools: [{ type: "mcp", server_label: "web", server_url: "https://mcp.example.com/mcp", require_approval: "never" }] });
+    await router.client.responses.create({ model: "gpt-4.1", previous_response_id: second.id, input: "three" });
+    const sent = oai.requests.filter((q) => q.path === "/responses").map((q) => q.body.input as any[]);
+    for (const input of sent) {
+      for (const item of input.filter((i) => ["mcp_list_tools", "mcp_call", "mcp_approval_request"].includes(i.type))) {
+        expect(typeof item.id, `${item.type} has its id`).toBe("string");
+      }
+    }
+    const types = sent.at(-1)!.map((i) => i.type);
+    expect(types.filter((t) => t === "mcp_call")).toHaveLength(2);
+  });
+});
