@@ -447,3 +447,23 @@ describe("tool items replayed to kind: openai", () => {
     expect(types.filter((t) => t === "mcp_call")).toHaveLength(2);
   });
 });
+
+describe("an approval OpenAI asked for, answered on another kind", () => {
+  it("the client approves OpenAI's mcp_approval_request on a chat model: the router runs the call, then chat answers", async () => {
+    const asked = [
+      { id: "mcpl_oa1", type: "mcp_list_tools", server_label: "wiki", tools: [{ name: "echo", input_schema: { type: "object", properties: { text: { type: "string" } } } }] },
+      { id: "mcpr_oa1", type: "mcp_approval_request", server_label: "wiki", name: "echo", arguments: '{"text":"from-openai"}' },
+    ];
+    oai.setDefault("/responses", (rec) => ({ kind: "json", body: { ...nativeResponse("", rec.body.model, "resp_up"), output: asked } }));
+    const tools = [mcpTool({ require_approval: "always" })];
+    const first = await router.client.responses.create({ model: "gpt-4.1", input: "one", tools });
+    expect(first.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_approval_request"]);
+    const request = first.output[1] as any;
+    chat.setDefault("/chat/completions", chatTools([]));
+    const second = await router.client.responses.create({ model: "local", previous_response_id: first.id, tools, input: [{ type: "mcp_approval_response", approval_request_id: request.id, approve: true }] });
+    expect(second.output.map((i) => i.type)).toEqual(["mcp_call", "message"]);
+    expect(second.output[0]).toMatchObject({ approval_request_id: request.id, output: "echo: from-openai", status: "completed" });
+    expect(second.output_text).toBe("chat: echo: from-openai");
+    expect(mcp.calls).toEqual([{ name: "echo", args: { text: "from-openai" } }]);
+  });
+});
