@@ -124,7 +124,7 @@ export class ResponsesService {
     const req = validateCreateRequest(body);
     const deps = { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now, local: ctx.history, tracing: this.rt.tracing, upstreamHeaders: ctx.upstreamHeaders };
     const plan = await buildPlan(req, deps, ctx.owner, ctx.key ?? null);
-    checkKeyTools(ctx.key, plan.req.tools);
+    checkKeyTools(ctx.key, plan.req);
     const span = this.rt.tracing.current();
     if (span) tracePlan(span, plan, this.rt.tracing.captureContent);
     return plan;

@@ -221,6 +221,12 @@ describe("a key allowed one operator server", () => {
     // passed through to OpenAI, the label would name whatever server the client likes
     const passed = await narrow.responses.create({ model: "gpt-4.1", input: "x", tools: [{ ...own, server_url: "https://mcp.example.com/mcp" }] }).catch((e) => e);
     expect(passed.status).toBe(403);
+    // nor by sending the tool in an additional_tools input item (passed through to OpenAI as it is)
+    const extra = await narrow.responses.create({ model: "gpt-4.1", input: [{ type: "additional_tools", role: "developer", tools: [{ ...own, server_url: "https://mcp.example.com/mcp" }] } as any, { role: "user", content: "x" }] }).catch((e) => e);
+    expect(extra.status).toBe(403);
+    expect(extra.error).toMatchObject({ code: "tool_not_allowed", param: "input[0].tools[0]" });
+    const search = await narrow.responses.create({ model: "gpt-4.1", input: [{ type: "additional_tools", role: "developer", tools: [{ type: "web_search" }] } as any, { role: "user", content: "x" }] }).catch((e) => e);
+    expect(search.status).toBe(403);
     const ws = new WsClient(router.url, "sk-narrow-0123456789");
     try {
       const events = await ws.create({ model: "local", input: "x", tools: [own] });
