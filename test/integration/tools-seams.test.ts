@@ -473,3 +473,21 @@ describe("an approval OpenAI asked for, answered on another kind", () => {
     expect(mcp.calls).toEqual([{ name: "echo", args: { text: "from-openai" } }]);
   });
 });
+
+describe("item references to tool items", () => {
+  it("a turn that references the stored mcp items by id (as the AI SDK sends them) replays them on anthropic and openai", async () => {
+    chat.setDefault("/chat/completions", chatTools([{ name: "wiki__echo", args: '{"text":"ref"}' }]));
+    const first = await router.client.responses.create({ model: "local", input: "one", tools: [mcpTool()] });
+    const refs = first.output.map((i) => ({ type: "item_reference" as const, id: i.id! }));
+    const input = [{ role: "user" as const, content: "one" }, ...refs, { role: "user" as const, content: "two" }];
+    const second = await router.client.responses.create({ model: "claude", input });
+    expect(second.output_text).toBe("claude plain");
+    const blocks = (claudeRequests()[0]!.body.messages as { content: any }[]).flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+    expect(blocks.find((b: any) => b.type === "tool_use")).toMatchObject({ name: "wiki__echo", input: { text: "ref" } });
+    oai.setDefault("/responses", (rec) => ({ kind: "json", body: nativeResponse("native", rec.body.model) }));
+    await router.client.responses.create({ model: "gpt-4.1", input });
+    const sent = oai.requests.filter((q) => q.path === "/responses").at(-1)!.body.input as any[];
+    expect(sent.map((i) => i.type ?? "message")).toEqual(["message", "mcp_list_tools", "mcp_call", "message", "message"]);
+    expect(sent[2]).toMatchObject({ id: first.output[1]!.id, output: "echo: ref" });
+  });
+});
