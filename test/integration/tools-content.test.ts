@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parseConfigText } from "../../src/config/load.js";
-import { message, messageReply, sentMessages, startAnthropicMock, streamReply, textBlock, thinkingBlock, toolUseBlock } from "../helpers/anthropic-mock.js";
+import { message, messageReply, sentMessages, startAnthropicMock, streamReply, textBlock, thinkingBlock, toolUseBlock, usage } from "../helpers/anthropic-mock.js";
 import { assertResponsesGrammar } from "../helpers/grammar.js";
 import { startMcpServer, type TestMcpServer } from "../helpers/mcp-server.js";
 import { startMockSearch, type MockSearch } from "../helpers/mock-search.js";
@@ -378,5 +378,18 @@ describe("web search sources on retrieval", () => {
     } finally {
       ws.close();
     }
+  });
+});
+
+describe("usage summed over an anthropic tool loop", () => {
+  it("keeps the prompt-cache figures: cached_tokens and cache_write_tokens are the rounds' sums", async () => {
+    claude.setDefault("/messages", (req) => {
+      const last = (req.body.messages as { role: string; content: any[] }[]).at(-1)!;
+      const done = last.content.some((b: any) => b.type === "tool_result");
+      const u = usage({ input_tokens: 10, cache_creation_input_tokens: done ? 0 : 100, cache_read_input_tokens: done ? 100 : 0, output_tokens: 5 });
+      return messageReply(done ? message([textBlock("cached")], { usage: u }) : message([toolUseBlock("toolu_u", "wiki__echo", { text: "u" })], { stop_reason: "tool_use", usage: u }), req);
+    });
+    const r = await router.client.responses.create({ model: "claude", input: "x", tools: [mcpTool()] });
+    expect(r.usage).toMatchObject({ input_tokens: 220, output_tokens: 10, total_tokens: 230, input_tokens_details: { cached_tokens: 100, cache_write_tokens: 100 } });
   });
 });

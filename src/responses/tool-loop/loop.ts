@@ -297,6 +297,9 @@ export class ToolLoop {
     sum.output_tokens += u.output_tokens ?? 0;
     sum.total_tokens += u.total_tokens ?? 0;
     sum.input_tokens_details.cached_tokens += u.input_tokens_details?.cached_tokens ?? 0;
+    // Prompt-cache writes (Anthropic reports them): the price of later hits, summed like the reads.
+    const written = sum.input_tokens_details as { cache_write_tokens?: number };
+    written.cache_write_tokens = (written.cache_write_tokens ?? 0) + ((u.input_tokens_details as { cache_write_tokens?: number } | undefined)?.cache_write_tokens ?? 0);
     sum.output_tokens_details.reasoning_tokens += u.output_tokens_details?.reasoning_tokens ?? 0;
     this.usage = sum;
   }
