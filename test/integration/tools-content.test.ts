@@ -393,3 +393,25 @@ describe("usage summed over an anthropic tool loop", () => {
     expect(r.usage).toMatchObject({ input_tokens: 220, output_tokens: 10, total_tokens: 230, input_tokens_details: { cached_tokens: 100, cache_write_tokens: 100 } });
   });
 });
+
+describe("structured output with a tool loop on anthropic", () => {
+  it("the model calls the MCP tool, then answers through the answer tool: output_text is the JSON (JSON and SSE)", async () => {
+    claude.setDefault("/messages", (req) => {
+      const last = (req.body.messages as { role: string; content: any[] }[]).at(-1)!;
+      const result = last.content.find((b: any) => b.type === "tool_result");
+      const answerTool = (req.body.tools as { name: string }[]).find((t) => !t.name.startsWith("wiki__"))!.name;
+      const msg = result
+        ? message([toolUseBlock("toolu_ans", answerTool, { said: result.content })], { stop_reason: "tool_use" })
+        : message([toolUseBlock("toolu_s", "wiki__echo", { text: "json" })], { stop_reason: "tool_use" });
+      return req.body.stream ? streamReply(msg) : messageReply(msg, req);
+    });
+    const text = { format: { type: "json_schema" as const, name: "out", schema: { type: "object", properties: { said: { type: "string" } }, required: ["said"], additionalProperties: false }, strict: true } };
+    const r = await router.client.responses.create({ model: "claude", input: "x", text, tools: [mcpTool()] });
+    expect(r.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
+    expect(JSON.parse(r.output_text)).toEqual({ said: "echo: json" });
+    const events: any[] = [];
+    for await (const e of await router.client.responses.create({ model: "claude", input: "x", text, tools: [mcpTool()], stream: true })) events.push(e);
+    const s = assertResponsesGrammar(events);
+    expect(JSON.parse((s.items.at(-1) as any).content[0].text)).toEqual({ said: "echo: json" });
+  });
+});
