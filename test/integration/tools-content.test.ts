@@ -415,3 +415,16 @@ describe("structured output with a tool loop on anthropic", () => {
     expect(JSON.parse((s.items.at(-1) as any).content[0].text)).toEqual({ said: "echo: json" });
   });
 });
+
+describe("input_tokens with hosted tools", () => {
+  it("counts a request that names an MCP server and web search on chat and anthropic (200, not an error)", async () => {
+    claude.setDefault("/messages/count_tokens", () => ({ kind: "json", body: { input_tokens: 42 } }));
+    for (const model of ["local", "claude"]) {
+      const res = await router.fetch("/v1/responses/input_tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, input: "hello", tools: [mcpTool(), { type: "web_search" }] }) });
+      const body = await res.json();
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(body.object).toBe("response.input_tokens");
+      expect(body.input_tokens).toBeGreaterThan(0);
+    }
+  });
+});
