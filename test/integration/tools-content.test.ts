@@ -421,7 +421,7 @@ describe("input_tokens with hosted tools", () => {
     claude.setDefault("/messages/count_tokens", () => ({ kind: "json", body: { input_tokens: 42 } }));
     for (const model of ["local", "claude"]) {
       const res = await router.fetch("/v1/responses/input_tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, input: "hello", tools: [mcpTool(), { type: "web_search" }] }) });
-      const body = await res.json();
+      const body: any = await res.json();
       expect(res.status, JSON.stringify(body)).toBe(200);
       expect(body.object).toBe("response.input_tokens");
       expect(body.input_tokens).toBeGreaterThan(0);

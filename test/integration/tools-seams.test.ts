@@ -491,3 +491,17 @@ describe("item references to tool items", () => {
     expect(sent[2]).toMatchObject({ id: first.output[1]!.id, output: "echo: ref" });
   });
 });
+
+describe("rounds replayed as the model made them", () => {
+  it("two rounds of one call each reach round 3 as two assistant turns, each followed by its result", async () => {
+    chat.setDefault("/chat/completions", (rec) => {
+      const tools = (rec.body.messages as { role: string }[]).filter((m) => m.role === "tool").length;
+      if (tools >= 2) return { kind: "json", body: chatCompletion("two rounds") };
+      return { kind: "json", body: chatCompletion(null, "mock", { tool_calls: [{ id: `call_r${tools}`, type: "function", function: { name: "wiki__echo", arguments: `{"text":"r${tools}"}` } }] }) };
+    });
+    const r = await router.client.responses.create({ model: "local", input: "x", tools: [mcpTool()] });
+    expect(r.output_text).toBe("two rounds");
+    const third = chatRequests().at(-1)!.body.messages.slice(1).map((m: any) => (m.role === "assistant" ? `assistant:${m.tool_calls.length}` : m.role));
+    expect(third).toEqual(["assistant:1", "tool", "assistant:1", "tool"]);
+  });
+});

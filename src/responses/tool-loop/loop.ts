@@ -46,6 +46,8 @@ type Status = "completed" | "incomplete" | "failed" | "cancelled";
 export class ToolLoop {
   /** The response's output so far, across rounds. */
   private readonly items: Item[] = [];
+  /** Where each round's items start in `items`: each round is one model turn when replayed. */
+  private readonly roundStarts: number[] = [];
   private readonly toolbox: Toolbox;
   private readonly count: Sequence = { next: 0 };
   private usage: Usage | null = null;
@@ -166,7 +168,11 @@ export class ToolLoop {
     const tools = budgetLeft ? [...this.hosted.rest, ...this.toolbox.functions()] : this.hosted.rest;
     const refused = refusedApprovals([...plan.history, ...plan.input, ...this.items]);
     const history = hostedItemsForModel(plan.history, { refused });
-    const input = hostedItemsForModel([...plan.input, ...this.items], { refused, outputs: this.searchOutputs });
+    // Converted turn by turn (the client's input, then each round), so one round's calls are not merged with the next's.
+    const opts = { refused, outputs: this.searchOutputs };
+    const bounds = [0, ...this.roundStarts, this.items.length];
+    const input = [...hostedItemsForModel(plan.input, opts)]; // a copy: it may be plan.input itself
+    for (let k = 0; k + 1 < bounds.length; k++) input.push(...hostedItemsForModel(this.items.slice(bounds[k], bounds[k + 1]), opts));
     const req = { ...plan.req, tools, input: replayableItems(input) as typeof plan.req.input };
     const choice = this.toolChoice(tools.length > 0);
     if (choice === undefined) delete req.tool_choice;
@@ -310,6 +316,7 @@ export class ToolLoop {
    * call or an approval request the client must answer first).
    */
   private take(output: Item[], rs: RoundSink | null, sink: EventSink | null): { pending: PendingCall[]; stops: boolean } {
+    this.roundStarts.push(this.items.length);
     const pending: PendingCall[] = [];
     let stops = false;
     const cite = this.cite();
