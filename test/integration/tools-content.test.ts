@@ -428,3 +428,22 @@ describe("input_tokens with hosted tools", () => {
     }
   });
 });
+
+describe("approvals on anthropic", () => {
+  it("streamed approval request, then approved by conversation: the call runs and Claude answers", async () => {
+    claude.setDefault("/messages", claudeTool("wiki__echo", { text: "conv-ok" }, (t) => `claude ${t}`));
+    const conv = await router.client.conversations.create({});
+    const tools = [mcpTool({ require_approval: "always" })];
+    const events: any[] = [];
+    for await (const e of await router.client.responses.create({ model: "claude", conversation: conv.id, input: "x", tools, stream: true })) events.push(e);
+    const s = assertResponsesGrammar(events);
+    expect(s.items.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_approval_request"]);
+    const request = s.items[1] as any;
+    expect(request.arguments).toBe('{"text":"conv-ok"}');
+    const second = await router.client.responses.create({ model: "claude", conversation: conv.id, tools, input: [{ type: "mcp_approval_response", approval_request_id: request.id, approve: true }] });
+    expect(second.output.map((i) => i.type)).toEqual(["mcp_call", "message"]);
+    expect(second.output_text).toBe("claude echo: conv-ok");
+    expect(mcp.calls).toEqual([{ name: "echo", args: { text: "conv-ok" } }]);
+    sentMessages(claude);
+  });
+});
