@@ -447,3 +447,26 @@ describe("approvals on anthropic", () => {
     sentMessages(claude);
   });
 });
+
+describe("cancel on anthropic", () => {
+  it("a background loop cancelled while Claude streams round 2 ends cancelled with the tool items kept", async () => {
+    claude.setDefault("/messages", (req) => {
+      const last = (req.body.messages as { role: string; content: any[] }[]).at(-1)!;
+      if (!last.content.some((b: any) => b.type === "tool_result")) return streamReply(message([toolUseBlock("toolu_cx", "wiki__echo", { text: "cx" })], { stop_reason: "tool_use" }));
+      const slow = streamReply(message([textBlock("a slow answer that will be cut")])) as Extract<Reply, { kind: "sse" }>;
+      return { ...slow, delayMs: 400 };
+    });
+    const queued = await router.client.responses.create({ model: "claude", input: "x", background: true, tools: [mcpTool()] });
+    const deadline = Date.now() + 8000;
+    while (claudeRequests().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(claudeRequests()).toHaveLength(2);
+    const cancelled = await router.client.responses.cancel(queued.id);
+    expect(cancelled.status).toBe("cancelled");
+    const stored = await router.client.responses.retrieve(queued.id);
+    expect(stored.status).toBe("cancelled");
+    expect(stored.output.slice(0, 2).map((i) => [i.type, (i as any).status])).toEqual([["mcp_list_tools", undefined], ["mcp_call", "completed"]]);
+    const replay = await (await router.fetch(`/v1/responses/${queued.id}?stream=true`)).text();
+    const events = parseSse(replay).map((f) => f.data);
+    expect(events.filter((e) => e.type === "response.created")).toHaveLength(1);
+  });
+});
