@@ -26,7 +26,7 @@ import type { HostedTools } from "./hosted.js";
 import { approvalRequest, closedEvents, finishedCall, listToolsItem, listingEvents, openCall, searchingEvent, skippedCall, wholeCallEvents } from "./items.js";
 import { timedTool, type McpRunner } from "./mcp-runner.js";
 import { isAllowed } from "../../tools/mcp/index.js";
-import { isWebSearchType, resultsForModel, searchArguments, searchQueryFor, urlCitations, webSearchCallItem, type SearchResult } from "../../tools/search/index.js";
+import { SearchError, isWebSearchType, resultsForModel, searchArguments, searchQueryFor, urlCitations, webSearchCallItem, type SearchResult } from "../../tools/search/index.js";
 import { RoundSink, type Cite, type Sequence } from "./round-sink.js";
 import { Toolbox, type HostedFunction } from "./toolbox.js";
 
@@ -403,7 +403,7 @@ export class ToolLoop {
       return;
     }
     try {
-      const results = await timedTool(this.rt, "web_search_call", fn.provider.name, () => fn.provider.search(searchQueryFor(fn.tool, query), this.signal), (r) => (r ? "ok" : "error"));
+      const results = await timedTool(this.rt, "web_search_call", fn.provider.name, () => fn.provider.search(searchQueryFor(fn.tool, query), this.signal), (r, err) => (r ? "ok" : err instanceof SearchError && err.failure === "timeout" ? "timeout" : "error"));
       this.items[p.index] = webSearchCallItem(id, query, results, true, "completed") as unknown as Item;
       this.searchOutputs.set(id, resultsForModel(results));
       this.searchResults.push(...results);

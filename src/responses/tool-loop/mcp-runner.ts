@@ -92,16 +92,23 @@ export class McpRunner {
   }
 }
 
-/** One hosted tool run, counted (tool_calls_total by outcome, tool_call_duration_seconds) and traced as a CLIENT span. */
-export async function timedTool<T>(rt: Runtime, type: string, server: string, fn: () => Promise<T>, outcome: (result: T | undefined) => string, spanName = server): Promise<T> {
+/**
+ * One hosted tool run, counted (tool_calls_total by outcome, tool_call_duration_seconds) and traced
+ * as a CLIENT span. `outcome` gets the result, or the error the run threw.
+ */
+export async function timedTool<T>(rt: Runtime, type: string, server: string, fn: () => Promise<T>, outcome: (result: T | undefined, error?: unknown) => string, spanName = server): Promise<T> {
   const span = rt.tracing.startChild(`${type} ${spanName}`, SpanKind.CLIENT, { "router.tool.type": type, "router.tool.server": spanName });
   const started = performance.now();
   let result: T | undefined;
+  let error: unknown;
   try {
     result = await (span ? rt.tracing.within(span, fn) : fn());
     return result;
+  } catch (err) {
+    error = err;
+    throw err;
   } finally {
-    const o = outcome(result);
+    const o = outcome(result, error);
     rt.metrics.toolCalls.inc({ type, server, outcome: o });
     rt.metrics.toolCallDuration.observe({ type, server }, (performance.now() - started) / 1000);
     if (span) {
