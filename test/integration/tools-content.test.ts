@@ -470,3 +470,24 @@ describe("cancel on anthropic", () => {
     expect(events.filter((e) => e.type === "response.created")).toHaveLength(1);
   });
 });
+
+describe("MCP failures over the WebSocket", () => {
+  it("a refused server_url is an error event with status 400 naming it; an unreachable server ends with mcp_list_tools.failed then response.failed", async () => {
+    const ws = new WsClient(router.url);
+    try {
+      const refused = await ws.create({ model: "claude", input: "x", tools: [{ type: "mcp", server_label: "evil", server_url: "http://10.1.2.3/mcp", require_approval: "never" }] });
+      expect(refused.at(-1)).toMatchObject({ type: "error", status: 400, error: { param: "tools[0].server_url" } });
+      const down = await ws.create({ model: "claude", input: "x", tools: [{ type: "mcp", server_label: "down", server_url: "http://127.0.0.1:9/mcp", require_approval: "never" }] });
+      const types = down.map((e) => e.type);
+      expect(types).toContain("response.mcp_list_tools.failed");
+      expect(types.at(-1)).toBe("response.failed");
+      expect(finalResponse(down).error).toMatchObject({ code: "external_connector_error" });
+      expect(finalResponse(down).error.message).toContain("'down'");
+      // the socket is still usable
+      claude.setDefault("/messages", (req) => messageReply(message([textBlock("still here")]), req));
+      expect(finalResponse(await ws.create({ model: "claude", input: "y" })).output[0].content[0].text).toBe("still here");
+    } finally {
+      ws.close();
+    }
+  });
+});
