@@ -69,6 +69,7 @@ beforeAll(async () => {
       "local-fb": { endpoints: ["box"], fallbacks: ["claude"] },
       "gpt-4.1": { endpoints: ["oai"], cache: { ttl: "1h" } },
       mixed: { endpoints: ["box", "oai"] },
+      "gpt-run": { endpoints: ["oai"], hosted_tools: "run" },
       "claude-fb": { endpoints: ["claude"], upstream_model: "claude-upstream", fallbacks: ["local"] },
     },
     routing: { retry: { attempts: 2 }, health: { failure_threshold: 100 } },
@@ -503,5 +504,21 @@ describe("rounds replayed as the model made them", () => {
     expect(r.output_text).toBe("two rounds");
     const third = chatRequests().at(-1)!.body.messages.slice(1).map((m: any) => (m.role === "assistant" ? `assistant:${m.tool_calls.length}` : m.role));
     expect(third).toEqual(["assistant:1", "tool", "assistant:1", "tool"]);
+  });
+});
+
+describe("kind: openai with hosted_tools: run and a client server", () => {
+  it("streamed: the router lists and runs the client's server, OpenAI sees a function and its output", async () => {
+    oai.setDefault("/responses", nativeTool("wiki__echo", '{"text":"run"}'));
+    oai.requests.length = 0;
+    const events: any[] = [];
+    for await (const e of await router.client.responses.create({ model: "gpt-run", input: "x", stream: true, tools: [mcpTool()] })) events.push(e);
+    const s = assertResponsesGrammar(events);
+    expect(s.items.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
+    expect((s.items[2] as any).content[0].text).toBe("native: echo: run");
+    const sent = oai.requests.filter((q) => q.path === "/responses").map((q) => q.body);
+    expect(sent).toHaveLength(2);
+    expect(sent.every((b) => b.tools.every((t: any) => t.type === "function"))).toBe(true);
+    expect(sent[1].input.at(-1)).toMatchObject({ type: "function_call_output", output: "echo: run" });
   });
 });
