@@ -99,12 +99,15 @@ export class ToolLoop {
     const listings = await Promise.all(
       this.hosted.servers.map(async (server) => {
         const earlier = lastListing(prior, server.label);
-        if (earlier) return { server, tools: earlier, item: null, failure: null };
+        // A listing in the history is the client's word (sent back, or added to a conversation): it
+        // may stand for the client's own server, never for the operator's, whose filters it could
+        // widen (a tool claimed read-only). An operator server is listed again, on its shared session.
+        if (earlier && !server.operator) return { server, tools: earlier, item: null, failure: null };
         const id = this.rt.ids("mcpl");
         try {
           // The listing shows what the model may use, as OpenAI's does with allowed_tools.
           const tools = (await this.runner.list(server)).filter((t) => server.allowed.every((f) => isAllowed(f, t)));
-          return { server, tools, item: listToolsItem(id, server.label, tools), failure: null };
+          return { server, tools, item: earlier ? null : listToolsItem(id, server.label, tools), failure: null };
         } catch (err) {
           const message = (err as Error).message;
           return { server, tools: [], item: listToolsItem(id, server.label, [], `Error retrieving tool list from MCP server: '${server.label}'. ${message}`), failure: message };
