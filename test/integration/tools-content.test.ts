@@ -491,3 +491,19 @@ describe("MCP failures over the WebSocket", () => {
     }
   });
 });
+
+describe("MCP and web search in one round", () => {
+  it("both run, the answer cites the search, the grammar holds (SSE)", async () => {
+    chat.setDefault("/chat/completions", chatTools([{ name: "wiki__echo", args: '{"text":"both"}' }, { name: "web_search", args: '{"query":"oslo"}' }], () => "Both done, see https://example.org/oslo."));
+    const events: any[] = [];
+    for await (const e of await router.client.responses.create({ model: "local", input: "x", stream: true, tools: [mcpTool(), { type: "web_search" }] })) events.push(e);
+    const s = assertResponsesGrammar(events);
+    expect(s.items.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "web_search_call", "message"]);
+    const ann = events.filter((e) => e.type === "response.output_text.annotation.added");
+    expect(ann).toHaveLength(1);
+    expect(ann[0].output_index).toBe(3);
+    expect(ann[0].annotation).toMatchObject({ type: "url_citation", url: "https://example.org/oslo" });
+    expect(mcp.calls).toEqual([{ name: "echo", args: { text: "both" } }]);
+    expect(search.requests).toHaveLength(1);
+  });
+});
