@@ -522,3 +522,22 @@ describe("kind: openai with hosted_tools: run and a client server", () => {
     expect(sent[1].input.at(-1)).toMatchObject({ type: "function_call_output", output: "echo: run" });
   });
 });
+
+describe("usage rows after a fallback mid-loop", () => {
+  it("count each round's tokens under the model that produced them, the request once", async () => {
+    const usageOf = async () => (await (await router.fetch("/v1/usage?key=team", { headers: { authorization: "Bearer sk-team-0123456789" } })).json()) as any;
+    const row = (u: any, model: string) => u.totals.find((t: any) => t.model === model) ?? { requests: 0, input_tokens: 0, output_tokens: 0 };
+    const before = await usageOf();
+    let n = 0;
+    const script = chatTools([{ name: "wiki__echo", args: '{"text":"rows"}' }]);
+    chat.setDefault("/chat/completions", (rec) => (n++ === 0 ? script(rec) : upstreamError(503, "down", null, "server_error")));
+    claude.setDefault("/messages", claudePlain);
+    const r = await router.client.responses.create({ model: "local-fb", input: "x", tools: [mcpTool()] });
+    expect(r.output_text).toBe("claude: echo: rows");
+    const after = await usageOf();
+    const d = (model: string) => ({ requests: row(after, model).requests - row(before, model).requests, input: row(after, model).input_tokens - row(before, model).input_tokens });
+    // round 1 on local-fb's chat endpoint (5 input tokens), round 2 on the claude fallback (12)
+    expect(d("local-fb")).toEqual({ requests: 1, input: 5 });
+    expect(d("claude")).toEqual({ requests: 0, input: 12 });
+  });
+});

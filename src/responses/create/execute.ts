@@ -146,12 +146,19 @@ export function recordTokenUsage(rt: Runtime, out: Pick<RunOutcome, "response" |
   if (!out.rounds) return countTokens(rt, out.model, out.endpoint, out.response.usage, key);
   let input = 0;
   let output = 0;
+  const byModel: NonNullable<TokenCount["byModel"]> = [];
   for (const r of out.rounds) {
     const t = countTokens(rt, r.model, r.endpoint, r.usage, key);
     input += t.input;
     output += t.output;
+    const m = byModel.find((x) => x.model === r.model);
+    if (m) {
+      m.input += t.input;
+      m.output += t.output;
+    } else byModel.push({ model: r.model, input: t.input, output: t.output });
   }
-  return out.response.usage ? { input, output } : NO_TOKENS;
+  if (!out.response.usage) return NO_TOKENS;
+  return byModel.length > 1 ? { input, output, byModel } : { input, output };
 }
 
 function countTokens(rt: Runtime, model: string, upstream: string, u: ResponseObject["usage"], key: string | null): TokenCount {
