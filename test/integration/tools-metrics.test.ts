@@ -22,7 +22,7 @@ beforeAll(async () => {
   router = await startTestRouter({
     endpoints: [{ name: "box", url: chat.url, kind: "chat" }],
     models: { local: { endpoints: ["box"] } },
-    tools: { web_search: { provider: "searxng", url: search.url, timeout: "150ms" } },
+    tools: { web_search: { provider: "searxng", url: search.url, timeout: "150ms" }, mcp: { allowed_urls: ["http://127.0.0.1:*/*"], call_timeout: "300ms" } },
   });
 });
 afterAll(async () => {
@@ -39,5 +39,29 @@ describe("tool_calls_total for web search", () => {
     const text = await (await router.fetch("/metrics")).text();
     expect(metricSample(text, "responses_router_tool_calls_total", { type: "web_search_call", server: "searxng", outcome: "timeout" })).toBe(1);
     expect(metricSample(text, "responses_router_tool_calls_total", { type: "web_search_call", server: "searxng", outcome: "error" })).toBeUndefined();
+  });
+});
+
+describe("tool_calls_total for an MCP listing", () => {
+  it("a server that never answers is counted with outcome timeout (the request is a 424)", async () => {
+    const { createServer } = await import("node:http");
+    const held: import("node:http").ServerResponse[] = [];
+    const silent = createServer((req, res) => {
+      req.resume();
+      if (req.method === "GET") res.writeHead(200, { "content-type": "text/event-stream" });
+      held.push(res);
+    });
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    const port = (silent.address() as import("node:net").AddressInfo).port;
+    try {
+      const err = await router.client.responses.create({ model: "local", input: "x", tools: [{ type: "mcp", server_label: "mute", server_url: `http://127.0.0.1:${port}/mcp`, require_approval: "never" }] }).catch((e) => e);
+      expect(err.status).toBe(424);
+      const text = await (await router.fetch("/metrics")).text();
+      expect(metricSample(text, "responses_router_tool_calls_total", { type: "mcp_list_tools", server: `127.0.0.1:${port}`, outcome: "timeout" })).toBe(1);
+    } finally {
+      for (const r of held) r.destroy();
+      silent.closeAllConnections();
+      silent.close();
+    }
   });
 });

@@ -4,7 +4,7 @@
  * (tools/mcp/pool.ts). Every listing and call is bounded by `tools.mcp.call_timeout`, counted
  * (tool_calls_total, tool_call_duration_seconds) and traced (a span each).
  */
-import { McpSession, type CallResult, type ListedTool, type McpServerSpec } from "../../tools/mcp/index.js";
+import { McpSession, timedOut, type CallResult, type ListedTool, type McpServerSpec } from "../../tools/mcp/index.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { SpanKind, SpanStatusCode } from "../../tracing/index.js";
 
@@ -44,7 +44,7 @@ export class McpRunner {
         this.rt.mcpSessions.drop(server, session);
         return (await this.session(server)).listTools(this.limits.call_timeout, this.signal);
       }
-    }, (tools) => (tools ? "ok" : "error"));
+    }, (tools, err) => (tools ? "ok" : timedOut(err) ? "timeout" : "error"));
   }
 
   /** Runs one call; every failure comes back as a result with its error. */
@@ -87,7 +87,7 @@ export class McpRunner {
    * The metric's `server` is an operator server's label, or a client server's host: labels a
    * client makes up would grow the series without bound, its hosts are bounded by allowed_urls.
    */
-  private timed<T>(type: string, server: McpServerSpec, fn: () => Promise<T>, outcome: (result: T | undefined) => string): Promise<T> {
+  private timed<T>(type: string, server: McpServerSpec, fn: () => Promise<T>, outcome: (result: T | undefined, error?: unknown) => string): Promise<T> {
     return timedTool(this.rt, type, server.operator ? server.label : server.url.host, fn, outcome, server.label);
   }
 }
