@@ -19,7 +19,7 @@ import { InputTokensService } from "./responses/items/input-tokens.js";
 import { ResponsesService } from "./responses/service.js";
 import { UpstreamFailure } from "./upstream/errors.js";
 import { NO_KEY } from "./keys/policy.js";
-import { NO_TOKENS, recordUsage } from "./keys/usage.js";
+import { NO_TOKENS, recordUsageOf } from "./keys/usage.js";
 import { usageDeps, type Runtime } from "./runtime/runtime.js";
 import { infoLine, withLogContext } from "./ops/log.js";
 import { logIds } from "./tracing/index.js";
@@ -65,7 +65,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
       const tokens = stats.tokens ?? NO_TOKENS;
       stats.gate?.settleOutcome(stats.tokens, status < 400);
       // Usage counts answered requests (a 404 for another key's model, a 429 are not charged).
-      if (stats.metered && stats.model && status < 400) recordUsage(usageDeps(rt), key, stats.servedModel ?? stats.model, 1, tokens.input, tokens.output);
+      if (stats.metered && stats.model && status < 400) recordUsageOf(usageDeps(rt), key, stats.servedModel ?? stats.model, 1, tokens);
       if (span) endRequestSpan(span, c.req.method, stats, status, c.get("owner"));
       const seconds = (performance.now() - started) / 1000;
       rt.metrics.requests.inc({ route: stats.route, model: stats.model, upstream: stats.endpoint, status: String(status), key });

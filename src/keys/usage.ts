@@ -5,6 +5,8 @@ import type { UsageStore } from "../store/usage.js";
 export interface TokenCount {
   input: number;
   output: number;
+  /** The same tokens by the model that produced them, when more than one did (a tool loop's rounds after a fallback). */
+  byModel?: { model: string; input: number; output: number }[];
 }
 
 /** Zero tokens; also what counting returns when the upstream reported no usage (compare by identity). */
@@ -28,6 +30,13 @@ export interface UsageDeps {
 export function recordUsage(deps: UsageDeps, key: string, model: string, requests: number, input: number, output: number): void {
   const day = dayWindow(deps.now()).id;
   deps.usage.record({ day, key, model, requests, input_tokens: input, output_tokens: output }).catch(deps.onStoreError);
+}
+
+/** recordUsage for a request's tokens: the request under `model`, the tokens under the models that produced them. */
+export function recordUsageOf(deps: UsageDeps, key: string, model: string, requests: number, tokens: TokenCount): void {
+  if (!tokens.byModel) return recordUsage(deps, key, model, requests, tokens.input, tokens.output);
+  if (!tokens.byModel.some((m) => m.model === model)) recordUsage(deps, key, model, requests, 0, 0);
+  for (const m of tokens.byModel) recordUsage(deps, key, m.model, m.model === model ? requests : 0, m.input, m.output);
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;

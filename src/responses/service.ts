@@ -9,12 +9,12 @@ import type { StoredResponse } from "../store/types.js";
 import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import { emitted } from "../wire/emitted.js";
 import type { CreateResponseRequest, EmittedResponse, Item, JsonObject, ResponseObject } from "../wire/types.js";
-import { clientJson, omitEncryptedContent } from "../translate/openai/rewrite.js";
+import { clientJson, clientReplacer } from "../translate/openai/rewrite.js";
 import { AutoCompactor, servedByRouterTranslation } from "./compaction/auto-compact.js";
 import { BackgroundJobs } from "./background/jobs.js";
-import { cacheKey } from "./create/cache-key.js";
+import { cacheableAnswer, cacheKey } from "./create/cache-key.js";
 import { appendTurn } from "./conversations/turn.js";
-import { recordTokenUsage, type RunOutcome } from "./create/execute.js";
+import { recordTokenUsage, spentTokens, type RunOutcome } from "./create/execute.js";
 import { checkKeyTools, mayRunTools, openRun, toolsToRun } from "./tool-loop/index.js";
 import { buildPlan, loadOwned, type HistorySource, type Plan } from "./create/plan.js";
 import { listPage } from "./items/input-items.js";
@@ -124,7 +124,7 @@ export class ResponsesService {
     const req = validateCreateRequest(body);
     const deps = { cfg: this.rt.config, responses: this.rt.stores.responses, conversations: this.rt.stores.conversations, ids: this.rt.ids, now: Date.now, local: ctx.history, tracing: this.rt.tracing, upstreamHeaders: ctx.upstreamHeaders };
     const plan = await buildPlan(req, deps, ctx.owner, ctx.key ?? null);
-    checkKeyTools(ctx.key, plan.req.tools);
+    checkKeyTools(ctx.key, plan.req);
     const span = this.rt.tracing.current();
     if (span) tracePlan(span, plan, this.rt.tracing.captureContent);
     return plan;
@@ -159,10 +159,14 @@ export class ResponsesService {
     const conn = await openRun(this.rt, plan, ctx.signal, plan.stream);
     const endpoint = conn.endpoint.name;
     if (!plan.stream) {
-      const out = await conn.pump(null);
+      const out = await conn.pump(null).catch((err: unknown) => {
+        const spent = spentTokens(err);
+        if (spent && ctx.stats) ctx.stats.tokens = spent; // charged to the key although the request failed
+        throw err;
+      });
       if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
       const stored = await this.finish(plan, out, key, ctx);
-      const text = out.hideEncryptedReasoning ? clientJson(out.response, true) : (stored ?? clientJson(out.response, false));
+      const text = out.hideEncryptedReasoning || out.hideSearchSources ? clientJson(out.response, out.hideEncryptedReasoning, out.hideSearchSources) : (stored ?? clientJson(out.response, false));
       return { kind: "json", text, endpoint, model: conn.model };
     }
     const run = async (sink: EventSink) => {
@@ -232,7 +236,7 @@ export class ResponsesService {
     let json: string | undefined;
     if (plan.store) await this.save(plan, out.response, out.endpoint, (json = JSON.stringify(out.response)));
     ctx.remember?.({ response: out.response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint: out.endpoint });
-    if (key && out.response.status === "completed") await this.cacheSet(plan, key, out.response, (json ??= JSON.stringify(out.response)));
+    if (key && out.response.status === "completed" && cacheableAnswer(out.response)) await this.cacheSet(plan, key, out.response, (json ??= JSON.stringify(out.response)));
     return json;
   }
 
@@ -251,7 +255,7 @@ export class ResponsesService {
       const seq = (JSON.parse(out.terminal!.data) as { sequence_number: number }).sequence_number;
       const response = { ...(out.response as unknown as EmittedResponse), status: "failed" as const, error: { code: "server_error" as const, message } };
       const event = emitted({ type: "response.failed", response, sequence_number: seq });
-      return { type: "response.failed", data: JSON.stringify(event, out.hideEncryptedReasoning ? omitEncryptedContent : undefined) };
+      return { type: "response.failed", data: JSON.stringify(event, clientReplacer(out.hideEncryptedReasoning, out.hideSearchSources)) };
     }
   }
 

@@ -75,18 +75,42 @@ function contentText(content: unknown): string {
   return content.map((p: { type?: string; text?: unknown }) => (p?.type === "text" && typeof p.text === "string" ? p.text : JSON.stringify(p))).join("\n");
 }
 
+/** The hosted-run items a translator outside the tool loop replays (a `web_search_call` keeps no results to replay). */
+export const MCP_RUN_ITEMS: ReadonlySet<string> = new Set([...HOSTED_RUN_ITEMS].filter((t) => t !== "web_search_call"));
+
 /**
  * Items with every hosted-run record replaced by the model's view of it (function call +
  * output). `refused`: the refused approvals of the whole conversation, when `items` is a part of it.
+ * `types`: the hosted-run item types to replace (default: all); others pass unchanged.
+ *
+ * The outputs wait until the model's turn ends: the calls of one turn (hosted, and the client's
+ * own function calls beside them) stay together, then their outputs follow. A model that made
+ * two calls at once sees one assistant turn with both, as it made them (Anthropic requires it
+ * while thinking: the last assistant turn must start with its thinking block).
  */
-export function hostedItemsForModel(items: readonly Item[], opts: { refused?: ReadonlySet<string>; outputs?: ReadonlyMap<string, string> } = {}): Item[] {
-  if (!items.some((it) => HOSTED_RUN_ITEMS.has(it.type as string))) return items as Item[];
+export function hostedItemsForModel(items: readonly Item[], opts: { refused?: ReadonlySet<string>; outputs?: ReadonlyMap<string, string>; types?: ReadonlySet<string> } = {}): Item[] {
+  const types = opts.types ?? HOSTED_RUN_ITEMS;
+  if (!items.some((it) => types.has(it.type as string))) return items as Item[];
   const refused = opts.refused ?? refusedApprovals(items);
   const outputs = opts.outputs;
   const out: Item[] = [];
+  let held: Item[] = [];
+  const flush = () => {
+    if (held.length) out.push(...held);
+    held = [];
+  };
   for (const it of items) {
-    if (HOSTED_RUN_ITEMS.has(it.type as string)) out.push(...hostedItemAsCall(it, refused, outputs));
-    else out.push(it);
+    if (types.has(it.type as string)) {
+      const pair = hostedItemAsCall(it, refused, outputs);
+      if (pair.length === 0) continue;
+      out.push(pair[0]!);
+      held.push(pair[1]!);
+      continue;
+    }
+    // The client's own calls of the same turn join it; anything else ends the turn.
+    if (it.type !== "function_call" && it.type !== "custom_tool_call") flush();
+    out.push(it);
   }
+  flush();
   return out;
 }

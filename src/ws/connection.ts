@@ -4,7 +4,7 @@ import { ApiError, toApiError } from "../ops/errors.js";
 import { MAX_JSON_DEPTH, nestingDepth } from "../http/context.js";
 import { admit, estimateTokens, keyLimits, type KeyGate } from "../keys/limits.js";
 import { NO_KEY, type ApiKey } from "../keys/policy.js";
-import { NO_TOKENS, recordUsage, type TokenCount } from "../keys/usage.js";
+import { NO_TOKENS, recordUsageOf, type TokenCount } from "../keys/usage.js";
 import { withLogContext } from "../ops/log.js";
 import type { WebSocketCloseReason } from "../ops/metrics.js";
 import type { RequestContext, ResponsesService } from "../responses/service.js";
@@ -235,7 +235,7 @@ export class ResponsesSocket {
   private account(msg: CreateMessage, model: string, status: number, tokens: TokenCount | undefined, gate: KeyGate | null, started: number, upstreamMs: number | undefined): void {
     gate?.settleOutcome(tokens, status < 400);
     const used = tokens ?? NO_TOKENS;
-    if (model && status < 400) recordUsage(usageDeps(this.rt), this.key?.name ?? NO_KEY, model, 1, used.input, used.output);
+    if (model && status < 400) recordUsageOf(usageDeps(this.rt), this.key?.name ?? NO_KEY, model, 1, used);
     this.rt.metrics.responses.inc({ transport: "websocket", model, status: String(status) });
     const seconds = (performance.now() - started) / 1000;
     if (upstreamMs !== undefined) this.rt.metrics.overhead.observe({ route: "/v1/responses" }, Math.max(0, seconds - upstreamMs / 1000));

@@ -24,7 +24,10 @@ export interface TestMcpServer {
   close(): Promise<void>;
 }
 
-function build(state: { calls: TestMcpServer["calls"]; listCount: number; inits: number }, name: string): McpServer {
+/** A 1x1 PNG, as an MCP image content part carries it (base64). */
+export const PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
+function build(state: { calls: TestMcpServer["calls"]; listCount: number; inits: number }, name: string, rich = false): McpServer {
   const server = new McpServer({ name, version: "1.0.0" });
   server.server.oninitialized = () => state.inits++;
   const record = (tool: string, args: Record<string, unknown>) => state.calls.push({ name: tool, args });
@@ -53,6 +56,18 @@ function build(state: { calls: TestMcpServer["calls"]; listCount: number; inits:
     record("big", { bytes });
     return { content: [{ type: "text", text: "x".repeat(bytes) }] };
   });
+  if (rich) {
+    // Results that are not plain text: an image next to its caption, and structured content.
+    server.registerTool("picture", { description: "Draws a picture.", inputSchema: {} }, async () => {
+      record("picture", {});
+      return { content: [{ type: "text", text: "a red pixel" }, { type: "image", data: PIXEL_PNG, mimeType: "image/png" }] };
+    });
+    server.registerTool("weather", { description: "The weather as data.", inputSchema: { city: z.string() }, outputSchema: { city: z.string(), celsius: z.number() } }, async ({ city }) => {
+      record("weather", { city });
+      const data = { city, celsius: -3 };
+      return { content: [{ type: "text", text: JSON.stringify(data) }], structuredContent: data };
+    });
+  }
   // Count listings (the router must list once per server per conversation).
   const inner = server.server;
   const original = (inner as unknown as { _requestHandlers: Map<string, (...a: unknown[]) => unknown> })._requestHandlers.get("tools/list")!;
@@ -63,7 +78,8 @@ function build(state: { calls: TestMcpServer["calls"]; listCount: number; inits:
   return server;
 }
 
-export async function startMcpServer(opts: { transport?: "streamable" | "sse"; name?: string; port?: number } = {}): Promise<TestMcpServer> {
+/** `rich`: also the `picture` (text + image) and `weather` (structured content) tools. */
+export async function startMcpServer(opts: { transport?: "streamable" | "sse"; name?: string; port?: number; rich?: boolean } = {}): Promise<TestMcpServer> {
   const transport = opts.transport ?? "streamable";
   const state = { calls: [] as TestMcpServer["calls"], listCount: 0, inits: 0 };
   const headers: IncomingMessage["headers"][] = [];
@@ -77,7 +93,7 @@ export async function startMcpServer(opts: { transport?: "streamable" | "sse"; n
           res.writeHead(405).end();
           return;
         }
-        const server = build(state, opts.name ?? "test");
+        const server = build(state, opts.name ?? "test", opts.rich);
         const t = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
         res.on("close", () => {
           void t.close();
@@ -91,7 +107,7 @@ export async function startMcpServer(opts: { transport?: "streamable" | "sse"; n
         const t = new SSEServerTransport("/messages", res);
         sse.set(t.sessionId, t);
         res.on("close", () => sse.delete(t.sessionId));
-        await build(state, opts.name ?? "test").connect(t);
+        await build(state, opts.name ?? "test", opts.rich).connect(t);
         return;
       }
       if (transport === "sse" && path === "/messages" && req.method === "POST") {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { hostedFunctionName, hostedItemsForModel } from "../../src/translate/hosted-calls.js";
 import { responsesToChatRequest } from "../../src/translate/index.js";
+import { itemsToMessages } from "../../src/translate/anthropic/index.js";
 import type { Item } from "../../src/wire/types.js";
 
 const call: Item = { id: "mcp_1", type: "mcp_call", server_label: "wiki", name: "search", arguments: '{"q":"x"}', output: "found x", status: "completed", error: null };
@@ -16,10 +17,27 @@ describe("hosted runs as the model's function calls", () => {
     const failed: Item = { ...call, id: "mcp_2", output: null, status: "failed", error: { type: "mcp_protocol_error", code: -32001, message: "timed out" } };
     const out = hostedItemsForModel([{ id: "mcpl_1", type: "mcp_list_tools", server_label: "wiki", tools: [] }, call, failed, { id: "mcpr_1", type: "mcp_approval_request", server_label: "wiki", name: "search", arguments: "{}" }]);
     expect(out).toEqual([
+      // the calls of one turn together, then their outputs
       { type: "function_call", id: "mcp_1_call", call_id: "mcp_1", name: "wiki__search", arguments: '{"q":"x"}', status: "completed" },
-      { type: "function_call_output", id: "mcp_1_output", call_id: "mcp_1", output: "found x" },
       { type: "function_call", id: "mcp_2_call", call_id: "mcp_2", name: "wiki__search", arguments: '{"q":"x"}', status: "completed" },
+      { type: "function_call_output", id: "mcp_1_output", call_id: "mcp_1", output: "found x" },
       { type: "function_call_output", id: "mcp_2_output", call_id: "mcp_2", output: "Error: timed out" },
+    ]);
+  });
+
+  it("a client function call of the same turn stays with the hosted call; a later message ends the turn", () => {
+    const fc: Item = { type: "function_call", call_id: "c1", name: "get_time", arguments: "{}" };
+    const out = hostedItemsForModel([call, fc, { type: "function_call_output", call_id: "c1", output: "noon" }, { type: "message", role: "user", content: "next" }]);
+    expect(out.map((i) => `${i.type}:${i.call_id ?? i.role}`)).toEqual(["function_call:mcp_1", "function_call:c1", "function_call_output:mcp_1", "function_call_output:c1", "message:user"]);
+  });
+
+  it("anthropic history: a turn with an mcp_call and a client call is one assistant message, its results one user message", () => {
+    const fc: Item = { type: "function_call", call_id: "c1", name: "get_time", arguments: "{}" };
+    const { messages } = itemsToMessages([{ type: "message", role: "user", content: "q" }, call, fc, { type: "function_call_output", call_id: "c1", output: "noon" }], { systemMessages: true, historyItems: 3 });
+    expect(messages.map((m: any) => [m.role, m.content.map((b: any) => b.type)])).toEqual([
+      ["user", ["text"]],
+      ["assistant", ["tool_use", "tool_use"]],
+      ["user", ["tool_result", "tool_result"]],
     ]);
   });
 

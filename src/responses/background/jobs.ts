@@ -19,7 +19,7 @@ import { appendTurn } from "../conversations/turn.js";
 import { EventRecorder, finishedItems, followBody, terminalEvent } from "./events.js";
 import { jobGate } from "../../keys/limits.js";
 import { NO_KEY } from "../../keys/policy.js";
-import { NO_TOKENS, recordUsage, type TokenCount } from "../../keys/usage.js";
+import { NO_TOKENS, recordUsageOf, type TokenCount } from "../../keys/usage.js";
 import { limiterDeps, usageDeps } from "../../runtime/runtime.js";
 import { recordTokenUsage, type RunOutcome } from "../create/execute.js";
 import { openRun } from "../tool-loop/index.js";
@@ -157,7 +157,7 @@ export class BackgroundJobs {
       const span = tally.tokens && this.rt.tracing.current();
       if (span) span.setAttributes({ "gen_ai.usage.input_tokens": tokens.input, "gen_ai.usage.output_tokens": tokens.output, "gen_ai.response.model": tally.model ?? "" });
       // The create request counted the request; the job adds the tokens it used.
-      if (tally.model) recordUsage(usageDeps(this.rt), rec.owner ?? NO_KEY, tally.model, 0, tokens.input, tokens.output);
+      if (tally.model) recordUsageOf(usageDeps(this.rt), rec.owner ?? NO_KEY, tally.model, 0, tokens);
     }
   }
 

@@ -41,3 +41,16 @@ function hasFileUrl(item: Item): boolean {
   const parts = Array.isArray(item.content) ? item.content : Array.isArray(item.output) ? item.output : null;
   return parts !== null && (parts as Item[]).some((p) => p?.type === "input_file" && typeof p.file_url === "string");
 }
+
+/**
+ * Output items whose content came from a tool run outside the model (by the router's tool
+ * loop, or by OpenAI for a hosted tool passed through): a listing, a call's result, search
+ * results. A response holding one is never put in the response cache: the same request
+ * later must run the tool again, not be served the old result.
+ */
+const TOOL_RUN_ITEMS: ReadonlySet<string> = new Set(["mcp_call", "mcp_list_tools", "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call"]);
+
+/** Whether a completed response may be kept in the response cache (no tool ran for it). */
+export function cacheableAnswer(response: { output: readonly { type?: string }[] }): boolean {
+  return !response.output.some((item) => TOOL_RUN_ITEMS.has(item.type as string));
+}

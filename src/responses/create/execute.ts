@@ -23,6 +23,8 @@ export interface RunOutcome {
   response: ResponseObject;
   /** Hide encrypted reasoning the router asked for on the client's behalf. */
   hideEncryptedReasoning: boolean;
+  /** Hide web search sources the client did not include (the tool loop keeps them in the stored response). */
+  hideSearchSources?: boolean;
   /** The terminal event, held back so the caller can store the response before the client sees it. */
   terminal: { type: string; data: string } | null;
   endpoint: string;
@@ -120,6 +122,22 @@ export interface RoundUsage {
   usage: ResponseObject["usage"];
 }
 
+const SPENT = Symbol("spentTokens");
+
+/**
+ * A request that failed after it had spent upstream tokens (a tool loop's earlier rounds): its
+ * error carries them, so the key's limits and the request's stats still charge what was used.
+ */
+export function withSpentTokens(err: unknown, tokens: TokenCount): unknown {
+  if (err !== null && typeof err === "object" && tokens !== NO_TOKENS) (err as { [SPENT]?: TokenCount })[SPENT] = tokens;
+  return err;
+}
+
+/** The tokens a failed request had spent (withSpentTokens), if any. */
+export function spentTokens(err: unknown): TokenCount | undefined {
+  return err !== null && typeof err === "object" ? (err as { [SPENT]?: TokenCount })[SPENT] : undefined;
+}
+
 /**
  * Counts the tokens an upstream reported for a finished run, under the model that served it and
  * the key's name ("" without keys); a tool loop's rounds each under their own model and endpoint.
@@ -128,12 +146,19 @@ export function recordTokenUsage(rt: Runtime, out: Pick<RunOutcome, "response" |
   if (!out.rounds) return countTokens(rt, out.model, out.endpoint, out.response.usage, key);
   let input = 0;
   let output = 0;
+  const byModel: NonNullable<TokenCount["byModel"]> = [];
   for (const r of out.rounds) {
     const t = countTokens(rt, r.model, r.endpoint, r.usage, key);
     input += t.input;
     output += t.output;
+    const m = byModel.find((x) => x.model === r.model);
+    if (m) {
+      m.input += t.input;
+      m.output += t.output;
+    } else byModel.push({ model: r.model, input: t.input, output: t.output });
   }
-  return out.response.usage ? { input, output } : NO_TOKENS;
+  if (!out.response.usage) return NO_TOKENS;
+  return byModel.length > 1 ? { input, output, byModel } : { input, output };
 }
 
 function countTokens(rt: Runtime, model: string, upstream: string, u: ResponseObject["usage"], key: string | null): TokenCount {

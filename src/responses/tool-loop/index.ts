@@ -54,13 +54,32 @@ async function openToolLoop(rt: Runtime, plan: Plan, signal: AbortSignal, stream
   }
 }
 
-/** A key may use only the hosted tools its `tools` list names (tool types or MCP server labels). */
-export function checkKeyTools(key: ApiKey | null | undefined, tools: unknown): void {
-  if (!key?.tools || !Array.isArray(tools)) return;
-  tools.forEach((tool: { type?: unknown; server_label?: unknown }, i) => {
+/**
+ * A key may use only the hosted tools its `tools` list names (tool types or MCP server labels).
+ * A label grants the operator's server of that name: an `mcp` tool with its own `server_url`
+ * (or `connector_id`) is the client's server whatever label it gives, so only `mcp` grants it.
+ */
+export function checkKeyTools(key: ApiKey | null | undefined, req: { tools?: unknown; input?: unknown }): void {
+  if (!key?.tools) return;
+  checkToolList(key, req.tools, "tools");
+  // Tools sent as `additional_tools` input items are the request's tools too (passed through to OpenAI as they are).
+  if (Array.isArray(req.input)) {
+    req.input.forEach((item: { type?: unknown; tools?: unknown } | null, i) => {
+      if (item?.type === "additional_tools") checkToolList(key, item.tools, `input[${i}].tools`);
+    });
+  }
+}
+
+function checkToolList(key: ApiKey, tools: unknown, param: string): void {
+  if (!Array.isArray(tools)) return;
+  tools.forEach((tool: { type?: unknown; server_label?: unknown; server_url?: unknown; connector_id?: unknown }, i) => {
     if (!tool || typeof tool.type !== "string") return;
-    if (mayUseTool(key, tool.type, typeof tool.server_label === "string" ? tool.server_label : undefined)) return;
-    const what = tool.type === "mcp" && typeof tool.server_label === "string" ? `the MCP server '${tool.server_label}'` : `tools of type '${tool.type}'`;
-    throw new ApiError(403, `This API key may not use ${what}.`, { type: "permission_error", param: `tools[${i}]`, code: "tool_not_allowed" });
+    const byLabel = typeof tool.server_label === "string" && tool.server_url == null && tool.connector_id == null;
+    if (mayUseTool(key, tool.type, byLabel ? (tool.server_label as string) : undefined)) return;
+    const what =
+      tool.type !== "mcp" || typeof tool.server_label !== "string" ? `tools of type '${tool.type}'`
+      : byLabel ? `the MCP server '${tool.server_label}'`
+      : `its own MCP server '${tool.server_label}' (a server_url or connector_id; its label does not make it the router's server of that name)`;
+    throw new ApiError(403, `This API key may not use ${what}.`, { type: "permission_error", param: `${param}[${i}]`, code: "tool_not_allowed" });
   });
 }

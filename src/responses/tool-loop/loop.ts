@@ -14,19 +14,19 @@ import { ApiError, invalidRequest, toApiError } from "../../ops/errors.js";
 import { abortError } from "../../upstream/body.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { SpanKind, type Span } from "../../tracing/index.js";
-import { hostedItemsForModel, refusedApprovals } from "../../translate/hosted-calls.js";
+import { WEB_SEARCH_FUNCTION_NAME, hostedFunctionName, hostedItemsForModel, refusedApprovals } from "../../translate/hosted-calls.js";
 import { responseSkeleton, emptyUsage } from "../../translate/skeleton.js";
-import { omitEncryptedContent, replayableItems } from "../../translate/openai/rewrite.js";
+import { clientReplacer, replayableItems } from "../../translate/openai/rewrite.js";
 import { emitted } from "../../wire/emitted.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } from "../../wire/types.js";
-import { connect, type Connection, type PumpOptions, type RoundUsage, type RunOutcome } from "../create/execute.js";
+import { connect, recordTokenUsage, withSpentTokens, type Connection, type PumpOptions, type RoundUsage, type RunOutcome } from "../create/execute.js";
 import type { Plan } from "../create/plan.js";
 import type { HostedTools } from "./hosted.js";
 import { approvalRequest, closedEvents, finishedCall, listToolsItem, listingEvents, openCall, searchingEvent, skippedCall, wholeCallEvents } from "./items.js";
 import { timedTool, type McpRunner } from "./mcp-runner.js";
 import { isAllowed } from "../../tools/mcp/index.js";
-import { isWebSearchType, resultsForModel, searchArguments, searchQueryFor, urlCitations, webSearchCallItem, type SearchResult } from "../../tools/search/index.js";
+import { SearchError, isWebSearchType, resultsForModel, searchArguments, searchQueryFor, urlCitations, webSearchCallItem, type SearchResult } from "../../tools/search/index.js";
 import { RoundSink, type Cite, type Sequence } from "./round-sink.js";
 import { Toolbox, type HostedFunction } from "./toolbox.js";
 
@@ -46,6 +46,8 @@ type Status = "completed" | "incomplete" | "failed" | "cancelled";
 export class ToolLoop {
   /** The response's output so far, across rounds. */
   private readonly items: Item[] = [];
+  /** Where each round's items start in `items`: each round is one model turn when replayed. */
+  private readonly roundStarts: number[] = [];
   private readonly toolbox: Toolbox;
   private readonly count: Sequence = { next: 0 };
   private usage: Usage | null = null;
@@ -57,6 +59,8 @@ export class ToolLoop {
   private span: Span | undefined;
   /** Each round's usage under its own model and endpoint (token metrics count them so). */
   private readonly rounds: RoundUsage[] = [];
+  /** Whether any round hid encrypted reasoning the client did not ask for (rounds may differ after a failover or fallback). */
+  private hideEncrypted = false;
   /** Every web search result of this response (citations resolve against them) and each search's text for the model. */
   private readonly searchResults: SearchResult[] = [];
   private readonly searchOutputs = new Map<string, string>();
@@ -95,12 +99,15 @@ export class ToolLoop {
     const listings = await Promise.all(
       this.hosted.servers.map(async (server) => {
         const earlier = lastListing(prior, server.label);
-        if (earlier) return { server, tools: earlier, item: null, failure: null };
+        // A listing in the history is the client's word (sent back, or added to a conversation): it
+        // may stand for the client's own server, never for the operator's, whose filters it could
+        // widen (a tool claimed read-only). An operator server is listed again, on its shared session.
+        if (earlier && !server.operator) return { server, tools: earlier, item: null, failure: null };
         const id = this.rt.ids("mcpl");
         try {
           // The listing shows what the model may use, as OpenAI's does with allowed_tools.
           const tools = (await this.runner.list(server)).filter((t) => server.allowed.every((f) => isAllowed(f, t)));
-          return { server, tools, item: listToolsItem(id, server.label, tools), failure: null };
+          return { server, tools, item: earlier ? null : listToolsItem(id, server.label, tools), failure: null };
         } catch (err) {
           const message = (err as Error).message;
           return { server, tools: [], item: listToolsItem(id, server.label, [], `Error retrieving tool list from MCP server: '${server.label}'. ${message}`), failure: message };
@@ -164,7 +171,11 @@ export class ToolLoop {
     const tools = budgetLeft ? [...this.hosted.rest, ...this.toolbox.functions()] : this.hosted.rest;
     const refused = refusedApprovals([...plan.history, ...plan.input, ...this.items]);
     const history = hostedItemsForModel(plan.history, { refused });
-    const input = hostedItemsForModel([...plan.input, ...this.items], { refused, outputs: this.searchOutputs });
+    // Converted turn by turn (the client's input, then each round), so one round's calls are not merged with the next's.
+    const opts = { refused, outputs: this.searchOutputs };
+    const bounds = [0, ...this.roundStarts, this.items.length];
+    const input = [...hostedItemsForModel(plan.input, opts)]; // a copy: it may be plan.input itself
+    for (let k = 0; k + 1 < bounds.length; k++) input.push(...hostedItemsForModel(this.items.slice(bounds[k], bounds[k + 1]), opts));
     const req = { ...plan.req, tools, input: replayableItems(input) as typeof plan.req.input };
     const choice = this.toolChoice(tools.length > 0);
     if (choice === undefined) delete req.tool_choice;
@@ -172,13 +183,17 @@ export class ToolLoop {
     return { ...plan, req, history, input, compacted: this.round === 1 ? plan.compacted : undefined };
   }
 
-  /** tool_choice for a round: an `mcp` choice becomes `required` in the first round; after it, only `none` or `auto` (a forced call every round would never end). */
+  /** tool_choice for a round: an `mcp` or web search choice forces its function (or any tool: `required`) in the first round; after it, only `none` or `auto` (a forced call every round would never end). */
   private toolChoice(haveTools: boolean): Plan["req"]["tool_choice"] {
     const c = this.plan.req.tool_choice as JsonObject | string | undefined | null;
     if (c == null || c === "none" || c === "auto") return c ?? undefined;
     if (!haveTools) return "none";
     if (this.round > 1) return "auto";
-    if (typeof c === "object" && (c.type === "mcp" || isWebSearchType(c.type))) return "required";
+    if (typeof c === "object" && (c.type === "mcp" || isWebSearchType(c.type))) {
+      // The one function the choice names, when it names one the model is shown; else any tool.
+      const name = c.type === "mcp" ? (typeof c.name === "string" ? hostedFunctionName(String(c.server_label ?? ""), c.name) : null) : WEB_SEARCH_FUNCTION_NAME;
+      return name && this.toolbox.get(name) ? { type: "function", name } : "required";
+    }
     return c as Plan["req"]["tool_choice"];
   }
 
@@ -215,18 +230,26 @@ export class ToolLoop {
       await this.runRound(pending, sink);
       if (this.signal.aborted) {
         // Cancelled or shut down while the tools ran: as a round would, keep what was made only when asked to.
-        if (!opts.keepPartialOnAbort) throw abortError(this.signal.reason);
+        if (!opts.keepPartialOnAbort) throw this.spent(abortError(this.signal.reason), out);
         return this.end(out, null, "cancelled", [], "");
       }
       if (pending.length === 0 || stops) return this.end(out, sink, "completed", [], "");
       try {
         conn = await this.connectRound();
       } catch (err) {
-        if (!sink) throw err;
+        if (!sink) throw this.spent(err, out);
         const e = toApiError(err);
         return this.end(out, sink, "failed", [], "", { code: e.code ?? "server_error", message: e.message });
       }
     }
+  }
+
+  /**
+   * A JSON response that fails after its earlier rounds answered ends as an error, with no
+   * response to account: the tokens those rounds spent are counted here and ride on the error.
+   */
+  private spent(err: unknown, last: RunOutcome): unknown {
+    return withSpentTokens(err, recordTokenUsage(this.rt, { ...last, rounds: this.rounds }, this.plan.owner));
   }
 
   /** A stream whose tool listing failed: the listing's failure, then `response.failed`. */
@@ -273,6 +296,8 @@ export class ToolLoop {
 
   private account(out: RunOutcome): void {
     this.upstreamMs += out.upstreamMs;
+    // A round on a backend that hides encrypted reasoning streamed its items without it: the whole response hides it.
+    this.hideEncrypted ||= out.hideEncryptedReasoning;
     this.rounds.push({ model: out.model, endpoint: out.endpoint, usage: out.response.usage });
     const u = out.response.usage as Usage | null | undefined;
     if (!u) return;
@@ -281,6 +306,9 @@ export class ToolLoop {
     sum.output_tokens += u.output_tokens ?? 0;
     sum.total_tokens += u.total_tokens ?? 0;
     sum.input_tokens_details.cached_tokens += u.input_tokens_details?.cached_tokens ?? 0;
+    // Prompt-cache writes (Anthropic reports them): the price of later hits, summed like the reads.
+    const written = sum.input_tokens_details as { cache_write_tokens?: number };
+    written.cache_write_tokens = (written.cache_write_tokens ?? 0) + ((u.input_tokens_details as { cache_write_tokens?: number } | undefined)?.cache_write_tokens ?? 0);
     sum.output_tokens_details.reasoning_tokens += u.output_tokens_details?.reasoning_tokens ?? 0;
     this.usage = sum;
   }
@@ -291,6 +319,7 @@ export class ToolLoop {
    * call or an approval request the client must answer first).
    */
   private take(output: Item[], rs: RoundSink | null, sink: EventSink | null): { pending: PendingCall[]; stops: boolean } {
+    this.roundStarts.push(this.items.length);
     const pending: PendingCall[] = [];
     let stops = false;
     const cite = this.cite();
@@ -343,8 +372,20 @@ export class ToolLoop {
     );
     this.toolMs += performance.now() - started;
     if (!sink) return;
-    for (const p of pending) this.send(sink, closedEvents(this.items[p.index]!, p.index, this.seq));
+    for (const p of pending) this.send(sink, closedEvents(this.clientView(this.items[p.index]!), p.index, this.seq));
     sink.flush?.();
+  }
+
+  /** Whether the client sees no web search sources (it did not include them; the stored response keeps them). */
+  private get hideSources(): boolean {
+    return !(this.plan.req.include ?? []).includes("web_search_call.action.sources");
+  }
+
+  /** An item as the client sees it streamed: a web search without the sources it did not include. */
+  private clientView(item: Item): Item {
+    if (item.type !== "web_search_call" || !this.hideSources) return item;
+    const { sources: _hidden, ...action } = (item.action ?? {}) as JsonObject;
+    return { ...item, action };
   }
 
   private async runOne(p: PendingCall): Promise<void> {
@@ -355,23 +396,22 @@ export class ToolLoop {
     this.items[p.index] = finishedCall(p.open, result);
   }
 
-  /** One web search: the item with its results (sources only when included), the model's text, the results for citations. */
+  /** One web search: the item with its sources (kept in the stored response; streamed only when included: clientView), the model's text, the results for citations. */
   private async search(p: PendingCall, fn: Extract<HostedFunction, { kind: "web_search" }>): Promise<void> {
     const query = (p.open.action as { query: string }).query;
-    const withSources = (this.plan.req.include ?? []).includes("web_search_call.action.sources");
     const id = p.open.id as string;
     if (!query) {
-      this.items[p.index] = webSearchCallItem(id, "", [], withSources, "failed") as unknown as Item;
+      this.items[p.index] = webSearchCallItem(id, "", [], true, "failed") as unknown as Item;
       this.searchOutputs.set(id, "The web search was not run: the call named no query.");
       return;
     }
     try {
-      const results = await timedTool(this.rt, "web_search_call", fn.provider.name, () => fn.provider.search(searchQueryFor(fn.tool, query), this.signal), (r) => (r ? "ok" : "error"));
-      this.items[p.index] = webSearchCallItem(id, query, results, withSources, "completed") as unknown as Item;
+      const results = await timedTool(this.rt, "web_search_call", fn.provider.name, () => fn.provider.search(searchQueryFor(fn.tool, query), this.signal), (r, err) => (r ? "ok" : err instanceof SearchError && err.failure === "timeout" ? "timeout" : "error"));
+      this.items[p.index] = webSearchCallItem(id, query, results, true, "completed") as unknown as Item;
       this.searchOutputs.set(id, resultsForModel(results));
       this.searchResults.push(...results);
     } catch (err) {
-      this.items[p.index] = webSearchCallItem(id, query, [], withSources, "failed") as unknown as Item;
+      this.items[p.index] = webSearchCallItem(id, query, [], true, "failed") as unknown as Item;
       this.searchOutputs.set(id, `The web search failed: ${(err as Error).message}`);
     }
   }
@@ -392,8 +432,9 @@ export class ToolLoop {
     const err = error ?? (status === "failed" ? ((last.response.error as { code: string; message: string } | null) ?? { code: "server_error", message: "The response failed." }) : null);
     const incomplete = status === "incomplete" ? (pending.length && why ? { reason: "max_output_tokens" } : (last.response.incomplete_details ?? null)) : null;
     const response = this.combined(last.response, status, err, incomplete);
-    const terminal = sink && status !== "cancelled" ? this.terminal(response, last.hideEncryptedReasoning) : null;
-    return { response, hideEncryptedReasoning: last.hideEncryptedReasoning, terminal, endpoint: last.endpoint, model: last.model, upstreamMs: this.upstreamMs + this.toolMs, rounds: this.rounds };
+    const hideSearchSources = this.hideSources && this.items.some((i) => i.type === "web_search_call");
+    const terminal = sink && status !== "cancelled" ? this.terminal(response, this.hideEncrypted, hideSearchSources) : null;
+    return { response, hideEncryptedReasoning: this.hideEncrypted, hideSearchSources, terminal, endpoint: last.endpoint, model: last.model, upstreamMs: this.upstreamMs + this.toolMs, rounds: this.rounds };
   }
 
   /** The one response: the last round's object with the client's own tools, every round's output, the summed usage. */
@@ -403,10 +444,10 @@ export class ToolLoop {
     return { ...base, id: skel.id, status, error, incomplete_details: incomplete, tools: skel.tools, tool_choice: skel.tool_choice, output: this.items, usage: this.usage } as ResponseObject;
   }
 
-  private terminal(response: ResponseObject, hide: boolean): { type: string; data: string } {
+  private terminal(response: ResponseObject, hide: boolean, hideSources = false): { type: string; data: string } {
     const type = response.status === "completed" ? "response.completed" : response.status === "incomplete" ? "response.incomplete" : "response.failed";
     const event = { type, response, sequence_number: this.seq() };
-    return { type, data: JSON.stringify(event, hide ? omitEncryptedContent : undefined) };
+    return { type, data: JSON.stringify(event, clientReplacer(hide, hideSources)) };
   }
 }
 

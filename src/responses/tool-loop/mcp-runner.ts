@@ -4,7 +4,7 @@
  * (tools/mcp/pool.ts). Every listing and call is bounded by `tools.mcp.call_timeout`, counted
  * (tool_calls_total, tool_call_duration_seconds) and traced (a span each).
  */
-import { McpSession, type CallResult, type ListedTool, type McpServerSpec } from "../../tools/mcp/index.js";
+import { McpSession, timedOut, type CallResult, type ListedTool, type McpServerSpec } from "../../tools/mcp/index.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { SpanKind, SpanStatusCode } from "../../tracing/index.js";
 
@@ -44,7 +44,7 @@ export class McpRunner {
         this.rt.mcpSessions.drop(server, session);
         return (await this.session(server)).listTools(this.limits.call_timeout, this.signal);
       }
-    }, (tools) => (tools ? "ok" : "error"));
+    }, (tools, err) => (tools ? "ok" : timedOut(err) ? "timeout" : "error"));
   }
 
   /** Runs one call; every failure comes back as a result with its error. */
@@ -87,21 +87,28 @@ export class McpRunner {
    * The metric's `server` is an operator server's label, or a client server's host: labels a
    * client makes up would grow the series without bound, its hosts are bounded by allowed_urls.
    */
-  private timed<T>(type: string, server: McpServerSpec, fn: () => Promise<T>, outcome: (result: T | undefined) => string): Promise<T> {
+  private timed<T>(type: string, server: McpServerSpec, fn: () => Promise<T>, outcome: (result: T | undefined, error?: unknown) => string): Promise<T> {
     return timedTool(this.rt, type, server.operator ? server.label : server.url.host, fn, outcome, server.label);
   }
 }
 
-/** One hosted tool run, counted (tool_calls_total by outcome, tool_call_duration_seconds) and traced as a CLIENT span. */
-export async function timedTool<T>(rt: Runtime, type: string, server: string, fn: () => Promise<T>, outcome: (result: T | undefined) => string, spanName = server): Promise<T> {
+/**
+ * One hosted tool run, counted (tool_calls_total by outcome, tool_call_duration_seconds) and traced
+ * as a CLIENT span. `outcome` gets the result, or the error the run threw.
+ */
+export async function timedTool<T>(rt: Runtime, type: string, server: string, fn: () => Promise<T>, outcome: (result: T | undefined, error?: unknown) => string, spanName = server): Promise<T> {
   const span = rt.tracing.startChild(`${type} ${spanName}`, SpanKind.CLIENT, { "router.tool.type": type, "router.tool.server": spanName });
   const started = performance.now();
   let result: T | undefined;
+  let error: unknown;
   try {
     result = await (span ? rt.tracing.within(span, fn) : fn());
     return result;
+  } catch (err) {
+    error = err;
+    throw err;
   } finally {
-    const o = outcome(result);
+    const o = outcome(result, error);
     rt.metrics.toolCalls.inc({ type, server, outcome: o });
     rt.metrics.toolCallDuration.observe({ type, server }, (performance.now() - started) / 1000);
     if (span) {

@@ -29,7 +29,7 @@ const LIFECYCLE = new Set(["response.created", "response.queued", "response.in_p
 
 export class RoundSink implements EventSink {
   /** function_call item id (the round's) -> the hosted item streamed in its place. */
-  readonly converted = new Map<string, { id: string; fn: HostedFunction }>();
+  readonly converted = new Map<string, { id: string; fn: HostedFunction; args: string; argsDone: boolean }>();
   /** Annotations given to each text part as it closed, by `item_id:content_index`. */
   private readonly cited = new Map<string, ResponseOutputText.URLCitation[]>();
   private readonly seq = () => this.count.next++;
@@ -55,7 +55,7 @@ export class RoundSink implements EventSink {
         const fn = item?.type === "function_call" ? this.toolbox.get(item.name) : undefined;
         if (!fn) break;
         const hosted = fn.kind === "web_search" ? openSearch(this.ids("ws")) : fn.approval ? approvalRequest(this.ids("mcpr"), fn, "") : openCall(this.ids("mcp"), fn, "");
-        this.converted.set(item.id as string, { id: hosted.id as string, fn });
+        this.converted.set(item.id as string, { id: hosted.id as string, fn, args: "", argsDone: false });
         for (const e of openedEvents(hosted, index!, this.seq)) this.out.send(e.type, JSON.stringify(e));
         return;
       }
@@ -66,15 +66,20 @@ export class RoundSink implements EventSink {
         // an approval request carries its arguments whole at its done event, a search its query
         if (c.fn.kind !== "mcp" || c.fn.approval) return;
         const done = type.endsWith(".done");
-        const t = done ? "response.mcp_call_arguments.done" : "response.mcp_call_arguments.delta";
-        const payload = done ? { type: t, item_id: c.id, output_index: index, arguments: ev.arguments, sequence_number: this.seq() } : { type: t, item_id: c.id, output_index: index, delta: ev.delta, sequence_number: this.seq() };
-        this.out.send(t, JSON.stringify(payload));
+        if (done) this.argumentsDone(c, index!, String(ev.arguments ?? ""));
+        else this.argumentsDelta(c, index!, String(ev.delta ?? ""));
         return;
       }
-      case "response.output_item.done":
-        if (this.converted.has((ev.item as Item)?.id as string)) return;
-        if (this.cite) this.annotateItem(ev.item as Item);
-        break;
+      case "response.output_item.done": {
+        const c = this.converted.get((ev.item as Item)?.id as string);
+        if (!c) {
+          if (this.cite) this.annotateItem(ev.item as Item);
+          break;
+        }
+        // An upstream that sent the call's arguments whole (no argument events): streamed here, so the mcp_call reads the same.
+        if (c.fn.kind === "mcp" && !c.fn.approval && !c.argsDone) this.argumentsDone(c, index!, String((ev.item as Item).arguments ?? ""));
+        return;
+      }
       case "response.output_text.done":
         if (this.cite) {
           this.forward(type, ev);
@@ -91,6 +96,20 @@ export class RoundSink implements EventSink {
         break;
     }
     this.forward(type, ev);
+  }
+
+  private argumentsDelta(c: { id: string; args: string }, outputIndex: number, delta: string): void {
+    c.args += delta;
+    const t = "response.mcp_call_arguments.delta";
+    this.out.send(t, JSON.stringify({ type: t, item_id: c.id, output_index: outputIndex, delta, sequence_number: this.seq() }));
+  }
+
+  /** The arguments' done event, after a delta with what the deltas had not carried yet. */
+  private argumentsDone(c: { id: string; args: string; argsDone: boolean }, outputIndex: number, args: string): void {
+    if (args.length > c.args.length && args.startsWith(c.args)) this.argumentsDelta(c, outputIndex, args.slice(c.args.length));
+    c.argsDone = true;
+    const t = "response.mcp_call_arguments.done";
+    this.out.send(t, JSON.stringify({ type: t, item_id: c.id, output_index: outputIndex, arguments: args, sequence_number: this.seq() }));
   }
 
   private forward(type: string, ev: Record<string, unknown>): void {

@@ -69,7 +69,8 @@ export class McpSession {
     } catch (err) {
       await sse.close().catch(() => {});
       // The Streamable HTTP failure says more (the SSE attempt on a modern server mostly fails with 404/405).
-      throw new Error(scrub(describe(first ?? err), secrets));
+      const message = scrub(describe(first ?? err), secrets);
+      throw timedOut(first ?? err) ? new McpTimeout(message) : new Error(message);
     }
   }
 
@@ -116,10 +117,18 @@ export class McpSession {
   }
 }
 
+/** A step the server did not answer within the router's limit (tools.mcp.call_timeout). */
+export class McpTimeout extends Error {}
+
+/** Whether an MCP failure was the router's time limit (outcome `timeout` in the tool metrics), not an answer. */
+export function timedOut(err: unknown): boolean {
+  return err instanceof McpTimeout || (err instanceof McpError && err.code === ErrorCode.RequestTimeout);
+}
+
 function bounded<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new McpTimeout(`no answer within ${ms} ms`)), ms);
   });
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }

@@ -13,7 +13,9 @@
  *   and its output likewise, the call's text as the one `input` parameter (../custom-tools.ts);
  * - additional_tools items are hoisted into the tool list (../tools.ts), not messages;
  * - consecutive items of one role merge into one message, so roles alternate;
- * - hosted tool calls of earlier native turns are dropped; item_reference must be resolved;
+ * - `mcp_call` items (the router's tool runs, or OpenAI's) replay as the tool_use and its
+ *   tool_result, as on chat (../hosted-calls.ts); other hosted tools' items are dropped;
+ *   item_reference must be resolved;
  * - a router compaction item becomes the framed summary as a user message, and what it
  *   summarises is left out (as on chat backends); one the router cannot open is a 400.
  */
@@ -22,6 +24,7 @@ import { untranslatable } from "../errors.js";
 import { MESSAGE_ROLES } from "../../wire/protocol.js";
 import type { Item, JsonObject } from "../../wire/types.js";
 import { HOSTED_HISTORY_ITEMS, type CompactionOptions } from "../chat/request-input.js";
+import { MCP_RUN_ITEMS, hostedItemsForModel, refusedApprovals } from "../hosted-calls.js";
 import { summaryMessageText, supersededByCompaction } from "../chat/compaction.js";
 import { chatNameFor } from "../chat/tool-names.js";
 import type { ToolNameMap } from "../chat/chat-types.js";
@@ -99,9 +102,9 @@ class MessageBuilder {
   }
 }
 
-export function itemsToMessages(items: Item[], opts: InputOptions): BuiltInput {
+export function itemsToMessages(sent: Item[], opts: InputOptions): BuiltInput {
   const out = new MessageBuilder(opts.systemMessages);
-  const history = opts.historyItems ?? 0;
+  const { items, history } = mcpRunsAsCalls(sent, opts.historyItems ?? 0);
   const superseded = supersededByCompaction(items, opts.compaction?.userMessageMaxTokens ?? DEFAULT_USER_MESSAGE_TOKENS);
   for (let i = 0; i < items.length; i++) {
     if (superseded?.has(i)) continue;
@@ -145,6 +148,18 @@ export function itemsToMessages(items: Item[], opts: InputOptions): BuiltInput {
     }
   }
   return { system: out.system, messages: out.finish() };
+}
+
+/**
+ * `mcp_call` items (the router's tool runs, or OpenAI's) as the tool_use and tool_result they
+ * were to the model, the calls of one turn kept in one assistant message (../hosted-calls.ts).
+ * History and new input are converted apart, so error params still count the client's input.
+ */
+function mcpRunsAsCalls(items: Item[], history: number): { items: Item[]; history: number } {
+  if (!items.some((it) => MCP_RUN_ITEMS.has(it.type as string))) return { items, history };
+  const opts = { refused: refusedApprovals(items), types: MCP_RUN_ITEMS };
+  const before = hostedItemsForModel(items.slice(0, history), opts);
+  return { items: [...before, ...hostedItemsForModel(items.slice(history), opts)], history: before.length };
 }
 
 function message(out: MessageBuilder, item: Item, at: string, files: FileOptions | undefined): void {

@@ -74,9 +74,16 @@ function withReferencedItems(input: Item[], resolved: Item[]): Item[] {
 }
 
 /**
+ * Items whose id the Responses input schema requires (the openai package's `ResponseInputItem`):
+ * the hosted tools' records carry their whole content, so OpenAI takes them back by value.
+ */
+const ID_REQUIRED: ReadonlySet<string> = new Set(["mcp_list_tools", "mcp_call", "mcp_approval_request", "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "computer_call", "local_shell_call"]);
+
+/**
  * History items as OpenAI accepts them with `store: false`: it cannot look up
  * ids it never stored, so ids are dropped, except on reasoning items that carry
- * their encrypted content (which OpenAI decrypts); reasoning without it (from a
+ * their encrypted content (which OpenAI decrypts) and on the items whose id the
+ * input schema requires (ID_REQUIRED); reasoning without it (from a
  * chat backend, or an old turn) is dropped, and so is an Anthropic thinking block
  * (a turn served by `kind: anthropic`: OpenAI cannot read it). Output-only fields are removed.
  */
@@ -87,6 +94,10 @@ export function replayableItems(items: Item[]): Item[] {
       if (typeof item.encrypted_content === "string" && item.encrypted_content && !isAnthropicThinking(item.encrypted_content)) {
         out.push({ type: "reasoning", id: item.id, summary: item.summary ?? [], encrypted_content: item.encrypted_content });
       }
+      continue;
+    }
+    if (ID_REQUIRED.has(item.type as string)) {
+      out.push(item);
       continue;
     }
     const { id: _id, ...rest } = item;
@@ -122,7 +133,25 @@ export function omitEncryptedContent(this: unknown, key: string, value: unknown)
   return key === "encrypted_content" && (this as { type?: unknown } | null)?.type === "reasoning" ? undefined : value;
 }
 
+/**
+ * JSON.stringify replacer hiding a web search's sources the client did not include (the stored
+ * copy keeps them, so a later GET with `include` shows them, as OpenAI does).
+ */
+export function omitSearchSources(this: unknown, key: string, value: unknown): unknown {
+  return key === "sources" && (this as { type?: unknown } | null)?.type === "search" ? undefined : value;
+}
+
+function omitBoth(this: unknown, key: string, value: unknown): unknown {
+  return omitSearchSources.call(this, key, omitEncryptedContent.call(this, key, value));
+}
+
+/** The replacer that serialises a response's parts as the client should see them (undefined: all of it). */
+export function clientReplacer(hideEncrypted: boolean, hideSources = false): ((this: unknown, key: string, value: unknown) => unknown) | undefined {
+  if (hideEncrypted) return hideSources ? omitBoth : omitEncryptedContent;
+  return hideSources ? omitSearchSources : undefined;
+}
+
 /** A response serialised as the client should see it (the object itself, which the store keeps, is not touched). */
-export function clientJson(response: ResponseObject, hide: boolean): string {
-  return JSON.stringify(response, hide ? omitEncryptedContent : undefined);
+export function clientJson(response: ResponseObject, hide: boolean, hideSources = false): string {
+  return JSON.stringify(response, clientReplacer(hide, hideSources));
 }
