@@ -38,15 +38,13 @@ export function hostedItemAsCall(item: Item, refused: ReadonlySet<string>, outpu
     { type: "function_call", id: `${id}_call`, call_id: id, name, arguments: args, status: "completed" },
     { type: "function_call_output", id: `${id}_output`, call_id: id, output: outputs?.get(id) ?? output },
   ];
+  // An MCP call and a refused approval request are both the model's call of the server's tool.
+  const mcpPair = (output: string) => pair(hostedFunctionName(String(item.server_label ?? ""), String(item.name ?? "")), typeof item.arguments === "string" ? item.arguments : "{}", output);
   switch (item.type) {
-    case "mcp_call": {
-      const label = String(item.server_label ?? "");
-      const name = String(item.name ?? "");
-      return pair(hostedFunctionName(label, name), typeof item.arguments === "string" ? item.arguments : "{}", mcpCallOutput(item));
-    }
+    case "mcp_call":
+      return mcpPair(mcpCallOutput(item));
     case "mcp_approval_request":
-      if (!refused.has(id)) return [];
-      return pair(hostedFunctionName(String(item.server_label ?? ""), String(item.name ?? "")), typeof item.arguments === "string" ? item.arguments : "{}", "The user did not approve this call; it was not run.");
+      return refused.has(id) ? mcpPair("The user did not approve this call; it was not run.") : [];
     case "web_search_call": {
       const action = item.action as { type?: string; query?: unknown; sources?: { url?: string }[] } | undefined;
       if (action?.type !== "search" || typeof action.query !== "string") return [];

@@ -38,6 +38,17 @@ export function openCompaction(cfg: RouterConfig, sealed: unknown): string | nul
   return null;
 }
 
+/** Text sealed with `sealerFor`, opened with the current key, then the previous ones; null when none opens it. */
+export function openSealed(cfg: RouterConfig, sealed: string): string | null {
+  const text = sealerFor(cfg).open(sealed);
+  if (text !== null) return text;
+  for (const key of cfg.compaction.previous_keys) {
+    const old = sealerOf(key).open(sealed);
+    if (old !== null) return old;
+  }
+  return null;
+}
+
 const optionsByConfig = new WeakMap<RouterConfig, CompactionOptions>();
 
 /** What the chat translation needs to read compaction items under this config (built once per config: every chat request asks). */

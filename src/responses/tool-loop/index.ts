@@ -22,19 +22,18 @@ export function mayRunTools(rt: Runtime, plan: Plan): boolean {
   return namesHostedTools(rt.config, plan) && !endsWithCompactionTrigger(plan);
 }
 
-/** The hosted tools this request has the router run, checked (URLs, labels); null for none. */
-export async function toolsToRun(rt: Runtime, plan: Plan): Promise<HostedTools | null> {
-  return mayRunTools(rt, plan) ? hostedTools(rt.config, plan) : null;
-}
-
-/** Opens the response's upstream work: one round (no extra promise on that path), or the tool loop. */
-export function openRun(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress"): Promise<Connection> {
+/**
+ * Opens the response's upstream work: one round (no extra promise on that path), or the tool loop.
+ * `resolved`: the hosted tools the caller already resolved for this plan (`hostedTools`: a client
+ * server's URL is checked against DNS), so they are not resolved twice; left out, they are resolved here.
+ */
+export function openRun(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress", resolved?: HostedTools | null): Promise<Connection> {
   if (!mayRunTools(rt, plan)) return connect(rt, plan, signal, stream, initialStatus);
-  return openToolLoop(rt, plan, signal, stream, initialStatus);
+  return openToolLoop(rt, plan, signal, stream, initialStatus, resolved);
 }
 
-async function openToolLoop(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued"): Promise<Connection> {
-  const hosted = await hostedTools(rt.config, plan);
+async function openToolLoop(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued", resolved: HostedTools | null | undefined): Promise<Connection> {
+  const hosted = resolved === undefined ? await hostedTools(rt.config, plan) : resolved;
   if (!hosted) return connect(rt, plan, signal, stream, initialStatus);
   plan = await fetchFileUrls(plan, signal); // once for every round (a background job's plan has not fetched them yet)
   const runner = new McpRunner(rt, signal);

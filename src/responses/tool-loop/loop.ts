@@ -110,7 +110,7 @@ export class ToolLoop {
           return { server, tools, item: earlier ? null : listToolsItem(id, server.label, tools), failure: null };
         } catch (err) {
           const message = (err as Error).message;
-          return { server, tools: [], item: listToolsItem(id, server.label, [], `Error retrieving tool list from MCP server: '${server.label}'. ${message}`), failure: message };
+          return { server, tools: [], item: listToolsItem(id, server.label, [], connectorMessage({ label: server.label, message })), failure: message };
         }
       }),
     );

@@ -5,9 +5,8 @@
  * secret every instance shares) and the job opens them when it runs.
  */
 import type { RouterConfig } from "../../config/load.js";
-import { Sealer } from "../../wire/seal.js";
 import type { CreateResponseRequest, JsonObject } from "../../wire/types.js";
-import { sealerFor } from "../compaction/compaction-key.js";
+import { openSealed, sealerFor } from "../compaction/compaction-key.js";
 
 const SEALED = "router_sealed_credentials";
 
@@ -30,21 +29,17 @@ export function sealToolSecrets(cfg: RouterConfig, req: CreateResponseRequest): 
 /** The request with the credentials back in place; one that cannot be opened (the key changed) is left out. */
 export function openToolSecrets(cfg: RouterConfig, req: CreateResponseRequest): CreateResponseRequest {
   if (!Array.isArray(req.tools) || !req.tools.some((t) => typeof t?.[SEALED] === "string")) return req;
-  const sealers = [sealerFor(cfg), ...cfg.compaction.previous_keys.map((k) => new Sealer(k))];
   const tools = req.tools.map((tool) => {
     const sealed = tool?.[SEALED];
     if (typeof sealed !== "string") return tool;
     const { [SEALED]: _sealed, ...rest } = tool;
-    for (const s of sealers) {
-      const text = s.open(sealed);
-      if (text === null) continue;
-      const { headers, authorization } = JSON.parse(text) as { headers: unknown; authorization: unknown };
-      const out: JsonObject = { ...rest };
-      if (headers != null) out.headers = headers;
-      if (authorization != null) out.authorization = authorization;
-      return out;
-    }
-    return rest;
+    const text = openSealed(cfg, sealed);
+    if (text === null) return rest;
+    const { headers, authorization } = JSON.parse(text) as { headers: unknown; authorization: unknown };
+    const out: JsonObject = { ...rest };
+    if (headers != null) out.headers = headers;
+    if (authorization != null) out.authorization = authorization;
+    return out;
   });
   return { ...req, tools };
 }

@@ -1,4 +1,5 @@
 import type { ResponseFunctionWebSearch } from "openai/resources/responses/responses";
+import { WEB_SEARCH_FUNCTION_NAME } from "../../translate/hosted-calls.js";
 import type { SearchResult } from "./types.js";
 
 /** Results per search for the web_search tool's `search_context_size` (OpenAI's default is medium). */
@@ -8,10 +9,11 @@ export function resultCount(contextSize: "low" | "medium" | "high" | undefined):
 
 /**
  * The function tool a model that cannot run hosted tools is given in place of `web_search`;
- * its one argument is the query the router then searches for.
+ * its one argument is the query the router then searches for. Its name is the one a replayed
+ * `web_search_call` is shown as (translate/hosted-calls.ts).
  */
 export const WEB_SEARCH_FUNCTION: { name: string; description: string; parameters: Record<string, unknown> } = {
-  name: "web_search",
+  name: WEB_SEARCH_FUNCTION_NAME,
   description:
     "Search the web for current information. Returns numbered results with title, URL and snippet; cite the results you use by their URL or number, e.g. [1].",
   parameters: {
