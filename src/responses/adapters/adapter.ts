@@ -9,6 +9,9 @@ import type { EventSink } from "../../wire/sse-writer.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import type { PreparedRequest, UpstreamAttempt } from "../../upstream/attempt.js";
 import type { SseFrame } from "../../upstream/sse.js";
+import type { Item } from "../../wire/types.js";
+import { responseSkeleton, type SkeletonMeta } from "../../translate/index.js";
+import type { Plan } from "../create/plan.js";
 
 /** What reading an answer needs besides the request itself. */
 export interface ReadContext {
@@ -26,6 +29,16 @@ export interface AdaptedRequest extends PreparedRequest {
   readonly hidesEncryptedReasoning: boolean;
   fromJson(json: unknown, rd: ReadContext): ResponseObject;
   stream(rd: ReadContext): StreamTranslation;
+}
+
+/** What a translated request sends: the history, the new input, and a compaction made for this turn last. */
+export function translatedItems(plan: Plan): Item[] {
+  return plan.compacted ? [...plan.history, ...plan.input, plan.compacted] : [...plan.history, ...plan.input];
+}
+
+/** The response a plan's answer fills in, before the upstream says anything. */
+export function planSkeleton(plan: Plan, status: SkeletonMeta["status"]): ResponseObject {
+  return responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status, previousResponseId: plan.previousResponseId });
 }
 
 /** An upstream terminal event held back, so the caller stores the response before the client sees it. */

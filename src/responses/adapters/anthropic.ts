@@ -1,7 +1,6 @@
 /** `kind: anthropic` endpoints: the request translated to POST /v1/messages, the answer translated back (translate/anthropic/). */
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
-import { responseSkeleton } from "../../translate/index.js";
 import { AnthropicStreamTranslator, anthropicErrorBody, messageToResponse, modelBetaHeader, responsesToMessagesRequest, versionTraits } from "../../translate/anthropic/index.js";
 import type { AnswerOptions, AnthropicRequestOptions, Message, RawMessageStreamEvent } from "../../translate/anthropic/index.js";
 import { omitEncryptedContent } from "../../translate/openai/rewrite.js";
@@ -9,7 +8,7 @@ import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import { UpstreamFailure, scrubSecret } from "../../upstream/errors.js";
 import type { SseFrame } from "../../upstream/sse.js";
-import { ChunkCount, END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
+import { ChunkCount, END, planSkeleton, sendEvents, translatedItems, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
 import type { Plan } from "../create/plan.js";
 import { compactionOptions } from "../compaction/compaction-key.js";
 
@@ -27,7 +26,7 @@ export class AnthropicRequest implements AdaptedRequest {
     lease: Lease,
     stream: boolean,
   ) {
-    const items = plan.compacted ? [...plan.history, ...plan.input, plan.compacted] : [...plan.history, ...plan.input];
+    const items = translatedItems(plan);
     const t = responsesToMessagesRequest(plan.req, items, { ...messagesOptions(plan, lease, stream), contextWindow: plan.modelCfg.context_window });
     this.body = JSON.stringify(t.body);
     this.headers = betaHeader(plan, lease);
@@ -52,8 +51,7 @@ export class AnthropicRequest implements AdaptedRequest {
   }
 
   private skeleton(rd: ReadContext): ResponseObject {
-    const p = this.plan;
-    return responseSkeleton(p.req, { id: p.id, createdAt: p.createdAt, model: p.model, status: rd.initialStatus, previousResponseId: p.previousResponseId });
+    return planSkeleton(this.plan, rd.initialStatus);
   }
 }
 

@@ -1,12 +1,12 @@
 /** `kind: chat` endpoints: the request translated to /v1/chat/completions, the answer translated back (translate/). */
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
-import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, responseSkeleton, wantsReasoningSummary } from "../../translate/index.js";
+import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, wantsReasoningSummary } from "../../translate/index.js";
 import type { StreamTranslatorOptions, ToolNameMap } from "../../translate/index.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import { UpstreamFailure, scrubSecret } from "../../upstream/errors.js";
 import type { SseFrame } from "../../upstream/sse.js";
-import { ChunkCount, END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
+import { ChunkCount, END, planSkeleton, sendEvents, translatedItems, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
 import type { Plan } from "../create/plan.js";
 import { compactionOptions } from "../compaction/compaction-key.js";
 
@@ -27,7 +27,7 @@ export class ChatRequest implements AdaptedRequest {
     lease: Lease,
     stream: boolean,
   ) {
-    const items = plan.compacted ? [...plan.history, ...plan.input, plan.compacted] : [...plan.history, ...plan.input];
+    const items = translatedItems(plan);
     const t = responsesToChatRequest(plan.req, items, {
       upstreamModel: lease.target.upstreamModel,
       stream,
@@ -56,8 +56,7 @@ export class ChatRequest implements AdaptedRequest {
   }
 
   private skeleton(rd: ReadContext): ResponseObject {
-    const p = this.plan;
-    return responseSkeleton(p.req, { id: p.id, createdAt: p.createdAt, model: p.model, status: rd.initialStatus, previousResponseId: p.previousResponseId });
+    return planSkeleton(this.plan, rd.initialStatus);
   }
 }
 

@@ -4,11 +4,10 @@ import { NativeStreamMachine } from "../../translate/openai/stream.js";
 import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
-import { responseSkeleton } from "../../translate/index.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import { scrubSecret } from "../../upstream/errors.js";
 import type { SseFrame } from "../../upstream/sse.js";
-import { ChunkCount, END, type AdaptedRequest, type HeldTerminal, type ReadContext, type StreamTranslation } from "./adapter.js";
+import { ChunkCount, END, planSkeleton, type AdaptedRequest, type HeldTerminal, type ReadContext, type StreamTranslation } from "./adapter.js";
 import type { Plan } from "../create/plan.js";
 import { routerCompactionsAsText } from "../compaction/compact.js";
 
@@ -53,7 +52,7 @@ export class NativeRequest implements AdaptedRequest {
       background: plan.background,
       model: this.lease.target.upstreamModel === plan.model ? undefined : plan.model,
       hideEncryptedReasoning: this.hidesEncryptedReasoning,
-      defaults: responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "in_progress", previousResponseId: plan.previousResponseId }),
+      defaults: planSkeleton(plan, "in_progress"),
     };
   }
 }
