@@ -67,6 +67,52 @@ export interface StreamTranslation {
   serialise(ev: StreamEvent): string;
 }
 
+/** What an adapter's stream wraps: the kind's translator (or, passed through, its id-rewriting machine). */
+interface StreamCore {
+  readonly response: ResponseObject;
+  finish(): StreamEvent[];
+  fail(error: { code: string; message: string }): StreamEvent[];
+  cancel(): StreamEvent[];
+}
+
+/**
+ * The part every kind's StreamTranslation shares: the chunk metric, and the stream's ends,
+ * each flushing the metric before the core's closing events. A kind writes start, push and serialise.
+ */
+export abstract class CountedStream<C extends StreamCore> implements StreamTranslation {
+  protected readonly chunks: ChunkCount;
+  constructor(
+    protected readonly tr: C,
+    protected readonly rd: ReadContext,
+    kind: "native" | "translated",
+  ) {
+    this.chunks = new ChunkCount(rd.rt, kind);
+  }
+
+  get response(): ResponseObject {
+    return this.tr.response;
+  }
+
+  abstract start(sink: EventSink): void;
+  abstract push(frame: SseFrame, sink: EventSink): HeldTerminal | typeof END | null;
+  abstract serialise(ev: StreamEvent): string;
+
+  finish(): StreamEvent[] {
+    this.chunks.flush();
+    return this.tr.finish();
+  }
+
+  fail(error: { code: string; message: string }): StreamEvent[] {
+    this.chunks.flush();
+    return this.tr.fail(error);
+  }
+
+  cancel(): StreamEvent[] {
+    this.chunks.flush();
+    return this.tr.cancel();
+  }
+}
+
 /** Sends events; flushes unless the caller knows more frames from the same upstream read follow. */
 export function sendEvents(sink: EventSink, events: StreamEvent[], serialise: (ev: StreamEvent) => string, flush = true): void {
   for (const ev of events) sink.send(ev.type, serialise(ev));

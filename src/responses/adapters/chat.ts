@@ -6,7 +6,7 @@ import type { StreamTranslatorOptions, ToolNameMap } from "../../translate/index
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import { UpstreamFailure, scrubSecret } from "../../upstream/errors.js";
 import type { SseFrame } from "../../upstream/sse.js";
-import { ChunkCount, END, planSkeleton, sendEvents, translatedItems, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
+import { CountedStream, END, planSkeleton, sendEvents, translatedItems, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
 import type { Plan } from "../create/plan.js";
 import { compactionOptions } from "../compaction/compaction-key.js";
 
@@ -60,17 +60,9 @@ export class ChatRequest implements AdaptedRequest {
   }
 }
 
-class ChatStream implements StreamTranslation {
-  private readonly chunks: ChunkCount;
-  constructor(
-    private readonly tr: ChatStreamTranslator,
-    private readonly rd: ReadContext,
-  ) {
-    this.chunks = new ChunkCount(rd.rt, "translated");
-  }
-
-  get response(): ResponseObject {
-    return this.tr.response;
+class ChatStream extends CountedStream<ChatStreamTranslator> {
+  constructor(tr: ChatStreamTranslator, rd: ReadContext) {
+    super(tr, rd, "translated");
   }
 
   start(sink: EventSink): void {
@@ -92,21 +84,6 @@ class ChatStream implements StreamTranslation {
     sendEvents(sink, this.tr.push(chunk as ChatChunk), serialise, !frame.more);
     this.chunks.add(frame.more);
     return null;
-  }
-
-  finish(): StreamEvent[] {
-    this.chunks.flush();
-    return this.tr.finish();
-  }
-
-  fail(error: { code: string; message: string }): StreamEvent[] {
-    this.chunks.flush();
-    return this.tr.fail(error);
-  }
-
-  cancel(): StreamEvent[] {
-    this.chunks.flush();
-    return this.tr.cancel();
   }
 
   serialise(ev: StreamEvent): string {
