@@ -1,8 +1,8 @@
 /**
- * The shape every endpoint kind's adapter has on the /v1/responses path (adapter-chat.ts:
- * `kind: chat`, translated; adapter-native.ts: `kind: openai`, passed through): the request
- * it builds, reading a whole JSON answer, and a stream translation with one
- * start/push/finish/fail/cancel shape, so execute.ts runs one loop over either.
+ * The shape every endpoint kind's adapter has on the /v1/responses path (chat.ts: `kind: chat`
+ * and anthropic.ts: `kind: anthropic`, translated; openai.ts: `kind: openai`, passed through):
+ * the request it builds, reading a whole JSON answer, and a stream translation with one
+ * start/push/finish/fail/cancel shape, so execute.ts runs one loop over any of them.
  */
 import type { Runtime } from "../../runtime/runtime.js";
 import type { EventSink } from "../../wire/sse-writer.js";
