@@ -2,6 +2,11 @@
 import type { Item } from "../wire/types.js";
 import { untranslatable } from "./errors.js";
 
+/** The param naming input item `i` in an error: replayed history has no index the client sent. */
+export function itemParam(i: number, historyItems: number): string {
+  return i < historyItems ? "previous_response_id" : `input[${i - historyItems}]`;
+}
+
 /** A string field of an item or part, or a 400 naming where it should have been. */
 export function stringField(obj: Item, key: string, param: string): string {
   const value = obj[key];

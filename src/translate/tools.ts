@@ -13,6 +13,7 @@
  *   or a 400, per model.
  */
 import { untranslatable } from "./errors.js";
+import { itemParam } from "./input-parts.js";
 import { emptyToolNameMap, type ToolNameMap } from "./chat/chat-types.js";
 import { chatNameFor, registerNamespaced } from "./chat/tool-names.js";
 import type { Item, JsonObject } from "../wire/types.js";
@@ -52,7 +53,7 @@ function additionalTools(input: JsonObject[] | undefined, items: Item[], history
   const seen = new Map<string, number>();
   items.forEach((item, i) => {
     if (item.type !== "additional_tools") return;
-    const at = i < historyItems ? "previous_response_id" : `input[${i - historyItems}]`;
+    const at = itemParam(i, historyItems);
     if (!Array.isArray(item.tools)) throw untranslatable("An 'additional_tools' item needs a 'tools' array.", `${at}.tools`);
     (item.tools as JsonObject[]).forEach((tool, j) => {
       const key = toolKey(tool);

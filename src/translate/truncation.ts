@@ -10,7 +10,7 @@
  * The estimate is the router's documented one (ESTIMATE_CHARS_PER_TOKEN characters a token,
  * plus MESSAGE_OVERHEAD per item); instructions and tools count too. Pure: items in, items out.
  */
-import type { Item, JsonObject } from "../wire/types.js";
+import type { CreateResponseRequest, Item, JsonObject } from "../wire/types.js";
 import { untranslatable } from "./errors.js";
 
 export const ESTIMATE_CHARS_PER_TOKEN = 4;
@@ -96,4 +96,10 @@ export function fitContext(items: Item[], opts: FitOptions): Fitted {
     if (i < opts.historyItems) historyItems++;
   });
   return { items: kept, historyItems, dropped: items.length - kept.length };
+}
+
+/** A request's items fitted to the model's context window when one is configured (as is otherwise). */
+export function fitRequest(req: CreateResponseRequest, items: Item[], historyItems: number, contextWindow: number | undefined): { items: Item[]; historyItems: number } {
+  if (contextWindow === undefined) return { items, historyItems };
+  return fitContext(items, { contextWindow, truncation: req.truncation, instructions: req.instructions, tools: req.tools, historyItems });
 }

@@ -1,14 +1,17 @@
 /**
- * The shape every endpoint kind's adapter has on the /v1/responses path (adapter-chat.ts:
- * `kind: chat`, translated; adapter-native.ts: `kind: openai`, passed through): the request
- * it builds, reading a whole JSON answer, and a stream translation with one
- * start/push/finish/fail/cancel shape, so execute.ts runs one loop over either.
+ * The shape every endpoint kind's adapter has on the /v1/responses path (chat.ts: `kind: chat`
+ * and anthropic.ts: `kind: anthropic`, translated; openai.ts: `kind: openai`, passed through):
+ * the request it builds, reading a whole JSON answer, and a stream translation with one
+ * start/push/finish/fail/cancel shape, so execute.ts runs one loop over any of them.
  */
 import type { Runtime } from "../../runtime/runtime.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import type { PreparedRequest, UpstreamAttempt } from "../../upstream/attempt.js";
 import type { SseFrame } from "../../upstream/sse.js";
+import type { Item } from "../../wire/types.js";
+import { responseSkeleton, type SkeletonMeta } from "../../translate/index.js";
+import type { Plan } from "../create/plan.js";
 
 /** What reading an answer needs besides the request itself. */
 export interface ReadContext {
@@ -26,6 +29,16 @@ export interface AdaptedRequest extends PreparedRequest {
   readonly hidesEncryptedReasoning: boolean;
   fromJson(json: unknown, rd: ReadContext): ResponseObject;
   stream(rd: ReadContext): StreamTranslation;
+}
+
+/** What a translated request sends: the history, the new input, and a compaction made for this turn last. */
+export function translatedItems(plan: Plan): Item[] {
+  return plan.compacted ? [...plan.history, ...plan.input, plan.compacted] : [...plan.history, ...plan.input];
+}
+
+/** The response a plan's answer fills in, before the upstream says anything. */
+export function planSkeleton(plan: Plan, status: SkeletonMeta["status"]): ResponseObject {
+  return responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status, previousResponseId: plan.previousResponseId });
 }
 
 /** An upstream terminal event held back, so the caller stores the response before the client sees it. */
@@ -52,6 +65,52 @@ export interface StreamTranslation {
   /** The caller went away: open items closed as incomplete, no terminal event. */
   cancel(): StreamEvent[];
   serialise(ev: StreamEvent): string;
+}
+
+/** What an adapter's stream wraps: the kind's translator (or, passed through, its id-rewriting machine). */
+interface StreamCore {
+  readonly response: ResponseObject;
+  finish(): StreamEvent[];
+  fail(error: { code: string; message: string }): StreamEvent[];
+  cancel(): StreamEvent[];
+}
+
+/**
+ * The part every kind's StreamTranslation shares: the chunk metric, and the stream's ends,
+ * each flushing the metric before the core's closing events. A kind writes start, push and serialise.
+ */
+export abstract class CountedStream<C extends StreamCore> implements StreamTranslation {
+  protected readonly chunks: ChunkCount;
+  constructor(
+    protected readonly tr: C,
+    protected readonly rd: ReadContext,
+    kind: "native" | "translated",
+  ) {
+    this.chunks = new ChunkCount(rd.rt, kind);
+  }
+
+  get response(): ResponseObject {
+    return this.tr.response;
+  }
+
+  abstract start(sink: EventSink): void;
+  abstract push(frame: SseFrame, sink: EventSink): HeldTerminal | typeof END | null;
+  abstract serialise(ev: StreamEvent): string;
+
+  finish(): StreamEvent[] {
+    this.chunks.flush();
+    return this.tr.finish();
+  }
+
+  fail(error: { code: string; message: string }): StreamEvent[] {
+    this.chunks.flush();
+    return this.tr.fail(error);
+  }
+
+  cancel(): StreamEvent[] {
+    this.chunks.flush();
+    return this.tr.cancel();
+  }
 }
 
 /** Sends events; flushes unless the caller knows more frames from the same upstream read follow. */

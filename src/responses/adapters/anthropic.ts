@@ -1,7 +1,6 @@
 /** `kind: anthropic` endpoints: the request translated to POST /v1/messages, the answer translated back (translate/anthropic/). */
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
-import { responseSkeleton } from "../../translate/index.js";
 import { AnthropicStreamTranslator, anthropicErrorBody, messageToResponse, modelBetaHeader, responsesToMessagesRequest, versionTraits } from "../../translate/anthropic/index.js";
 import type { AnswerOptions, AnthropicRequestOptions, Message, RawMessageStreamEvent } from "../../translate/anthropic/index.js";
 import { omitEncryptedContent } from "../../translate/openai/rewrite.js";
@@ -9,7 +8,7 @@ import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import { UpstreamFailure, scrubSecret } from "../../upstream/errors.js";
 import type { SseFrame } from "../../upstream/sse.js";
-import { ChunkCount, END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
+import { CountedStream, END, planSkeleton, sendEvents, translatedItems, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
 import type { Plan } from "../create/plan.js";
 import { compactionOptions } from "../compaction/compaction-key.js";
 
@@ -27,7 +26,7 @@ export class AnthropicRequest implements AdaptedRequest {
     lease: Lease,
     stream: boolean,
   ) {
-    const items = plan.compacted ? [...plan.history, ...plan.input, plan.compacted] : [...plan.history, ...plan.input];
+    const items = translatedItems(plan);
     const t = responsesToMessagesRequest(plan.req, items, { ...messagesOptions(plan, lease, stream), contextWindow: plan.modelCfg.context_window });
     this.body = JSON.stringify(t.body);
     this.headers = betaHeader(plan, lease);
@@ -52,8 +51,7 @@ export class AnthropicRequest implements AdaptedRequest {
   }
 
   private skeleton(rd: ReadContext): ResponseObject {
-    const p = this.plan;
-    return responseSkeleton(p.req, { id: p.id, createdAt: p.createdAt, model: p.model, status: rd.initialStatus, previousResponseId: p.previousResponseId });
+    return planSkeleton(this.plan, rd.initialStatus);
   }
 }
 
@@ -81,23 +79,14 @@ export function betaHeader(plan: Plan, lease: Lease): Record<string, string> | u
   return modelBetaHeader(lease.endpoint.config.anthropic_beta, plan.modelCfg.anthropic_beta);
 }
 
-class AnthropicStream implements StreamTranslation {
-  private readonly chunks: ChunkCount;
+class AnthropicStream extends CountedStream<AnthropicStreamTranslator> {
   /** message_stop arrived: the stream ended as Anthropic ends one. */
   private stopped = false;
   /** Made once: push runs per upstream event. */
   private readonly write: (ev: StreamEvent) => string;
-  constructor(
-    private readonly tr: AnthropicStreamTranslator,
-    private readonly rd: ReadContext,
-    hide: boolean,
-  ) {
-    this.chunks = new ChunkCount(rd.rt, "translated");
+  constructor(tr: AnthropicStreamTranslator, rd: ReadContext, hide: boolean) {
+    super(tr, rd, "translated");
     this.write = hide ? hidden : plain;
-  }
-
-  get response(): ResponseObject {
-    return this.tr.response;
   }
 
   start(sink: EventSink): void {
@@ -143,21 +132,11 @@ class AnthropicStream implements StreamTranslation {
     return new UpstreamFailure(ep.name, "status", message, status, body, undefined, { jsonBody: true });
   }
 
-  finish(): StreamEvent[] {
+  override finish(): StreamEvent[] {
     this.chunks.flush();
     // A Messages stream always ends with message_stop: one that closes before it was cut off.
     if (!this.stopped) throw new UpstreamFailure(this.rd.attempt.endpoint.name, "protocol", "the Messages stream ended before message_stop");
     return this.tr.finish();
-  }
-
-  fail(error: { code: string; message: string }): StreamEvent[] {
-    this.chunks.flush();
-    return this.tr.fail(error);
-  }
-
-  cancel(): StreamEvent[] {
-    this.chunks.flush();
-    return this.tr.cancel();
   }
 
   serialise(ev: StreamEvent): string {

@@ -1,12 +1,12 @@
 /** `kind: chat` endpoints: the request translated to /v1/chat/completions, the answer translated back (translate/). */
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
-import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, responseSkeleton, wantsReasoningSummary } from "../../translate/index.js";
+import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, wantsReasoningSummary } from "../../translate/index.js";
 import type { StreamTranslatorOptions, ToolNameMap } from "../../translate/index.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import { UpstreamFailure, scrubSecret } from "../../upstream/errors.js";
 import type { SseFrame } from "../../upstream/sse.js";
-import { ChunkCount, END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
+import { CountedStream, END, planSkeleton, sendEvents, translatedItems, type AdaptedRequest, type ReadContext, type StreamTranslation } from "./adapter.js";
 import type { Plan } from "../create/plan.js";
 import { compactionOptions } from "../compaction/compaction-key.js";
 
@@ -27,7 +27,7 @@ export class ChatRequest implements AdaptedRequest {
     lease: Lease,
     stream: boolean,
   ) {
-    const items = plan.compacted ? [...plan.history, ...plan.input, plan.compacted] : [...plan.history, ...plan.input];
+    const items = translatedItems(plan);
     const t = responsesToChatRequest(plan.req, items, {
       upstreamModel: lease.target.upstreamModel,
       stream,
@@ -56,22 +56,13 @@ export class ChatRequest implements AdaptedRequest {
   }
 
   private skeleton(rd: ReadContext): ResponseObject {
-    const p = this.plan;
-    return responseSkeleton(p.req, { id: p.id, createdAt: p.createdAt, model: p.model, status: rd.initialStatus, previousResponseId: p.previousResponseId });
+    return planSkeleton(this.plan, rd.initialStatus);
   }
 }
 
-class ChatStream implements StreamTranslation {
-  private readonly chunks: ChunkCount;
-  constructor(
-    private readonly tr: ChatStreamTranslator,
-    private readonly rd: ReadContext,
-  ) {
-    this.chunks = new ChunkCount(rd.rt, "translated");
-  }
-
-  get response(): ResponseObject {
-    return this.tr.response;
+class ChatStream extends CountedStream<ChatStreamTranslator> {
+  constructor(tr: ChatStreamTranslator, rd: ReadContext) {
+    super(tr, rd, "translated");
   }
 
   start(sink: EventSink): void {
@@ -93,21 +84,6 @@ class ChatStream implements StreamTranslation {
     sendEvents(sink, this.tr.push(chunk as ChatChunk), serialise, !frame.more);
     this.chunks.add(frame.more);
     return null;
-  }
-
-  finish(): StreamEvent[] {
-    this.chunks.flush();
-    return this.tr.finish();
-  }
-
-  fail(error: { code: string; message: string }): StreamEvent[] {
-    this.chunks.flush();
-    return this.tr.fail(error);
-  }
-
-  cancel(): StreamEvent[] {
-    this.chunks.flush();
-    return this.tr.cancel();
   }
 
   serialise(ev: StreamEvent): string {

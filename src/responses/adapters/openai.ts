@@ -4,11 +4,10 @@ import { NativeStreamMachine } from "../../translate/openai/stream.js";
 import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
-import { responseSkeleton } from "../../translate/index.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import { scrubSecret } from "../../upstream/errors.js";
 import type { SseFrame } from "../../upstream/sse.js";
-import { ChunkCount, END, type AdaptedRequest, type HeldTerminal, type ReadContext, type StreamTranslation } from "./adapter.js";
+import { CountedStream, END, planSkeleton, type AdaptedRequest, type HeldTerminal, type ReadContext, type StreamTranslation } from "./adapter.js";
 import type { Plan } from "../create/plan.js";
 import { routerCompactionsAsText } from "../compaction/compact.js";
 
@@ -53,22 +52,14 @@ export class NativeRequest implements AdaptedRequest {
       background: plan.background,
       model: this.lease.target.upstreamModel === plan.model ? undefined : plan.model,
       hideEncryptedReasoning: this.hidesEncryptedReasoning,
-      defaults: responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "in_progress", previousResponseId: plan.previousResponseId }),
+      defaults: planSkeleton(plan, "in_progress"),
     };
   }
 }
 
-class NativeStream implements StreamTranslation {
-  private readonly chunks: ChunkCount;
-  constructor(
-    private readonly m: NativeStreamMachine,
-    private readonly rd: ReadContext,
-  ) {
-    this.chunks = new ChunkCount(rd.rt, "native");
-  }
-
-  get response(): ResponseObject {
-    return this.m.response;
+class NativeStream extends CountedStream<NativeStreamMachine> {
+  constructor(m: NativeStreamMachine, rd: ReadContext) {
+    super(m, rd, "native");
   }
 
   start(): void {}
@@ -78,7 +69,7 @@ class NativeStream implements StreamTranslation {
       this.chunks.flush();
       return END;
     }
-    const out = this.m.push(frame.event, frame.data);
+    const out = this.tr.push(frame.event, frame.data);
     if (out.type.endsWith(".delta")) this.rd.attempt.firstToken();
     this.chunks.add(frame.more);
     if (out.terminal) {
@@ -91,23 +82,8 @@ class NativeStream implements StreamTranslation {
     return null;
   }
 
-  finish(): StreamEvent[] {
-    this.chunks.flush();
-    return this.m.finish();
-  }
-
-  fail(error: { code: string; message: string }): StreamEvent[] {
-    this.chunks.flush();
-    return this.m.fail(error);
-  }
-
-  cancel(): StreamEvent[] {
-    this.chunks.flush();
-    return this.m.cancel();
-  }
-
   serialise(ev: StreamEvent): string {
-    return this.m.serialise(ev);
+    return this.tr.serialise(ev);
   }
 }
 

@@ -9,7 +9,7 @@ import { untranslatable } from "../errors.js";
 import { stringField } from "../input-parts.js";
 import type { Item, JsonObject } from "../../wire/types.js";
 import type { DocumentBlockParam, ImageBlockParam, TextBlockParam } from "./types.js";
-import type { FileOptions } from "../chat/files.js";
+import { fileSource, type FileOptions } from "../chat/files.js";
 
 export type UserBlock = TextBlockParam | ImageBlockParam | DocumentBlockParam;
 
@@ -57,17 +57,7 @@ function fileBlock(part: Item, at: string, files: FileOptions | undefined): User
   if (part.file_id != null) {
     throw untranslatable("Files given by 'file_id' are not supported for this model: this router has no Files API. Send the file as file_data (a base64 data URL) or a file_url.", `${at}.file_id`);
   }
-  let title = typeof part.filename === "string" && part.filename ? part.filename : undefined;
-  let data: string;
-  let param = `${at}.file_data`;
-  if (typeof part.file_data === "string" && part.file_data) data = part.file_data;
-  else if (typeof part.file_url === "string" && part.file_url) {
-    const fetched = files?.fetched?.[part.file_url];
-    if (!fetched) throw untranslatable("This file_url was not fetched: the router fetches files only from the URLs its configuration allows (files.fetch.allow).", `${at}.file_url`);
-    data = fetched.file_data;
-    title ??= fetched.filename;
-    param = `${at}.file_url`;
-  } else throw untranslatable("An input_file needs 'file_data' or 'file_url'.", `${at}.file_data`);
+  const { file_data: data, filename: title, param } = fileSource(part, at, files);
   const parsed = parseDataUrl(data);
   // A server that did not say what it sent (octet-stream) is read by the file's name.
   const mediaType = !parsed ? mediaTypeOf(title) ?? "application/pdf" : parsed.mediaType === "application/octet-stream" ? (mediaTypeOf(title) ?? parsed.mediaType) : parsed.mediaType;

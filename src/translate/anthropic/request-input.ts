@@ -30,7 +30,7 @@ import { chatNameFor } from "../chat/tool-names.js";
 import type { ToolNameMap } from "../chat/chat-types.js";
 import { decodeThinking, type ContentBlockParam, type TextBlockParam, type ThinkingParam, type ToolResultBlockParam } from "./types.js";
 import { imageBlock, partToBlock, type UserBlock } from "./content.js";
-import { assistantText, stringField } from "../input-parts.js";
+import { assistantText, itemParam, stringField } from "../input-parts.js";
 import { CUSTOM_INPUT, replayedCustomCall } from "../custom-tools.js";
 import type { FileOptions } from "../chat/files.js";
 
@@ -109,7 +109,7 @@ export function itemsToMessages(sent: Item[], opts: InputOptions): BuiltInput {
   for (let i = 0; i < items.length; i++) {
     if (superseded?.has(i)) continue;
     const item = items[i]!;
-    const at = i < history ? "previous_response_id" : `input[${i - history}]`;
+    const at = itemParam(i, history);
     const type = item.type ?? (typeof item.role === "string" ? "message" : undefined);
     switch (type) {
       case "message":

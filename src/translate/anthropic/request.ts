@@ -10,7 +10,7 @@ import type { ToolNameMap } from "../chat/chat-types.js";
 import type { CompactionOptions } from "../chat/request-input.js";
 import { customToolSpec } from "../custom-tools.js";
 import { mapTools, readToolChoice, type ToolShapes } from "../tools.js";
-import { fitContext } from "../truncation.js";
+import { fitRequest } from "../truncation.js";
 import type { FileOptions } from "../chat/files.js";
 import { placeBreakpoints } from "./cache.js";
 import { itemsToMessages, type BuiltMessage } from "./request-input.js";
@@ -58,10 +58,7 @@ export function responsesToMessagesRequest(req: CreateResponseRequest, items: It
     throw untranslatable("Stored prompt templates ('prompt') need an OpenAI-hosted model; this model is served by an Anthropic backend.", "prompt", "unsupported_parameter");
   }
   const { tools, droppedTools, toolNames, dropped } = mapTools(req.tools, opts.hostedTools, items, opts.historyItems ?? 0, ANTHROPIC_TOOLS);
-  let sent = { items, historyItems: opts.historyItems ?? 0 };
-  if (opts.contextWindow !== undefined) {
-    sent = fitContext(items, { contextWindow: opts.contextWindow, truncation: req.truncation, instructions: req.instructions, tools: req.tools, historyItems: sent.historyItems });
-  }
+  const sent = fitRequest(req, items, opts.historyItems ?? 0, opts.contextWindow);
   const input = itemsToMessages(sent.items, { systemMessages: opts.version.systemMessages, toolNames, historyItems: sent.historyItems, compaction: opts.compaction, files: opts.files });
   const system = input.system;
   if (typeof req.instructions === "string" && req.instructions) system.unshift({ type: "text", text: req.instructions });

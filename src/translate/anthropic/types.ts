@@ -3,23 +3,7 @@
  * them (type-only: the core stays pure), plus the router's encoding of thinking blocks in a
  * reasoning item's `encrypted_content`.
  */
-import type {
-  ContentBlockParam,
-  DocumentBlockParam,
-  ImageBlockParam,
-  Message,
-  MessageCreateParamsBase,
-  MessageParam,
-  RawMessageStreamEvent,
-  RedactedThinkingBlockParam,
-  TextBlockParam,
-  ThinkingBlockParam,
-  Tool,
-  ToolChoice,
-  ToolResultBlockParam,
-  ToolUseBlockParam,
-  Usage,
-} from "@anthropic-ai/sdk/resources/messages/messages";
+import type { MessageCreateParamsBase, RedactedThinkingBlockParam, ThinkingBlockParam } from "@anthropic-ai/sdk/resources/messages/messages";
 
 export type {
   ContentBlockParam,
@@ -36,7 +20,7 @@ export type {
   ToolResultBlockParam,
   ToolUseBlockParam,
   Usage,
-};
+} from "@anthropic-ai/sdk/resources/messages/messages";
 
 /**
  * The body sent to POST /v1/messages. `temperature`/`top_p` exist only on API versions that

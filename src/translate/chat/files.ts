@@ -43,17 +43,7 @@ export function fileToChat(part: Item, at: string, opts: FileOptions | undefined
       `${at}.file_id`,
     );
   }
-  const name = typeof part.filename === "string" && part.filename ? part.filename : undefined;
-  let file: FetchedFile;
-  if (typeof part.file_data === "string" && part.file_data) {
-    file = { file_data: part.file_data, filename: name };
-  } else if (typeof part.file_url === "string" && part.file_url) {
-    const fetched = opts?.fetched?.[part.file_url];
-    if (!fetched) throw untranslatable("This file_url was not fetched: the router fetches files only from the URLs its configuration allows (files.fetch.allow).", `${at}.file_url`);
-    file = { file_data: fetched.file_data, filename: name ?? fetched.filename };
-  } else {
-    throw untranslatable("An input_file needs 'file_data' or 'file_url'.", `${at}.file_data`);
-  }
+  const file = fileSource(part, at, opts);
   if (opts?.inlineText) {
     const text = textContent(file);
     if (text !== null) return { type: "text", text: `<file name="${file.filename ?? "file"}">\n${text}\n</file>` };
@@ -61,6 +51,22 @@ export function fileToChat(part: Item, at: string, opts: FileOptions | undefined
   const out: { file_data: string; filename?: string } = { file_data: file.file_data };
   if (file.filename) out.filename = file.filename;
   return { type: "file", file: out };
+}
+
+/**
+ * An input_file's content, for every kind: its `file_data`, or the contents the service fetched
+ * for its `file_url` (named by the part's `filename`, else the fetched one); `param` names
+ * where the content came from. A `file_id` is each kind's own 400, checked before.
+ */
+export function fileSource(part: Item, at: string, opts: FileOptions | undefined): FetchedFile & { param: string } {
+  const name = typeof part.filename === "string" && part.filename ? part.filename : undefined;
+  if (typeof part.file_data === "string" && part.file_data) return { file_data: part.file_data, filename: name, param: `${at}.file_data` };
+  if (typeof part.file_url === "string" && part.file_url) {
+    const fetched = opts?.fetched?.[part.file_url];
+    if (!fetched) throw untranslatable("This file_url was not fetched: the router fetches files only from the URLs its configuration allows (files.fetch.allow).", `${at}.file_url`);
+    return { file_data: fetched.file_data, filename: name ?? fetched.filename, param: `${at}.file_url` };
+  }
+  throw untranslatable("An input_file needs 'file_data' or 'file_url'.", `${at}.file_data`);
 }
 
 /** The decoded text of a text file, or null for any other file (sent as a file part). */

@@ -31,7 +31,7 @@
  *   cannot open (OpenAI's, another key's, altered) is a 400 naming it, never dropped.
  */
 import { untranslatable } from "../errors.js";
-import { assistantText, stringField } from "../input-parts.js";
+import { assistantText, itemParam, stringField } from "../input-parts.js";
 import { MESSAGE_ROLES } from "../../wire/protocol.js";
 import type { ChatMessage, ChatToolCall, Item, JsonObject } from "../../wire/types.js";
 import type { ToolNameMap } from "./chat-types.js";
@@ -159,7 +159,7 @@ export function itemsToChatMessages(items: Item[], opts: InputOptions): ChatMess
   for (let i = 0; i < items.length; i++) {
     if (superseded?.has(i)) continue;
     const item = items[i]!;
-    const at = i < history ? "previous_response_id" : `input[${i - history}]`;
+    const at = itemParam(i, history);
     const type = item.type ?? (typeof item.role === "string" ? "message" : undefined);
     switch (type) {
       case "message":

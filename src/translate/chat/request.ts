@@ -8,7 +8,7 @@ import type { ChatMessage, CreateResponseRequest, Item, JsonObject } from "../..
 import type { ChatRequestBody, ToolNameMap } from "./chat-types.js";
 import { itemsToChatMessages, type CompactionOptions, type FileOptions } from "./request-input.js";
 import { mapToolChoice, mapTools } from "./tools.js";
-import { fitContext } from "../truncation.js";
+import { fitRequest } from "../truncation.js";
 
 export { normalizeInput } from "./request-input.js";
 
@@ -44,10 +44,7 @@ const PASS_THROUGH = ["seed", "stop", "presence_penalty", "frequency_penalty"] a
 export function responsesToChatRequest(req: CreateResponseRequest, items: Item[], opts: ChatRequestOptions): ChatRequestResult {
   const { tools, droppedTools, toolNames, dropped } = mapTools(req.tools, opts.hostedTools, items, opts.historyItems ?? 0);
 
-  let sent = { items, historyItems: opts.historyItems ?? 0 };
-  if (opts.contextWindow !== undefined) {
-    sent = fitContext(items, { contextWindow: opts.contextWindow, truncation: req.truncation, instructions: req.instructions, tools: req.tools, historyItems: sent.historyItems });
-  }
+  const sent = fitRequest(req, items, opts.historyItems ?? 0, opts.contextWindow);
 
   const messages: ChatMessage[] = [];
   if (typeof req.instructions === "string" && req.instructions) messages.push({ role: "system", content: req.instructions });
