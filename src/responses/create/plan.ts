@@ -92,8 +92,12 @@ export async function buildPlan(
     history = [...prev.input, ...prev.response.output];
     lastEndpoint = prev.endpoint ?? null;
   } else if (conversationId) {
-    const conv = await traced(deps.tracing, "conversation.load", () => loadConversation(deps.conversations, conversationId, owner, "conversation"));
-    history = (await traced(deps.tracing, "history.load", () => callStore(() => deps.conversations.items(conversationId)))) ?? [];
+    // Both reads at once: the items wait on no answer of the first (another key's are read, then dropped by its 404).
+    const [conv, items] = await Promise.all([
+      traced(deps.tracing, "conversation.load", () => loadConversation(deps.conversations, conversationId, owner, "conversation")),
+      traced(deps.tracing, "history.load", () => callStore(() => deps.conversations.items(conversationId))),
+    ]);
+    history = items ?? [];
     lastEndpoint = conv.endpoint;
     req.conversation = { id: conversationId }; // echoed in the Response as OpenAI does
   }
