@@ -136,7 +136,8 @@ export class ResponsesService {
     if (plan.store) await requireConnected(this.rt.stores.status);
     // Tools the router runs are checked (server URLs, labels) before anything is queued; their
     // results come from outside the model, so such a response is never served from the cache.
-    if (mayRunTools(this.rt, plan) && (await toolsToRun(this.rt, plan)) !== null) plan = { ...plan, useCache: false };
+    const hosted = mayRunTools(this.rt, plan) ? await toolsToRun(this.rt, plan) : null; // no promise awaited on a plain request
+    if (hosted !== null) plan = { ...plan, useCache: false };
     // No upstream tokens for this request itself: a background job counts its own, a cache hit costs none.
     if (plan.background) return this.createBackground(plan, ctx);
     // A prompt-cache warm-up generates nothing (OpenAI's prewarm); on a kind the router translates for it answers without an upstream call.
@@ -156,7 +157,7 @@ export class ResponsesService {
       }
     }
 
-    const conn = await openRun(this.rt, plan, ctx.signal, plan.stream);
+    const conn = await openRun(this.rt, plan, ctx.signal, plan.stream, "in_progress", hosted);
     const endpoint = conn.endpoint.name;
     if (!plan.stream) {
       const out = await conn.pump(null).catch((err: unknown) => {

@@ -27,14 +27,17 @@ export async function toolsToRun(rt: Runtime, plan: Plan): Promise<HostedTools |
   return mayRunTools(rt, plan) ? hostedTools(rt.config, plan) : null;
 }
 
-/** Opens the response's upstream work: one round (no extra promise on that path), or the tool loop. */
-export function openRun(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress"): Promise<Connection> {
-  if (!mayRunTools(rt, plan)) return connect(rt, plan, signal, stream, initialStatus);
-  return openToolLoop(rt, plan, signal, stream, initialStatus);
+/**
+ * Opens the response's upstream work: one round (no extra promise on that path), or the tool loop.
+ * `hosted`: the request's toolsToRun when the caller already has them (not resolved again).
+ */
+export function openRun(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress", hosted?: HostedTools | null): Promise<Connection> {
+  if (hosted === null || !mayRunTools(rt, plan)) return connect(rt, plan, signal, stream, initialStatus);
+  return openToolLoop(rt, plan, signal, stream, initialStatus, hosted);
 }
 
-async function openToolLoop(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued"): Promise<Connection> {
-  const hosted = await hostedTools(rt.config, plan);
+async function openToolLoop(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued", known?: HostedTools): Promise<Connection> {
+  const hosted = known ?? (await hostedTools(rt.config, plan));
   if (!hosted) return connect(rt, plan, signal, stream, initialStatus);
   plan = await fetchFileUrls(plan, signal); // once for every round (a background job's plan has not fetched them yet)
   const runner = new McpRunner(rt, signal);
