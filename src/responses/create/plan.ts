@@ -7,7 +7,7 @@ import { targetsFor, type ModelConfig } from "../../runtime/models.js";
 import type { ConversationStore, ResponseStore, StoredConversation, StoredResponse } from "../../store/types.js";
 import { normalizeInput, type FetchedFile } from "../../translate/index.js";
 import type { CreateResponseRequest, Item } from "../../wire/types.js";
-import { callStore } from "./store-access.js";
+import { callStore, traced } from "./store-access.js";
 import { resolveReferences, storedItemLookup, type LocalItems } from "./references.js";
 
 /** Everything decided about a create request before any upstream is called. */
@@ -53,11 +53,6 @@ export interface Plan {
  */
 export interface HistorySource extends LocalItems {
   get(id: string): StoredResponse | undefined;
-}
-
-/** A store call as a span when tracing is on (the request waits on it). */
-function traced<T>(tracing: Tracing | undefined, op: string, fn: () => Promise<T>): Promise<T> {
-  return tracing ? tracing.store(op, fn) : fn();
 }
 
 /** Resolves model, history and ids for a validated request. */

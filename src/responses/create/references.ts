@@ -9,7 +9,7 @@ import type { Tracing } from "../../tracing/index.js";
 import type { ConversationStore, FoundItem, ResponseStore } from "../../store/types.js";
 import { isBareReasoning } from "../../wire/protocol.js";
 import type { Item } from "../../wire/types.js";
-import { callStore } from "./store-access.js";
+import { callStore, traced } from "./store-access.js";
 
 /** An item the caller may read, by id; null when there is none. */
 export type ItemLookup = (id: string) => Promise<Item | null>;
@@ -71,7 +71,7 @@ export async function resolveReferences(items: Item[], history: Item[], lookup?:
 /** Looks an id up where `owner` may read: the local items, then stored responses, then conversations (another key's item is a miss). */
 export function storedItemLookup(deps: { responses: ResponseStore; conversations: ConversationStore; local?: LocalItems; tracing?: Tracing }, owner: string | null): ItemLookup {
   const readable = (found: FoundItem | null) => (found && (found.owner === null || found.owner === owner) ? found.item : null);
-  const load = (op: string, fn: () => Promise<FoundItem | null>) => callStore(() => (deps.tracing ? deps.tracing.store(op, fn) : fn()));
+  const load = (op: string, fn: () => Promise<FoundItem | null>) => callStore(() => traced(deps.tracing, op, fn));
   return async (id) =>
     deps.local?.findItem?.(id) ??
     readable(await load("item.load", () => deps.responses.findItem(id))) ??
