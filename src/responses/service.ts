@@ -103,8 +103,7 @@ export class ResponsesService {
     const response = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "completed", previousResponseId: plan.previousResponseId });
     const endpoint = plan.preferEndpoint ?? undefined;
     await appendTurn(this.rt, plan, response, endpoint);
-    if (plan.store) await this.save(plan, response, endpoint);
-    ctx.remember?.({ response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint });
+    await this.keep(plan, response, endpoint, ctx);
     return response;
   }
 
@@ -235,9 +234,8 @@ export class ResponsesService {
     // unset: the upstream reported no usage; already set: a compaction before the answer spent some
     if (ctx.stats && tokens !== NO_TOKENS) ctx.stats.tokens = ctx.stats.tokens ? { input: ctx.stats.tokens.input + tokens.input, output: ctx.stats.tokens.output + tokens.output } : tokens;
     await appendTurn(this.rt, plan, out.response, out.endpoint, out.terminal !== null);
-    let json: string | undefined;
-    if (plan.store) await this.save(plan, out.response, out.endpoint, (json = JSON.stringify(out.response)));
-    ctx.remember?.({ response: out.response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint: out.endpoint });
+    let json = plan.store ? JSON.stringify(out.response) : undefined;
+    await this.keep(plan, out.response, out.endpoint, ctx, json);
     if (key && out.response.status === "completed" && cacheableAnswer(out.response)) await this.cacheSet(plan, key, out.response, (json ??= JSON.stringify(out.response)));
     return json;
   }
@@ -261,9 +259,19 @@ export class ResponsesService {
     }
   }
 
-  /** `responseJson`: the response already serialised (for its JSON answer), not serialised again. */
-  private async save(plan: Plan, response: ResponseObject, endpoint?: string, responseJson?: string): Promise<void> {
+  /**
+   * Stores the response (when the plan says so), then tells the transport of it (ctx.remember):
+   * one record for both, its full input copied once. `responseJson`: the response already
+   * serialised (for its JSON answer), not serialised again.
+   */
+  private async keep(plan: Plan, response: ResponseObject, endpoint: string | undefined, ctx: RequestContext, responseJson?: string): Promise<void> {
+    if (!plan.store && !ctx.remember) return;
     const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint };
+    if (plan.store) await this.save(record, responseJson);
+    ctx.remember?.(record);
+  }
+
+  private async save(record: StoredResponse, responseJson?: string): Promise<void> {
     try {
       await callStore(() => this.rt.tracing.store("responses.save", () => this.rt.stores.responses.save(record, responseJson)));
     } catch (err) {
@@ -314,8 +322,7 @@ export class ResponsesService {
     else delete response.conversation;
     await appendTurn(this.rt, plan, response, undefined);
     const json = plan.stream ? undefined : JSON.stringify(response); // the answer's, reused by the store
-    if (plan.store) await this.save(plan, response, undefined, json);
-    ctx.remember?.({ response, input: [...plan.history, ...plan.input], owner: plan.owner });
+    await this.keep(plan, response, undefined, ctx, json);
     if (json !== undefined) return { kind: "json", text: json, endpoint: "cache", model: plan.model };
     const events = responseToEvents(response);
     const run = async (sink: EventSink) => {

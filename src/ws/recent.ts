@@ -1,5 +1,5 @@
 import type { HistorySource } from "../responses/create/plan.js";
-import type { StoredResponse } from "../store/types.js";
+import { itemOfRecord, type StoredResponse } from "../store/types.js";
 import type { Item } from "../wire/types.js";
 
 /**
@@ -20,9 +20,8 @@ export class RecentResponses implements HistorySource {
   findItem(id: string): Item | undefined {
     const records = [...this.byId.values()];
     for (let r = records.length - 1; r >= 0; r--) {
-      const rec = records[r]!;
-      const found = (rec.response.output as Item[]).find((i) => i.id === id) ?? rec.input.find((i) => i.id === id);
-      if (found) return found;
+      const found = itemOfRecord(records[r]!, id);
+      if (found) return found.item;
     }
     return undefined;
   }

@@ -7,7 +7,7 @@ import { targetsFor, type ModelConfig } from "../../runtime/models.js";
 import type { ConversationStore, ResponseStore, StoredConversation, StoredResponse } from "../../store/types.js";
 import { normalizeInput, type FetchedFile } from "../../translate/index.js";
 import type { CreateResponseRequest, Item } from "../../wire/types.js";
-import { callStore } from "./store-access.js";
+import { callStore, traced } from "./store-access.js";
 import { resolveReferences, storedItemLookup, type LocalItems } from "./references.js";
 
 /** Everything decided about a create request before any upstream is called. */
@@ -55,11 +55,6 @@ export interface HistorySource extends LocalItems {
   get(id: string): StoredResponse | undefined;
 }
 
-/** A store call as a span when tracing is on (the request waits on it). */
-function traced<T>(tracing: Tracing | undefined, op: string, fn: () => Promise<T>): Promise<T> {
-  return tracing ? tracing.store(op, fn) : fn();
-}
-
 /** Resolves model, history and ids for a validated request. */
 export async function buildPlan(
   body: CreateResponseRequest,
@@ -92,8 +87,12 @@ export async function buildPlan(
     history = [...prev.input, ...prev.response.output];
     lastEndpoint = prev.endpoint ?? null;
   } else if (conversationId) {
-    const conv = await traced(deps.tracing, "conversation.load", () => loadConversation(deps.conversations, conversationId, owner, "conversation"));
-    history = (await traced(deps.tracing, "history.load", () => callStore(() => deps.conversations.items(conversationId)))) ?? [];
+    // Both reads at once: the items wait on no answer of the first (another key's are read, then dropped by its 404).
+    const [conv, items] = await Promise.all([
+      traced(deps.tracing, "conversation.load", () => loadConversation(deps.conversations, conversationId, owner, "conversation")),
+      traced(deps.tracing, "history.load", () => callStore(() => deps.conversations.items(conversationId))),
+    ]);
+    history = items ?? [];
     lastEndpoint = conv.endpoint;
     req.conversation = { id: conversationId }; // echoed in the Response as OpenAI does
   }

@@ -9,7 +9,7 @@ import type { Tracing } from "../../tracing/index.js";
 import type { ConversationStore, FoundItem, ResponseStore } from "../../store/types.js";
 import { isBareReasoning } from "../../wire/protocol.js";
 import type { Item } from "../../wire/types.js";
-import { callStore } from "./store-access.js";
+import { callStore, traced } from "./store-access.js";
 
 /** An item the caller may read, by id; null when there is none. */
 export type ItemLookup = (id: string) => Promise<Item | null>;
@@ -35,21 +35,35 @@ export const itemNotFound = (id: string) =>
  */
 export async function resolveReferences(items: Item[], history: Item[], lookup?: ItemLookup): Promise<Item[]> {
   if (!items.some((i) => i.type === "item_reference" || isBareReasoning(i))) return items;
+  // Every lookup starts before any is awaited (each may be two store reads); they are read in input
+  // order, so the error a request gets is still the one its first failing item meets.
+  const lookups = new Map<string, Promise<Item | null>>();
+  const find = (id: string): Item | Promise<Item | null> => {
+    const own = history.findLast((h) => h.id === id);
+    if (own) return own;
+    let pending = lookups.get(id);
+    if (!pending) {
+      pending = lookup ? lookup(id) : Promise.resolve(null);
+      pending.catch(() => {}); // awaited below unless an earlier item fails first
+      lookups.set(id, pending);
+    }
+    return pending;
+  };
+  const found = items.map((item) => (isBareReasoning(item) ? find(item.id as string) : item.type === "item_reference" ? find(String(item.id)) : null));
   const out: Item[] = [];
-  for (const item of items) {
+  for (const [k, item] of items.entries()) {
     if (isBareReasoning(item)) {
-      const found = history.findLast((h) => h.id === item.id) ?? (await lookup?.(item.id as string)) ?? null;
-      out.push(found?.type === "reasoning" && found.encrypted_content ? { ...item, encrypted_content: found.encrypted_content } : item);
+      const stored = await found[k];
+      out.push(stored?.type === "reasoning" && stored.encrypted_content ? { ...item, encrypted_content: stored.encrypted_content } : item);
       continue;
     }
     if (item.type !== "item_reference") {
       out.push(item);
       continue;
     }
-    const id = String(item.id);
-    const found = history.findLast((h) => h.id === id) ?? (await lookup?.(id)) ?? null;
-    if (!found) throw itemNotFound(id);
-    out.push(found);
+    const stored = await found[k];
+    if (!stored) throw itemNotFound(String(item.id));
+    out.push(stored);
   }
   return out;
 }
@@ -57,7 +71,7 @@ export async function resolveReferences(items: Item[], history: Item[], lookup?:
 /** Looks an id up where `owner` may read: the local items, then stored responses, then conversations (another key's item is a miss). */
 export function storedItemLookup(deps: { responses: ResponseStore; conversations: ConversationStore; local?: LocalItems; tracing?: Tracing }, owner: string | null): ItemLookup {
   const readable = (found: FoundItem | null) => (found && (found.owner === null || found.owner === owner) ? found.item : null);
-  const load = (op: string, fn: () => Promise<FoundItem | null>) => callStore(() => (deps.tracing ? deps.tracing.store(op, fn) : fn()));
+  const load = (op: string, fn: () => Promise<FoundItem | null>) => callStore(() => traced(deps.tracing, op, fn));
   return async (id) =>
     deps.local?.findItem?.(id) ??
     readable(await load("item.load", () => deps.responses.findItem(id))) ??

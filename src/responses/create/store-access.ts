@@ -1,5 +1,11 @@
 import { ApiError, storageUnavailable } from "../../ops/errors.js";
 import { StoreUnavailableError, type StoreStatus } from "../../store/types.js";
+import type { Tracing } from "../../tracing/index.js";
+
+/** A store call as a span when tracing is on (the request waits on it). */
+export function traced<T>(tracing: Tracing | undefined, op: string, fn: () => Promise<T>): Promise<T> {
+  return tracing ? tracing.store(op, fn) : fn();
+}
 
 /** Runs a store call; an unreachable store becomes a 503 the client can act on. */
 export async function callStore<T>(op: () => Promise<T>): Promise<T> {

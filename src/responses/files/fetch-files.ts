@@ -52,11 +52,14 @@ function mayServeTranslated(plan: Plan): boolean {
   return fallbackSteps(plan.cfg, plan.model, plan.modelCfg, plan.targets).some((s) => s.targets.some((t) => kinds.get(t.endpoint) !== "openai"));
 }
 
+/** What a plan with nothing to fetch carries, so a later call (connect after the service's) does not scan it again. */
+const NO_FILES: Readonly<Record<string, FetchedFile>> = Object.freeze(Object.create(null));
+
 /** The plan with the contents of its `file_url`s (when a chat or anthropic backend may serve it). */
 export async function fetchFileUrls(plan: Plan, signal: AbortSignal): Promise<Plan> {
   if (plan.files) return plan;
   const refs = fileUrls(plan);
-  if (refs.length === 0 || !mayServeTranslated(plan)) return plan;
+  if (refs.length === 0 || !mayServeTranslated(plan)) return { ...plan, files: NO_FILES };
   const files: Record<string, FetchedFile> = Object.create(null);
   for (const ref of refs) {
     if (!(ref.url in files)) files[ref.url] = await fetchFile(plan.cfg, ref, signal);

@@ -17,7 +17,7 @@ import { McpRunner } from "./mcp-runner.js";
 
 export { hostedTools, namesHostedTools, runsClientTools } from "./hosted.js";
 
-/** Whether this request may take the tool loop (synchronous; `toolsToRun` then decides). */
+/** Whether this request may take the tool loop (synchronous; `hostedTools` then decides). */
 export function mayRunTools(rt: Runtime, plan: Plan): boolean {
   return namesHostedTools(rt.config, plan) && !endsWithCompactionTrigger(plan);
 }

@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import type { Item } from "../../wire/types.js";
 import { redisCall } from "./client.js";
-import type { DurableWriter } from "./durable.js";
+import { storeWrite, throwFailed, type DurableWriter } from "./durable.js";
 import type { ConversationRecord, ConversationStore, FoundItem, StoredConversation } from "../types.js";
 
 /**
@@ -86,8 +86,7 @@ export class RedisConversationStore implements ConversationStore {
 
   /** A write a client depends on: on the durable writer's connections when there is one (confirmed by a replica when `confirm` holds). */
   private write<T>(what: string, fn: (client: Redis) => Promise<T>, confirm?: (result: T) => boolean): Promise<T> {
-    const durable = this.opts.durable;
-    return durable ? durable.write(`conversations.${what}`, fn, confirm) : this.call(what, () => fn(this.client));
+    return storeWrite(this.client, this.opts.durable, `conversations.${what}`, fn, confirm, this.opts.readyTimeoutMs);
   }
 
   async create(record: StoredConversation, items: Item[]): Promise<void> {
@@ -97,9 +96,7 @@ export class RedisConversationStore implements ConversationStore {
       const tx = client.multi().del(hash, list).hset(hash, "record", JSON.stringify({ conversation: record.conversation, owner: record.owner }), "endpoint", record.endpoint ?? "");
       if (items.length > 0) tx.rpush(list, ...items.map((i) => JSON.stringify(i))).pexpire(list, ttl);
       for (const id of itemIds(items)) if (id) tx.set(this.itemPrefix + id, record.conversation.id, "PX", ttl);
-      const results = await tx.pexpire(hash, ttl).exec();
-      const failed = results?.find(([err]) => err);
-      if (failed) throw failed[0];
+      throwFailed(await tx.pexpire(hash, ttl).exec());
     });
   }
 

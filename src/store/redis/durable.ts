@@ -18,6 +18,20 @@ export interface DurableWriterOptions {
 export type DurableWrite<T> = (client: Redis) => Promise<T>;
 
 /**
+ * A write a client depends on: on the durable writer's connections when there is one (confirmed
+ * by a replica when `confirm` holds), else on the shared client.
+ */
+export function storeWrite<T>(shared: Redis, durable: DurableWriter | undefined, what: string, write: DurableWrite<T>, confirm: ((result: T) => boolean) | undefined, readyTimeoutMs: number | undefined): Promise<T> {
+  return durable ? durable.write(what, write, confirm) : redisCall(shared, what, () => write(shared), readyTimeoutMs);
+}
+
+/** A MULTI whose reply holds an error (e.g. OOM) failed: throw it. */
+export function throwFailed(results: [Error | null, unknown][] | null): void {
+  const failed = results?.find(([err]) => err);
+  if (failed) throw failed[0];
+}
+
+/**
  * `storage.durability: replica`: the writes a client depends on, each followed by `WAIT 1` on the
  * same connection (WAIT confirms only its own connection's writes). They run on connections of
  * their own, never on the one every other store call shares: during a failover each WAIT holds

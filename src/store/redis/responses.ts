@@ -1,6 +1,6 @@
 import type { ChainableCommander, Redis } from "ioredis";
 import { redisCall, RedisStatus, waitReady } from "./client.js";
-import type { DurableWriter } from "./durable.js";
+import { storeWrite, throwFailed, type DurableWriter } from "./durable.js";
 import { recordJson } from "../record-json.js";
 import { itemOfRecord, recordItemIds, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type StoreStatus, type StoredResponse } from "../types.js";
 
@@ -54,8 +54,7 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
 
   /** A write a client depends on: on the durable writer's connections when there is one (confirmed by a replica when `confirm` holds). */
   private write<T>(what: string, fn: (client: Redis) => Promise<T>, confirm?: (result: T) => boolean): Promise<T> {
-    const durable = this.opts.durable;
-    return durable ? durable.write(what, fn, confirm) : redisCall(this.client, what, () => fn(this.client), this.opts.readyTimeoutMs);
+    return storeWrite(this.client, this.opts.durable, what, fn, confirm, this.opts.readyTimeoutMs);
   }
 
   async save(record: StoredResponse, responseJson?: string): Promise<void> {
@@ -114,12 +113,6 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
 
   /** The client is shared and closed by whoever created it (createStores). */
   async close(): Promise<void> {}
-}
-
-/** A MULTI whose reply holds an error (e.g. OOM) failed: throw it. */
-function throwFailed(results: [Error | null, unknown][] | null): void {
-  const failed = results?.find(([err]) => err);
-  if (failed) throw failed[0];
 }
 
 export type CacheErrorHook = (op: "get" | "set", err: unknown) => void;
