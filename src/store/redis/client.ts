@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { ConnectionOptions } from "node:tls";
-import { Redis, type RedisOptions } from "ioredis";
+import { Redis, SentinelConnector, type RedisOptions, type SentinelConnectionOptions } from "ioredis";
 import { StoreUnavailableError, type StoreStatus } from "../types.js";
 
 /** Where Redis is: one server by URL, or a Sentinel group; credentials and TLS beside it. */
@@ -27,6 +27,29 @@ export interface RedisClientOptions {
   connectionName?: string;
 }
 
+/**
+ * ioredis's Sentinel connector keeps the previous connection's failover detector subscribed until
+ * a new connection is up. A +switch-master that arrives while the client is between connections,
+ * asking a sentinel where the primary now is (which a real failover makes likely: the old
+ * primary's connection drops first, the announcement follows the promotion), makes that old
+ * detector abandon the question, and ioredis then ends the client for good ("the Redis client is
+ * closed" on every store call until a restart). Retiring the old detector before each new connect
+ * closes that window; the new connection subscribes a detector of its own, as before.
+ */
+class SentinelConnectorWithoutStaleDetector extends SentinelConnector {
+  // ioredis hands a custom connector its whole options object.
+  constructor(options: unknown) {
+    super(options as SentinelConnectionOptions);
+  }
+
+  override connect(...args: Parameters<SentinelConnector["connect"]>): ReturnType<SentinelConnector["connect"]> {
+    const self = this as unknown as { failoverDetector: { cleanup(): void } | null };
+    self.failoverDetector?.cleanup();
+    self.failoverDetector = null;
+    return super.connect(...args);
+  }
+}
+
 /** After a failover a connection may still reach the demoted primary: reconnect (Sentinel then names the new one). */
 const reconnectOnReadonly = (err: Error) => (/^READONLY\b/.test(err.message) ? 1 : false);
 
@@ -46,6 +69,8 @@ export function targetOptions(target: RedisTarget): RedisOptions {
       name: target.name,
       sentinelPassword: target.sentinel_password,
       failoverDetector: true,
+      // Copied into duplicates too (BullMQ duplicates its worker's connection).
+      Connector: SentinelConnectorWithoutStaleDetector,
       // A sentinel that does not answer is skipped quickly; the next one is asked.
       sentinelCommandTimeout: 1_000,
       sentinelRetryStrategy: (times: number) => Math.min(100 * times, 1_000),
