@@ -192,6 +192,50 @@ describe("redis store specifics", () => {
     expect(ran[0]).toMatchObject({ responseId: id, attempt: 2, redelivered: true, stalls: 1 });
   });
 
+  it("a job whose lease lapsed while it still runs here (Redis failing over) is not started a second time", async () => {
+    const prefix = uniquePrefix();
+    const s = open(prefix);
+    const id = newId();
+    const runs: JobContext[] = [];
+    const redelivered: JobContext[] = [];
+    let finish!: () => void;
+    const held = new Promise<void>((r) => (finish = r));
+    s.jobs.start(
+      async (job) => {
+        runs.push(job);
+        await held;
+      },
+      2,
+      {
+        onRedelivered: async (job) => {
+          redelivered.push(job);
+          return "run";
+        },
+      },
+    );
+    await s.jobs.enqueue({ responseId: id, payload: null });
+    await waitFor(() => runs.length === 1, 5_000, "the job to start");
+    // What a failover does to a lease: the lock key is gone while the run goes on, and the
+    // stalled checker gives the job back to the queue; this instance's worker fetches it again.
+    const { Redis } = await import("ioredis");
+    const admin = new Redis(redis.url);
+    try {
+      expect(await admin.del(`${prefix}bull:background:${id}:lock`)).toBe(1);
+      // The stalled checker counts the lapse on the job (stc) and the worker fetches it again.
+      await waitFor(async () => Number(await admin.hget(`${prefix}bull:background:${id}`, "stc")) > 0, 5_000, "the job to be given back");
+      await waitFor(async () => (await s.jobs.waitingCount()) === 0, 5_000, "the job to be fetched again");
+      await sleep(300);
+      expect(runs).toHaveLength(1);
+      finish();
+      // The job ends once, and leaves the queue.
+      await waitFor(async () => (await s.jobs.waitingCount()) === 0 && (await admin.exists(`${prefix}bull:background:${id}`)) === 0, 5_000, "the job to leave the queue");
+      expect(runs).toHaveLength(1);
+    } finally {
+      finish();
+      admin.disconnect();
+    }
+  });
+
   it("a job that stalls twice is failed and reported once through onAbandoned", async () => {
     const prefix = uniquePrefix();
     const main = open(prefix);

@@ -73,7 +73,8 @@ export class RedisJobQueue implements JobQueue {
   private readonly queueName: string;
   private readonly bullPrefix: string;
   private readonly channel: string;
-  private readonly running = new Map<string, AbortController>();
+  /** Jobs running on this instance: the abort for cancel and hand-back, and when the run ends. */
+  private readonly running = new Map<string, { controller: AbortController; ended: Promise<void> }>();
   private worker: Worker<JobData> | null = null;
   private connections: Redis[] = [];
   private queueEvents: QueueEvents | null = null;
@@ -224,7 +225,7 @@ export class RedisJobQueue implements JobQueue {
   }
 
   private abortLocal(responseId: string, kind: "cancelled" | "handed_back"): void {
-    const controller = this.running.get(responseId);
+    const controller = this.running.get(responseId)?.controller;
     if (controller && !controller.signal.aborted) controller.abort(new JobAbortedError(kind));
   }
 
@@ -236,9 +237,19 @@ export class RedisJobQueue implements JobQueue {
       await job.moveToWait(token);
       throw new WaitingError();
     }
+    const live = this.running.get(responseId);
+    if (live) {
+      // Its lease lapsed while it still runs here (renewals failed while Redis failed over) and
+      // the stalled checker gave it back: this delivery holds the job until that run ends
+      // instead of starting a second one (the upstream would be asked twice).
+      await live.ended;
+      return;
+    }
     const controller = new AbortController();
+    let ended!: () => void;
+    const entry = { controller, ended: new Promise<void>((resolve) => (ended = resolve)) };
     // Registered before the cancel-flag check, so a cancel published in between still lands.
-    this.running.set(responseId, controller);
+    this.running.set(responseId, entry);
     try {
       if (await this.isCancelled(responseId)) return;
       const ctx: JobContext = {
@@ -259,7 +270,8 @@ export class RedisJobQueue implements JobQueue {
         throw new WaitingError();
       }
     } finally {
-      if (this.running.get(responseId) === controller) this.running.delete(responseId);
+      if (this.running.get(responseId) === entry) this.running.delete(responseId);
+      ended();
     }
   }
 
