@@ -57,11 +57,12 @@ describe("NativeStreamMachine", () => {
     expect(events.filter((e) => e.type === "response.created" || e.type === "response.in_progress").map((e) => (e.response as ResponseObject).completed_at)).toEqual([null, null]);
   });
 
-  it("keeps the upstream's own completed_at and the penalties it echoes", () => {
+  it("keeps the upstream's own completed_at and the penalties it echoes; OpenAI's `user: null` is left out", () => {
     const m = machine();
-    const resp = { ...nativeResponse("hi", "gpt-4.1", "resp_up"), completed_at: 1_600_000_007, presence_penalty: 0.5, frequency_penalty: 0.25 };
+    const resp = { ...nativeResponse("hi", "gpt-4.1", "resp_up"), completed_at: 1_600_000_007, presence_penalty: 0.5, frequency_penalty: 0.25, user: null };
     const { events } = feed(m, nativeEvents(resp).map((f) => f.data as StreamEvent));
     expect(events.at(-1)!.response).toMatchObject({ status: "completed", completed_at: 1_600_000_007, presence_penalty: 0.5, frequency_penalty: 0.25 });
+    for (const e of events.filter((e) => "response" in e)) expect(e.response).not.toHaveProperty("user");
     expect(m.response.completed_at).toBe(1_600_000_007);
   });
 

@@ -125,6 +125,8 @@ export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObj
   if (f.conversation) obj.conversation = f.conversation;
   if (f.model !== undefined) obj.model = f.model;
   if (f.defaults) for (const key in f.defaults) if (obj[key] === undefined) obj[key] = f.defaults[key];
+  // OpenAI sends `user: null` when unset; the openai types (`user?: string`) and the router's other kinds leave it out.
+  if (obj.user === null) delete obj.user;
   // The upstream's own completed_at is kept; one that sent none completed when the router read it.
   if (obj.status === "completed" && typeof obj.completed_at !== "number") obj.completed_at = f.clock();
   return obj as ResponseObject;
