@@ -3,6 +3,7 @@ import { z } from "zod";
 import { message, messageReply, startAnthropicMock, textBlock, toolUseBlock, assertMessagesRequest } from "../helpers/anthropic-mock.js";
 import { chatCompletion, chatTextChunks, chatToolCallChunks, startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
 import { slowText } from "../helpers/background.js";
+import { startMockSearch, type MockSearch } from "../helpers/mock-search.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
 import { finalResponse, WsClient } from "../helpers/ws-client.js";
 
@@ -31,7 +32,9 @@ const ReasoningText = z.object({ type: z.literal("reasoning_text"), text: z.stri
 const MessageItem = z.object({ type: z.literal("message"), id: z.string().min(1), status: ITEM_STATUS, role: z.literal("assistant"), content: z.array(z.union([OutputText, Refusal])) });
 const FunctionCallItem = z.object({ type: z.literal("function_call"), id: z.string().min(1), call_id: z.string().min(1), name: z.string().min(1), arguments: z.string(), status: ITEM_STATUS });
 const ReasoningItem = z.object({ type: z.literal("reasoning"), id: z.string().min(1), summary: z.array(z.object({ type: z.literal("summary_text"), text: z.string() })) });
-const OutputItem = z.discriminatedUnion("type", [MessageItem, FunctionCallItem, ReasoningItem]);
+/** The router's hosted search (the tool loop); as OpenAI's own, the item a stream opens has no `action` until its query is known. */
+const WebSearchCallItem = z.object({ type: z.literal("web_search_call"), id: z.string().min(1), status: z.enum(["in_progress", "searching", "completed", "failed"]), action: z.object({ type: z.string() }).optional() });
+const OutputItem = z.discriminatedUnion("type", [MessageItem, FunctionCallItem, ReasoningItem, WebSearchCallItem]);
 
 const Usage = z.object({
   input_tokens: int,
@@ -98,6 +101,9 @@ const EVENTS: Record<string, z.ZodType> = {
   "response.output_text.done": z.object({ type: z.literal("response.output_text.done"), ...seq, ...at, content_index: int, text: z.string(), logprobs: z.array(Logprob) }),
   "response.function_call_arguments.delta": z.object({ type: z.literal("response.function_call_arguments.delta"), ...seq, ...at, delta: z.string() }),
   "response.function_call_arguments.done": z.object({ type: z.literal("response.function_call_arguments.done"), ...seq, ...at, arguments: z.string() }),
+  "response.web_search_call.in_progress": z.object({ type: z.literal("response.web_search_call.in_progress"), ...seq, ...at }),
+  "response.web_search_call.searching": z.object({ type: z.literal("response.web_search_call.searching"), ...seq, ...at }),
+  "response.web_search_call.completed": z.object({ type: z.literal("response.web_search_call.completed"), ...seq, ...at }),
 };
 
 const TERMINAL = new Set(["response.completed", "response.failed", "response.incomplete"]);
@@ -199,13 +205,19 @@ const PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcS
 
 const hasTools = (req: RecordedRequest) => Array.isArray(req.body?.tools) && req.body.tools.length > 0;
 
-/** The chat backend: a call of the first tool when tools are given, else text. */
+/**
+ * The chat backend: a call of the first tool when tools are given (until a tool's result came
+ * back, unless the question says "forever"), else text.
+ */
 function chatScript(req: RecordedRequest): Reply {
   const stream = req.body?.stream === true;
-  if (hasTools(req)) {
+  const messages = (req.body?.messages ?? []) as { role: string }[];
+  const answered = messages.some((m) => m.role === "tool") && !JSON.stringify(messages).includes("forever");
+  if (hasTools(req) && !answered) {
     const name = req.body.tools[0].function.name as string;
-    if (stream) return { kind: "sse", frames: chatToolCallChunks([{ id: "call_chat1", name, args: ['{"location":', '"San Francisco"}'] }]) };
-    return { kind: "json", body: chatCompletion(null, "llama", { tool_calls: [{ id: "call_chat1", type: "function", function: { name, arguments: CALL_ARGS } }] }) };
+    const args = name === "web_search" ? '{"query":"sf weather"}' : CALL_ARGS;
+    if (stream) return { kind: "sse", frames: chatToolCallChunks([{ id: "call_chat1", name, args: [args.slice(0, 12), args.slice(12)] }]) };
+    return { kind: "json", body: chatCompletion(null, "llama", { tool_calls: [{ id: "call_chat1", type: "function", function: { name, arguments: args } }] }) };
   }
   return stream ? { kind: "sse", frames: [...chatTextChunks(["Hello", " there"]), "data: [DONE]\n\n"] } : { kind: "json", body: chatCompletion("Hello there", "llama") };
 }
@@ -293,6 +305,7 @@ let chat: MockUpstream;
 let claude: MockUpstream;
 let oai: MockUpstream;
 let router: TestRouter;
+let search: MockSearch;
 
 const KINDS = [
   { kind: "chat", model: "chat-model", upstream: () => chat },
@@ -307,6 +320,7 @@ beforeAll(async () => {
   claude.setDefault("/messages", anthropicScript);
   oai = await startMockUpstream();
   oai.setDefault("/responses", openaiScript);
+  search = await startMockSearch(() => ({ json: { results: [{ url: "https://example.org/sf", title: "SF weather", content: "Fog." }] } }));
   router = await startTestRouter({
     endpoints: [
       { name: "box", url: chat.url, kind: "chat" },
@@ -320,13 +334,14 @@ beforeAll(async () => {
       "chat-cached": { endpoints: ["box"], upstream_model: "llama3.1:8b", cache: { ttl: "1m" } },
     },
     background: { concurrency: 1, cancel_wait: "2s" },
+    tools: { web_search: { provider: "searxng", url: search.url }, max_rounds: 2 },
     routing: { retry: { attempts: 1 } },
   });
 });
 
 afterAll(async () => {
   await router?.close(1000);
-  await Promise.all([chat?.close(), claude?.close(), oai?.close()]);
+  await Promise.all([chat?.close(), claude?.close(), oai?.close(), search?.close()]);
 });
 
 const post = (body: unknown) => router.fetch("/v1/responses", { method: "POST", headers: { authorization: "Bearer test-key", "content-type": "application/json" }, body: JSON.stringify(body) });
@@ -502,6 +517,18 @@ describe("completed_at", () => {
 
     const warm = await createJson({ model: "chat-model", input: [user("warm up")], prompt_cache_options: { prewarm: true } }, "prewarm");
     expect(warm).toMatchObject({ status: "completed", output: [] });
+  });
+
+  it("the tool loop: one response over its rounds, completed_at set once it completes, null when it stops incomplete", async () => {
+    const r = await createJson({ model: "chat-model", input: "Weather in SF?", tools: [{ type: "web_search" }] }, "tool loop");
+    expect(r.output.map((i) => [i.type, i.status])).toEqual([["web_search_call", "completed"], ["message", "completed"]]);
+    expect(search.requests.length).toBeGreaterThan(0);
+    expect(r.output[0]).toMatchObject({ action: { type: "search", query: "sf weather" } });
+    const { final } = await createStream({ model: "chat-model", input: "Weather in SF?", tools: [{ type: "web_search" }] }, "tool loop streamed");
+    expect(final.status).toBe("completed");
+    expect(final.output[0]).toMatchObject({ type: "web_search_call", action: { type: "search", query: "sf weather" } });
+    const stopped = await createJson({ model: "chat-model", input: "Search forever.", tools: [{ type: "web_search" }] }, "tool loop at max_rounds");
+    expect(stopped).toMatchObject({ status: "incomplete", completed_at: null });
   });
 
   it("over a WebSocket: null in the opening snapshots, set on response.completed", async () => {
