@@ -521,7 +521,7 @@ describe("completed_at", () => {
 
   it("the tool loop: one response over its rounds, completed_at set once it completes, null when it stops incomplete", async () => {
     const r = await createJson({ model: "chat-model", input: "Weather in SF?", tools: [{ type: "web_search" }] }, "tool loop");
-    expect(r.output.map((i) => [i.type, i.status])).toEqual([["web_search_call", "completed"], ["message", "completed"]]);
+    expect(r.output.map((i) => [i.type, (i as { status?: string }).status])).toEqual([["web_search_call", "completed"], ["message", "completed"]]);
     expect(search.requests.length).toBeGreaterThan(0);
     expect(r.output[0]).toMatchObject({ action: { type: "search", query: "sf weather" } });
     const { final } = await createStream({ model: "chat-model", input: "Weather in SF?", tools: [{ type: "web_search" }] }, "tool loop streamed");
