@@ -538,6 +538,9 @@ describe("completed_at", () => {
       for (const e of events) if (e.response) expect(e.response.completed_at, e.type).toEqual(e.type === "response.completed" ? expect.any(Number) : null);
       const final = validResponse(finalResponse(events), "websocket");
       expect(final.status).toBe("completed");
+      // generate: false answers at once with a completed response (no backend is called).
+      const warm = validResponse(finalResponse(await ws.create({ model: "chat-model", input: [user("warm")], generate: false } as never)), "generate false");
+      expect(warm).toMatchObject({ status: "completed", output: [] });
     } finally {
       ws.close();
     }
