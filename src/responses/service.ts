@@ -8,6 +8,7 @@ import { sseBody, type EventSink, type StreamBody } from "../wire/sse-writer.js"
 import type { StoredResponse } from "../store/types.js";
 import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import { emitted } from "../wire/emitted.js";
+import { unixSeconds } from "../wire/clock.js";
 import type { CreateResponseRequest, EmittedResponse, Item, JsonObject, ResponseObject } from "../wire/types.js";
 import { clientJson, clientReplacer } from "../translate/openai/rewrite.js";
 import { AutoCompactor, servedByRouterTranslation } from "./compaction/auto-compact.js";
@@ -100,7 +101,7 @@ export class ResponsesService {
   /** A completed response without output, kept like any other (stored, appended, remembered) so a later turn chains from it. No backend is called. */
   private async keepWithoutOutput(plan: Plan, ctx: RequestContext): Promise<ResponseObject> {
     if (ctx.stats) ctx.stats.tokens = NO_TOKENS;
-    const response = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "completed", previousResponseId: plan.previousResponseId });
+    const response = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "completed", previousResponseId: plan.previousResponseId, completedAt: unixSeconds() });
     const endpoint = plan.preferEndpoint ?? undefined;
     await appendTurn(this.rt, plan, response, endpoint);
     await this.keep(plan, response, endpoint, ctx);
@@ -253,7 +254,7 @@ export class ResponsesService {
       const message = err instanceof ApiError ? err.message : "The response could not be stored.";
       this.rt.log.error({ model: plan.model, err: message }, "storing a streamed response failed");
       const seq = (JSON.parse(out.terminal!.data) as { sequence_number: number }).sequence_number;
-      const response = { ...(out.response as unknown as EmittedResponse), status: "failed" as const, error: { code: "server_error" as const, message } };
+      const response = { ...(out.response as unknown as EmittedResponse), status: "failed" as const, completed_at: null, error: { code: "server_error" as const, message } };
       const event = emitted({ type: "response.failed", response, sequence_number: seq });
       return { type: "response.failed", data: JSON.stringify(event, clientReplacer(out.hideEncryptedReasoning, out.hideSearchSources)) };
     }
@@ -305,12 +306,13 @@ export class ResponsesService {
    * request, so a hit carries exactly the fields the miss carried.
    */
   private async serveCached(plan: Plan, cached: ResponseObject, ctx: RequestContext): Promise<Started> {
-    const fresh = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: cached.status, previousResponseId: plan.previousResponseId });
+    const fresh = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: cached.status, previousResponseId: plan.previousResponseId, completedAt: unixSeconds() });
     const response: ResponseObject = {
       ...fresh,
       ...cached,
       id: fresh.id,
       created_at: fresh.created_at,
+      completed_at: fresh.completed_at,
       previous_response_id: fresh.previous_response_id,
       store: fresh.store,
       background: fresh.background,

@@ -28,7 +28,7 @@ export function responseToEvents(response: ResponseObject, startSequence = 0): S
   const out: StreamEvent[] = [];
   const emit: Emit = (fields) => out.push(numbered(fields, seq++));
   const typed = response as unknown as EmittedResponse;
-  const snapshot = (status: "queued" | "in_progress"): EmittedResponse => ({ ...typed, status, error: null, incomplete_details: null, output: [], usage: null });
+  const snapshot = (status: "queued" | "in_progress"): EmittedResponse => ({ ...typed, status, completed_at: null, error: null, incomplete_details: null, output: [], usage: null });
 
   emit({ type: "response.created", response: snapshot(response.status === "queued" ? "queued" : "in_progress") });
   if (response.status !== "queued") emit({ type: "response.in_progress", response: snapshot("in_progress") });

@@ -5,6 +5,7 @@
  * it, so all snapshots of one response carry the same fields as OpenAI's own.
  */
 import type { ResponseUsage } from "openai/resources/responses/responses";
+import type { Clock } from "../wire/clock.js";
 import type { CreateResponseRequest, EmittedResponse, Item, JsonObject, ResponseObject, ResponseStatus, Usage } from "../wire/types.js";
 
 export interface SkeletonMeta {
@@ -15,6 +16,11 @@ export interface SkeletonMeta {
   model: string;
   status: ResponseStatus;
   previousResponseId?: string | null;
+  /**
+   * When a skeleton made `completed` at once (no backend answered: a prepared or cached
+   * answer) completed, in seconds; by default when it was created. Ignored for other statuses.
+   */
+  completedAt?: number;
 }
 
 export function responseSkeleton(req: CreateResponseRequest, meta: SkeletonMeta): ResponseObject {
@@ -23,6 +29,7 @@ export function responseSkeleton(req: CreateResponseRequest, meta: SkeletonMeta)
     object: "response",
     created_at: meta.createdAt,
     status: meta.status,
+    completed_at: meta.status === "completed" ? (meta.completedAt ?? meta.createdAt) : null,
     background: req.background ?? false,
     error: null,
     incomplete_details: null,
@@ -34,6 +41,8 @@ export function responseSkeleton(req: CreateResponseRequest, meta: SkeletonMeta)
     output: [],
     parallel_tool_calls: req.parallel_tool_calls ?? true,
     previous_response_id: meta.previousResponseId ?? req.previous_response_id ?? null,
+    presence_penalty: req.presence_penalty ?? 0,
+    frequency_penalty: req.frequency_penalty ?? 0,
     prompt_cache_key: (req.prompt_cache_key as string | undefined) ?? null,
     reasoning: normaliseReasoning(req.reasoning) as EmittedResponse["reasoning"],
     safety_identifier: (req.safety_identifier as string | undefined) ?? null,
@@ -52,6 +61,14 @@ export function responseSkeleton(req: CreateResponseRequest, meta: SkeletonMeta)
   // Echoed as sent, like OpenAI does, only when the client set them.
   for (const key of ECHOED_WHEN_SET) if (req[key] !== undefined) response[key] = req[key];
   return response;
+}
+
+/**
+ * `completed_at` of a response that ends in `status`: the time it completed (read from the
+ * clock now), null for any other end (incomplete, failed, cancelled) and while it runs.
+ */
+export function completedAt(status: string, clock: Clock): number | null {
+  return status === "completed" ? clock() : null;
 }
 
 const ECHOED_WHEN_SET = ["conversation", "user", "prompt", "prompt_cache_retention"] as const;

@@ -28,6 +28,8 @@ export interface CreateResponseRequest extends JsonObject {
   reasoning?: JsonObject | null;
   max_output_tokens?: number | null;
   temperature?: number | null;
+  presence_penalty?: number | null;
+  frequency_penalty?: number | null;
   top_p?: number | null;
   metadata?: Record<string, string> | null;
   include?: string[];
@@ -60,8 +62,16 @@ export type StreamEvent = JsonObject & { type: string; sequence_number: number }
  * A Response object the router builds, typed by the openai package so a field OpenAI
  * requires cannot go missing. `output_text` is the SDK's own convenience property (never on
  * the wire); `usage` is null until the response finishes, as in OpenAI's own snapshots.
+ * OpenAI always sends `completed_at` (null until the response completes) and the penalties
+ * (0 unless asked), though the package types the first as optional and lacks the others.
  */
-export type EmittedResponse = Omit<Response, "output_text" | "usage"> & { usage: ResponseUsage | null; store: boolean };
+export type EmittedResponse = Omit<Response, "output_text" | "usage" | "completed_at"> & {
+  usage: ResponseUsage | null;
+  store: boolean;
+  completed_at: number | null;
+  presence_penalty: number;
+  frequency_penalty: number;
+};
 
 type WithEmittedResponse<E> = E extends { response: Response } ? Omit<E, "response"> & { response: EmittedResponse } : E;
 

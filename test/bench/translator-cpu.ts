@@ -12,6 +12,9 @@ import { ChatStreamTranslator, responseSkeleton } from "../../src/translate/inde
 import type { ChatChunkLike } from "../../src/translate/index.js";
 import { readSseFrames } from "../../src/upstream/sse.js";
 
+/** The translators' clock: when a response completes (`completed_at`). */
+const CLOCK = () => 1_700_000_100;
+
 export interface TranslatorCpu {
   chunks: number;
   translatorUsPerChunk: number;
@@ -51,7 +54,7 @@ export async function measureTranslatorCpu(streams = 200, maxMs = 10_000): Promi
 
   // Warm up both paths so the JIT has settled.
   for (let s = 0; s < 20; s++) {
-    const tr = new ChatStreamTranslator(skeleton(), randomId);
+    const tr = new ChatStreamTranslator(skeleton(), randomId, CLOCK);
     tr.start();
     for (const c of parsed) tr.push(c);
     tr.finish();
@@ -61,7 +64,7 @@ export async function measureTranslatorCpu(streams = 200, maxMs = 10_000): Promi
   const t0 = performance.now();
   const translatorUs = cpuUs(() => {
     for (let s = 0; s < streams && performance.now() - t0 < maxMs; s++) {
-      const tr = new ChatStreamTranslator(skeleton(), randomId);
+      const tr = new ChatStreamTranslator(skeleton(), randomId, CLOCK);
       tr.start();
       for (let i = 0; i < parsed.length; i++) tr.push(parsed[i]!);
       tr.finish();
@@ -72,7 +75,7 @@ export async function measureTranslatorCpu(streams = 200, maxMs = 10_000): Promi
   const encoder = new TextEncoder();
   let sinkBytes = 0;
   const runPipeline = async () => {
-    const tr = new ChatStreamTranslator(skeleton(), randomId);
+    const tr = new ChatStreamTranslator(skeleton(), randomId, CLOCK);
     let pending = "";
     const flush = () => {
       if (pending.length === 0) return;

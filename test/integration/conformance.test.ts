@@ -31,6 +31,7 @@ type KeyList<T> = Record<RequiredKeys<T>, true>;
 const RESPONSE: KeyList<EmittedResponse> = {
   id: true, access_programs: true, created_at: true, error: true, incomplete_details: true, instructions: true, metadata: true, model: true,
   object: true, output: true, parallel_tool_calls: true, temperature: true, tool_choice: true, tools: true, top_p: true, usage: true, store: true,
+  completed_at: true, presence_penalty: true, frequency_penalty: true,
 };
 const USAGE: KeyList<ResponseUsage> = { input_tokens: true, input_tokens_details: true, output_tokens: true, output_tokens_details: true, total_tokens: true };
 const USAGE_IN: KeyList<ResponseUsage.InputTokensDetails> = { cached_tokens: true, cache_write_tokens: true };

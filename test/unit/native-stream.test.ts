@@ -8,7 +8,7 @@ import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.
 import { nativeEvents, nativeResponse } from "../helpers/mock-upstream.js";
 
 const defaults = responseSkeleton({ model: "gpt-4.1" }, { id: "resp_router", createdAt: 5, model: "gpt-4.1", status: "in_progress" });
-const fields = { id: "resp_router", previousResponseId: null, store: true, background: false, hideEncryptedReasoning: false, defaults };
+const fields = { id: "resp_router", previousResponseId: null, store: true, background: false, hideEncryptedReasoning: false, defaults, clock: () => 1_700_000_100 };
 const machine = (scrub?: (s: string) => string) => new NativeStreamMachine(fields, { scrub });
 
 /** An upstream Response with a reasoning item, a function call and a message (OpenAI's own grammar via replay). */
@@ -52,6 +52,18 @@ describe("NativeStreamMachine", () => {
       expect(r).toHaveProperty("service_tier");
     }
     expect(m.response.status).toBe("completed");
+    // The upstream sent no completed_at: it completed when the router read it; the snapshots before carry null.
+    expect(m.response.completed_at).toBe(1_700_000_100);
+    expect(events.filter((e) => e.type === "response.created" || e.type === "response.in_progress").map((e) => (e.response as ResponseObject).completed_at)).toEqual([null, null]);
+  });
+
+  it("keeps the upstream's own completed_at and the penalties it echoes; OpenAI's `user: null` is left out", () => {
+    const m = machine();
+    const resp = { ...nativeResponse("hi", "gpt-4.1", "resp_up"), completed_at: 1_600_000_007, presence_penalty: 0.5, frequency_penalty: 0.25, user: null };
+    const { events } = feed(m, nativeEvents(resp).map((f) => f.data as StreamEvent));
+    expect(events.at(-1)!.response).toMatchObject({ status: "completed", completed_at: 1_600_000_007, presence_penalty: 0.5, frequency_penalty: 0.25 });
+    for (const e of events.filter((e) => "response" in e)) expect(e.response).not.toHaveProperty("user");
+    expect(m.response.completed_at).toBe(1_600_000_007);
   });
 
   it("cancel mid-message: the open text part and message close as incomplete with the text streamed so far", async () => {
@@ -116,6 +128,7 @@ describe("NativeStreamMachine", () => {
     feed(m, upTo(upstream, (e) => e.type === "response.output_item.done" && e.output_index === 1));
     const tail = m.finish();
     expect(tail.map((e) => e.type)).toEqual(["response.failed"]);
+    expect((tail[0]!.response as ResponseObject).completed_at).toBeNull();
     expect((tail[0]!.response as ResponseObject).output.map((i) => i.status ?? "none")).toEqual(["none", "completed"]);
   });
 

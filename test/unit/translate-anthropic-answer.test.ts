@@ -9,6 +9,9 @@ import { sequentialIds } from "../../src/wire/ids.js";
 import type { Item, StreamEvent } from "../../src/wire/types.js";
 import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.js";
 
+/** The translators' clock: when a response completes (`completed_at`). */
+const CLOCK = () => 1_700_000_100;
+
 const skeleton = () => responseSkeleton({ model: "m" }, { id: "resp_1", createdAt: 1, model: "m", status: "in_progress" });
 const usage = (o: Partial<Message["usage"]> = {}): Message["usage"] => ({
   input_tokens: 10,
@@ -52,7 +55,7 @@ describe("anthropic answer (JSON)", () => {
         { stop_reason: "tool_use" },
       ),
       skeleton(),
-      sequentialIds(),
+      sequentialIds(), CLOCK,
     );
     expect(r.status).toBe("completed");
     expect(r.output.map((i) => i.type)).toEqual(["reasoning", "message", "function_call"]);
@@ -62,27 +65,28 @@ describe("anthropic answer (JSON)", () => {
   });
 
   it("shows thinking as a summary when asked; redacted thinking is an opaque reasoning item", () => {
-    const r = messageToResponse(message([{ type: "thinking", thinking: "t", signature: SIG }, { type: "redacted_thinking", data: "opaque" }, { type: "text", text: "ok", citations: null }]), skeleton(), sequentialIds(), { thinkingAsSummary: true });
+    const r = messageToResponse(message([{ type: "thinking", thinking: "t", signature: SIG }, { type: "redacted_thinking", data: "opaque" }, { type: "text", text: "ok", citations: null }]), skeleton(), sequentialIds(), CLOCK, { thinkingAsSummary: true });
     expect(r.output[0]).toMatchObject({ summary: [{ type: "summary_text", text: "t" }] });
     expect(r.output[0]!.content).toBeUndefined();
     expect(decodeThinking(r.output[1]!.encrypted_content)).toEqual({ type: "redacted_thinking", data: "opaque" });
   });
 
   it("an unsigned thinking block (no signature, or an empty one as streamed) is shown but never sent back", () => {
-    const r = messageToResponse(message([{ type: "thinking", thinking: "t", signature: "" }, { type: "text", text: "ok", citations: null }]), skeleton(), sequentialIds());
+    const r = messageToResponse(message([{ type: "thinking", thinking: "t", signature: "" }, { type: "text", text: "ok", citations: null }]), skeleton(), sequentialIds(), CLOCK);
     expect(r.output[0]).toMatchObject({ type: "reasoning", content: [{ type: "reasoning_text", text: "t" }] });
     expect(decodeThinking(r.output[0]!.encrypted_content)).toBeNull();
     expect(decodeThinking(encodeThinking({ type: "thinking", thinking: "t", signature: SIG }))).toEqual({ type: "thinking", thinking: "t", signature: SIG });
   });
 
   it("max_tokens is incomplete; a refusal is a refusal part; the answer tool is output_text", () => {
-    const cut = messageToResponse(message([{ type: "text", text: "par", citations: null }], { stop_reason: "max_tokens" }), skeleton(), sequentialIds());
-    expect(cut).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" } });
+    const cut = messageToResponse(message([{ type: "text", text: "par", citations: null }], { stop_reason: "max_tokens" }), skeleton(), sequentialIds(), CLOCK);
+    expect(cut).toMatchObject({ status: "incomplete", completed_at: null, incomplete_details: { reason: "max_output_tokens" } });
     expect(cut.output[0]).toMatchObject({ status: "incomplete" });
-    const refused = messageToResponse(message([], { stop_reason: "refusal", stop_details: { type: "refusal", category: null, explanation: "No." } }), skeleton(), sequentialIds());
+    const refused = messageToResponse(message([], { stop_reason: "refusal", stop_details: { type: "refusal", category: null, explanation: "No." } }), skeleton(), sequentialIds(), CLOCK);
     expect(refused.output[0]).toMatchObject({ type: "message", content: [{ type: "refusal", refusal: "No." }] });
-    const structured = messageToResponse(message([{ type: "tool_use", id: "t", name: "person", input: { name: "Ada" }, caller: { type: "direct" } }]), skeleton(), sequentialIds(), { answerTool: "person" });
+    const structured = messageToResponse(message([{ type: "tool_use", id: "t", name: "person", input: { name: "Ada" }, caller: { type: "direct" } }]), skeleton(), sequentialIds(), CLOCK, { answerTool: "person" });
     expect(outputText(structured)).toBe('{"name":"Ada"}');
+    expect(structured).toMatchObject({ status: "completed", completed_at: 1_700_000_100 });
     expect(structured.output.map((i) => i.type)).toEqual(["message"]);
   });
 
@@ -109,7 +113,7 @@ const text = (index: number, t: string): RawMessageStreamEvent => ({ type: "cont
 const stop = (index: number): RawMessageStreamEvent => ({ type: "content_block_stop", index });
 
 function run(events: RawMessageStreamEvent[], opts: AnswerOptions = {}, end: (t: AnthropicStreamTranslator) => StreamEvent[] = (t) => t.finish()) {
-  const t = new AnthropicStreamTranslator(skeleton(), sequentialIds(), opts);
+  const t = new AnthropicStreamTranslator(skeleton(), sequentialIds(), CLOCK, opts);
   const out = [...t.start()];
   for (const e of events) out.push(...t.push(e));
   out.push(...end(t));
@@ -134,6 +138,8 @@ describe("anthropic stream", () => {
     ]);
     const resp = terminal.response as { usage: Record<string, unknown>; output: Item[] };
     expect(outputText(resp)).toBe("Hello");
+    expect(terminal.response).toMatchObject({ status: "completed", completed_at: 1_700_000_100 });
+    expect(out.slice(0, 2).map((e) => (e.response as { completed_at: unknown }).completed_at)).toEqual([null, null]);
     expect(resp.usage).toMatchObject({ input_tokens: 45, input_tokens_details: { cached_tokens: 40 }, output_tokens: 9, total_tokens: 54 });
     const sdk = await runThroughOpenAISdk(out);
     expect(sdk.final.output_text).toBe("Hello");
@@ -186,7 +192,7 @@ describe("anthropic stream", () => {
     expect(out.some((e) => e.type.startsWith("response.function_call_arguments"))).toBe(false);
     const sdk = await runThroughOpenAISdk(out);
     expect(sdk.final.output[0]).toMatchObject({ type: "custom_tool_call", input });
-    const r = messageToResponse(message([{ type: "tool_use", id: "toolu_p", name: "apply_patch", input: { input }, caller: { type: "direct" } }], { stop_reason: "tool_use" }), skeleton(), sequentialIds(), { toolNames });
+    const r = messageToResponse(message([{ type: "tool_use", id: "toolu_p", name: "apply_patch", input: { input }, caller: { type: "direct" } }], { stop_reason: "tool_use" }), skeleton(), sequentialIds(), CLOCK, { toolNames });
     expect(r.output[0]).toMatchObject({ type: "custom_tool_call", id: expect.stringMatching(/^ctc_/), call_id: "toolu_p", input });
   });
 
@@ -219,7 +225,7 @@ describe("anthropic stream", () => {
 
   it("max_tokens ends incomplete; a refusal adds a refusal part", () => {
     const cut = run([start(), blockStart(0, { type: "text", text: "", citations: null }), text(0, "part"), stop(0), delta("max_tokens", 4)]);
-    expect(cut.terminal).toMatchObject({ type: "response.incomplete", response: { incomplete_details: { reason: "max_output_tokens" } } });
+    expect(cut.terminal).toMatchObject({ type: "response.incomplete", response: { completed_at: null, incomplete_details: { reason: "max_output_tokens" } } });
     const refused = run([start(), delta("refusal", 1, { type: "refusal", category: null, explanation: "Not this." })]);
     expect(refused.types).toContain("response.refusal.done");
     expect(refused.summary.items[0]).toMatchObject({ content: [{ type: "refusal", refusal: "Not this." }] });
@@ -227,9 +233,9 @@ describe("anthropic stream", () => {
 
   it("a mid-stream failure closes open items and ends in response.failed; cancel ends with no terminal event", () => {
     const failed = run([start(), blockStart(0, { type: "text", text: "", citations: null }), text(0, "hal")], {}, (t) => t.fail({ code: "server_error", message: "Overloaded" }));
-    expect(failed.terminal).toMatchObject({ type: "response.failed", response: { status: "failed", error: { code: "server_error", message: "Overloaded" } } });
+    expect(failed.terminal).toMatchObject({ type: "response.failed", response: { status: "failed", completed_at: null, error: { code: "server_error", message: "Overloaded" } } });
     expect(failed.summary.items[0]).toMatchObject({ status: "incomplete" });
-    const t = new AnthropicStreamTranslator(skeleton(), sequentialIds());
+    const t = new AnthropicStreamTranslator(skeleton(), sequentialIds(), CLOCK);
     t.start();
     t.push(start());
     t.push(blockStart(0, { type: "text", text: "", citations: null }));

@@ -13,6 +13,9 @@ import type { ChatChunkLike, ToolNameMap } from "../../src/translate/chat/chat-t
 import type { CreateResponseRequest, Item, ResponseObject, StreamEvent } from "../../src/wire/types.js";
 import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.js";
 
+/** The translators' clock: when a response completes (`completed_at`). */
+const CLOCK = () => 1_700_000_100;
+
 const OPTS: ChatRequestOptions = { upstreamModel: "llama3:8b", stream: false, developerRole: "system", hostedTools: "drop" };
 const translate = (req: Partial<CreateResponseRequest>, opts: Partial<ChatRequestOptions> = {}) => {
   const full = { model: "m", ...req } as CreateResponseRequest;
@@ -38,7 +41,7 @@ const APPLY_PATCH = {
 const skeleton = (req: Partial<CreateResponseRequest> = {}) => responseSkeleton({ model: "m", ...req }, { id: "resp_1", createdAt: 1, model: "m", status: "in_progress" });
 
 function stream(chunks: ChatChunkLike[], toolNames?: ToolNameMap, opts: { reasoningSummary?: boolean } = {}) {
-  const t = new ChatStreamTranslator(skeleton(), sequentialIds(), toolNames, opts);
+  const t = new ChatStreamTranslator(skeleton(), sequentialIds(), CLOCK, toolNames, opts);
   const events: StreamEvent[] = [...t.start()];
   for (const c of chunks) events.push(...t.push(c));
   events.push(...t.finish());
@@ -101,7 +104,7 @@ describe("custom (freeform) tools on chat", () => {
     const r = chatCompletionToResponse(
       { choices: [{ message: { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "apply_patch", arguments: '{"input":"*** Begin Patch"}' } }, { id: "call_2", type: "function", function: { name: "f", arguments: "{}" } }] }, finish_reason: "tool_calls" }] },
       skeleton(),
-      sequentialIds(),
+      sequentialIds(), CLOCK,
       toolNames,
     );
     expect(r.output[0]).toEqual({ id: expect.stringMatching(/^ctc_/), type: "custom_tool_call", status: "completed", call_id: "call_1", name: "apply_patch", input: "*** Begin Patch" });
@@ -334,7 +337,7 @@ describe("reasoning as a summary when the request asks for one", () => {
 
   it("JSON answers follow the same rule", () => {
     const completion = { choices: [{ message: { role: "assistant", content: "A", reasoning_content: "R" }, finish_reason: "stop" }] };
-    expect(chatCompletionToResponse(completion, skeleton(), sequentialIds(), undefined, true).output[0]).toEqual({ id: expect.any(String), type: "reasoning", summary: [{ type: "summary_text", text: "R" }] });
-    expect(chatCompletionToResponse(completion, skeleton(), sequentialIds()).output[0]).toMatchObject({ summary: [], content: [{ type: "reasoning_text", text: "R" }] });
+    expect(chatCompletionToResponse(completion, skeleton(), sequentialIds(), CLOCK, undefined, true).output[0]).toEqual({ id: expect.any(String), type: "reasoning", summary: [{ type: "summary_text", text: "R" }] });
+    expect(chatCompletionToResponse(completion, skeleton(), sequentialIds(), CLOCK).output[0]).toMatchObject({ summary: [], content: [{ type: "reasoning_text", text: "R" }] });
   });
 });

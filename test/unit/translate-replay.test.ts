@@ -7,10 +7,13 @@ import { ChatStreamTranslator } from "../../src/translate/chat/stream.js";
 import type { Item, ResponseObject, StreamEvent } from "../../src/wire/types.js";
 import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.js";
 
+/** The translators' clock: when a response completes (`completed_at`). */
+const CLOCK = () => 1_700_000_100;
+
 const skeleton = () => responseSkeleton({ model: "m" }, { id: "resp_1", createdAt: 1, model: "m", status: "in_progress" });
 
 function finished(message: Parameters<typeof chatCompletionToResponse>[0]["choices"][0]["message"], finish = "stop"): ResponseObject {
-  return chatCompletionToResponse({ choices: [{ message, finish_reason: finish }], usage: { prompt_tokens: 2, completion_tokens: 3 } }, skeleton(), sequentialIds());
+  return chatCompletionToResponse({ choices: [{ message, finish_reason: finish }], usage: { prompt_tokens: 2, completion_tokens: 3 } }, skeleton(), sequentialIds(), CLOCK);
 }
 
 describe("responseToEvents", () => {
@@ -37,7 +40,7 @@ describe("responseToEvents", () => {
   });
 
   it("matches the live stream's type sequence for the same content", () => {
-    const t = new ChatStreamTranslator(skeleton(), sequentialIds());
+    const t = new ChatStreamTranslator(skeleton(), sequentialIds(), CLOCK);
     const live: StreamEvent[] = [
       ...t.start(),
       ...t.push({ choices: [{ index: 0, delta: { reasoning_content: "r" } }] }),
@@ -98,7 +101,7 @@ describe("responseToEvents", () => {
 
 describe("assertResponsesGrammar catches what strict clients reject", () => {
   const good = () => {
-    const t = new ChatStreamTranslator(skeleton(), sequentialIds());
+    const t = new ChatStreamTranslator(skeleton(), sequentialIds(), CLOCK);
     return [...t.start(), ...t.push({ choices: [{ index: 0, delta: { content: "hi" } }] }), ...t.finish()];
   };
   const mutate = (fn: (events: StreamEvent[]) => void) => {

@@ -2,8 +2,11 @@ import { describe, expect, it } from "vitest";
 import { sequentialIds } from "../../src/wire/ids.js";
 import { responsesToChatRequest } from "../../src/translate/chat/request.js";
 import { chatCompletionToResponse, chatMessageToOutputItems, chatUsageToResponses } from "../../src/translate/chat/response.js";
-import { emptyUsage, outputText, responseSkeleton } from "../../src/translate/skeleton.js";
+import { completedAt, emptyUsage, outputText, responseSkeleton } from "../../src/translate/skeleton.js";
 import type { CreateResponseRequest } from "../../src/wire/types.js";
+
+/** The translators' clock: when a response completes (`completed_at`). */
+const CLOCK = () => 1_700_000_100;
 
 const meta = { id: "resp_1", createdAt: 1700000000, model: "my-model", status: "in_progress" as const };
 
@@ -15,6 +18,7 @@ describe("responseSkeleton", () => {
       object: "response",
       created_at: 1700000000,
       status: "in_progress",
+      completed_at: null,
       background: false,
       error: null,
       incomplete_details: null,
@@ -26,6 +30,8 @@ describe("responseSkeleton", () => {
       output: [],
       parallel_tool_calls: true,
       previous_response_id: null,
+      presence_penalty: 0,
+      frequency_penalty: 0,
       prompt_cache_key: null,
       reasoning: { effort: null, summary: null },
       safety_identifier: null,
@@ -58,6 +64,32 @@ describe("responseSkeleton", () => {
       reasoning: { effort: "high", summary: null }, truncation: "auto", user: "u", parallel_tool_calls: false,
       previous_response_id: "resp_0", status: "queued",
     });
+  });
+
+  it("echoes the penalties asked for, 0 otherwise", () => {
+    expect(responseSkeleton({ model: "m", presence_penalty: 0.5, frequency_penalty: -1.25 }, meta)).toMatchObject({ presence_penalty: 0.5, frequency_penalty: -1.25 });
+    expect(responseSkeleton({ model: "m", presence_penalty: null, frequency_penalty: null }, meta)).toMatchObject({ presence_penalty: 0, frequency_penalty: 0 });
+  });
+
+  it("completed_at: null unless made completed, then the time given (by default its created_at)", () => {
+    for (const status of ["queued", "in_progress", "incomplete", "failed", "cancelled"] as const) {
+      expect(responseSkeleton({ model: "m" }, { ...meta, status, completedAt: 1_700_000_050 }).completed_at).toBeNull();
+    }
+    expect(responseSkeleton({ model: "m" }, { ...meta, status: "completed", completedAt: 1_700_000_050 }).completed_at).toBe(1_700_000_050);
+    expect(responseSkeleton({ model: "m" }, { ...meta, status: "completed" }).completed_at).toBe(1700000000);
+  });
+});
+
+describe("completedAt", () => {
+  it("reads the clock only for a completed response", () => {
+    let reads = 0;
+    const clock = () => {
+      reads++;
+      return 42;
+    };
+    expect(completedAt("completed", clock)).toBe(42);
+    for (const status of ["queued", "in_progress", "incomplete", "failed", "cancelled"]) expect(completedAt(status, clock)).toBeNull();
+    expect(reads).toBe(1);
   });
 });
 
@@ -116,9 +148,10 @@ describe("chatCompletionToResponse", () => {
         usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 },
       },
       skeleton(),
-      sequentialIds(),
+      sequentialIds(), CLOCK,
     );
     expect(r.status).toBe("completed");
+    expect(r.completed_at).toBe(1_700_000_100);
     expect(r.id).toBe("resp_1");
     expect(outputText(r)).toBe("abc");
     expect(r.usage).toMatchObject({ input_tokens: 3, output_tokens: 5, total_tokens: 8 });
@@ -126,16 +159,16 @@ describe("chatCompletionToResponse", () => {
   });
 
   it("finish_reason length -> incomplete max_output_tokens; content_filter -> content_filter", () => {
-    const r = chatCompletionToResponse({ choices: [{ message: { content: "tru" }, finish_reason: "length" }] }, skeleton(), sequentialIds());
-    expect(r).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" } });
+    const r = chatCompletionToResponse({ choices: [{ message: { content: "tru" }, finish_reason: "length" }] }, skeleton(), sequentialIds(), CLOCK);
+    expect(r).toMatchObject({ status: "incomplete", completed_at: null, incomplete_details: { reason: "max_output_tokens" } });
     expect(r.output[0]!.status).toBe("incomplete");
-    const f = chatCompletionToResponse({ choices: [{ message: { content: "" }, finish_reason: "content_filter" }] }, skeleton(), sequentialIds());
+    const f = chatCompletionToResponse({ choices: [{ message: { content: "" }, finish_reason: "content_filter" }] }, skeleton(), sequentialIds(), CLOCK);
     expect(f).toMatchObject({ status: "incomplete", incomplete_details: { reason: "content_filter" }, output: [] });
   });
 
   it("tool_calls finish -> completed function_call output; the skeleton is not mutated", () => {
     const sk = skeleton();
-    const r = chatCompletionToResponse({ choices: [{ message: { content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }] }, finish_reason: "tool_calls" }] }, sk, sequentialIds());
+    const r = chatCompletionToResponse({ choices: [{ message: { content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }] }, finish_reason: "tool_calls" }] }, sk, sequentialIds(), CLOCK);
     expect(r.status).toBe("completed");
     expect(r.output).toHaveLength(1);
     expect(sk.output).toEqual([]);

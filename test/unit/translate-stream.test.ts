@@ -7,6 +7,9 @@ import { ChatStreamTranslator } from "../../src/translate/chat/stream.js";
 import type { Item, StreamEvent } from "../../src/wire/types.js";
 import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.js";
 
+/** The translators' clock: when a response completes (`completed_at`). */
+const CLOCK = () => 1_700_000_100;
+
 const skeleton = () => responseSkeleton({ model: "m" }, { id: "resp_1", createdAt: 1, model: "m", status: "in_progress" });
 const text = (content: string, logprobs?: unknown): ChatChunkLike => ({
   choices: [{ index: 0, delta: { content }, ...(logprobs ? { logprobs: { content: logprobs as never } } : {}) }],
@@ -16,7 +19,7 @@ const finish = (reason: string): ChatChunkLike => ({ choices: [{ index: 0, delta
 const usage = (p: number, c: number, extra: object = {}): ChatChunkLike => ({ choices: [], usage: { prompt_tokens: p, completion_tokens: c, total_tokens: p + c, ...extra } });
 
 function run(chunks: ChatChunkLike[], toolNames?: ToolNameMap, end: (t: ChatStreamTranslator) => StreamEvent[] = (t) => t.finish()) {
-  const t = new ChatStreamTranslator(skeleton(), sequentialIds(), toolNames);
+  const t = new ChatStreamTranslator(skeleton(), sequentialIds(), CLOCK, toolNames);
   const events = [...t.start()];
   for (const c of chunks) events.push(...t.push(c));
   events.push(...end(t));
@@ -259,7 +262,7 @@ describe("ChatStreamTranslator: terminal states", () => {
   it("finish_reason length -> response.incomplete with max_output_tokens", async () => {
     const { terminal, events } = run([text("trunc"), finish("length")]);
     expect(terminal.type).toBe("response.incomplete");
-    expect(terminal.response).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" } });
+    expect(terminal.response).toMatchObject({ status: "incomplete", completed_at: null, incomplete_details: { reason: "max_output_tokens" } });
     expect(outputOf(terminal)[0]!.status).toBe("incomplete");
     const sdk = await runThroughOpenAISdk(events);
     expect(sdk.final.status).toBe("incomplete");
@@ -275,7 +278,7 @@ describe("ChatStreamTranslator: terminal states", () => {
       tr.fail({ code: "server_error", message: "upstream died" }),
     );
     expect(terminal.type).toBe("response.failed");
-    expect(terminal.response).toMatchObject({ status: "failed", error: { code: "server_error", message: "upstream died" } });
+    expect(terminal.response).toMatchObject({ status: "failed", completed_at: null, error: { code: "server_error", message: "upstream died" } });
     expect(outputOf(terminal).map((i) => i.status)).toEqual(["completed", "incomplete"]);
     expect(t.response.status).toBe("failed");
     expect(t.push(text("late"))).toEqual([]);
@@ -283,18 +286,19 @@ describe("ChatStreamTranslator: terminal states", () => {
   });
 
   it("a chunk carrying `error` fails the response", () => {
-    const t = new ChatStreamTranslator(skeleton(), sequentialIds());
+    const t = new ChatStreamTranslator(skeleton(), sequentialIds(), CLOCK);
     const events = [...t.start(), ...t.push(text("a")), ...t.push({ error: { message: "boom", code: "rate_limit_exceeded" } })];
     assertResponsesGrammar(events);
     expect(events.at(-1)!.response).toMatchObject({ status: "failed", error: { code: "rate_limit_exceeded", message: "boom" } });
   });
 
   it("cancel() closes open items and returns no terminal event; the snapshot is cancelled", () => {
-    const t = new ChatStreamTranslator(skeleton(), sequentialIds());
+    const t = new ChatStreamTranslator(skeleton(), sequentialIds(), CLOCK);
     const events = [...t.start(), ...t.push(text("partial"))];
     const closing = t.cancel();
     expect(closing.map((e) => e.type)).toEqual(["response.output_text.done", "response.content_part.done", "response.output_item.done"]);
     expect(t.response.status).toBe("cancelled");
+    expect(t.response.completed_at).toBeNull();
     expect(outputText(t.response)).toBe("partial");
     assertResponsesGrammar([...events, ...closing]);
   });
@@ -302,13 +306,14 @@ describe("ChatStreamTranslator: terminal states", () => {
   it("an empty stream still completes, with empty output and zero usage", async () => {
     const { terminal, events } = run([]);
     expect(terminal.type).toBe("response.completed");
+    expect(terminal.response).toMatchObject({ status: "completed", completed_at: 1_700_000_100 });
     expect(outputOf(terminal)).toEqual([]);
     expect((terminal.response as { usage: { total_tokens: number } }).usage.total_tokens).toBe(0);
     await runThroughOpenAISdk(events);
   });
 
   it("push() before start() starts the stream; startSequence offsets every number", () => {
-    const t = new ChatStreamTranslator(skeleton(), sequentialIds(), undefined, { startSequence: 5 });
+    const t = new ChatStreamTranslator(skeleton(), sequentialIds(), CLOCK, undefined, { startSequence: 5 });
     const events = [...t.push(text("a")), ...t.finish()];
     expect(events[0]!.type).toBe("response.created");
     assertResponsesGrammar(events, { startSequence: 5 });
@@ -317,13 +322,14 @@ describe("ChatStreamTranslator: terminal states", () => {
 
   it("a queued skeleton is announced as queued, then in_progress", () => {
     const sk = responseSkeleton({ model: "m", background: true }, { id: "resp_q", createdAt: 1, model: "m", status: "queued" });
-    const t = new ChatStreamTranslator(sk, sequentialIds());
+    const t = new ChatStreamTranslator(sk, sequentialIds(), CLOCK);
     const events = t.start();
     expect(events.map((e) => (e.response as { status: string }).status)).toEqual(["queued", "in_progress"]);
+    expect(events.map((e) => (e.response as { completed_at: unknown }).completed_at)).toEqual([null, null]);
   });
 
   it("the live snapshot shows text as it streams", () => {
-    const t = new ChatStreamTranslator(skeleton(), sequentialIds());
+    const t = new ChatStreamTranslator(skeleton(), sequentialIds(), CLOCK);
     t.start();
     t.push(text("Hel"));
     expect(outputText(t.response)).toBe("Hel");

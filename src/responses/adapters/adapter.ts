@@ -10,6 +10,7 @@ import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import type { PreparedRequest, UpstreamAttempt } from "../../upstream/attempt.js";
 import type { SseFrame } from "../../upstream/sse.js";
 import type { Item } from "../../wire/types.js";
+import type { Clock } from "../../wire/clock.js";
 import { responseSkeleton, type SkeletonMeta } from "../../translate/index.js";
 import type { Plan } from "../create/plan.js";
 
@@ -19,6 +20,8 @@ export interface ReadContext {
   attempt: UpstreamAttempt;
   /** The status a translated response starts in (a background job's starts `queued`). */
   initialStatus: "in_progress" | "queued";
+  /** Tells the time a response completes (its `completed_at`). */
+  clock: Clock;
 }
 
 /** One request built for one endpoint: what is sent, and how its answer is read. */

@@ -39,14 +39,14 @@ export class AnthropicRequest implements AdaptedRequest {
     if (!json || typeof json !== "object" || !Array.isArray((json as Message).content)) {
       throw new UpstreamFailure(rd.attempt.endpoint.name, "protocol", "the Messages answer had no content");
     }
-    const response = messageToResponse(json as Message, this.skeleton(rd), rd.rt.ids, this.answer);
+    const response = messageToResponse(json as Message, this.skeleton(rd), rd.rt.ids, rd.clock, this.answer);
     if (this.plan.compacted) response.output.unshift(this.plan.compacted);
     return response;
   }
 
   stream(rd: ReadContext): StreamTranslation {
     const compaction = this.plan.compacted as { id: string; type: "compaction"; encrypted_content: string } | undefined;
-    const tr = new AnthropicStreamTranslator(this.skeleton(rd), rd.rt.ids, this.answer, { compaction });
+    const tr = new AnthropicStreamTranslator(this.skeleton(rd), rd.rt.ids, rd.clock, this.answer, { compaction });
     return new AnthropicStream(tr, rd, this.hidesEncryptedReasoning);
   }
 

@@ -45,14 +45,14 @@ export class ChatRequest implements AdaptedRequest {
   }
 
   fromJson(json: unknown, rd: ReadContext): ResponseObject {
-    const response = chatCompletionToResponse(json as Parameters<typeof chatCompletionToResponse>[0], this.skeleton(rd), rd.rt.ids, this.toolNames, this.reasoningSummary);
+    const response = chatCompletionToResponse(json as Parameters<typeof chatCompletionToResponse>[0], this.skeleton(rd), rd.rt.ids, rd.clock, this.toolNames, this.reasoningSummary);
     if (this.plan.compacted) response.output.unshift(this.plan.compacted);
     return response;
   }
 
   stream(rd: ReadContext): StreamTranslation {
     const compaction = this.plan.compacted as StreamTranslatorOptions["compaction"];
-    return new ChatStream(new ChatStreamTranslator(this.skeleton(rd), rd.rt.ids, this.toolNames, { compaction, reasoningSummary: this.reasoningSummary }), rd);
+    return new ChatStream(new ChatStreamTranslator(this.skeleton(rd), rd.rt.ids, rd.clock, this.toolNames, { compaction, reasoningSummary: this.reasoningSummary }), rd);
   }
 
   private skeleton(rd: ReadContext): ResponseObject {

@@ -32,17 +32,17 @@ export class NativeRequest implements AdaptedRequest {
     this.headers = clientHeadersFor(plan.upstreamHeaders, lease.endpoint.config.headers);
   }
 
-  fromJson(json: unknown): ResponseObject {
-    return applyRouterFields(json as Record<string, unknown>, this.fields());
+  fromJson(json: unknown, rd: ReadContext): ResponseObject {
+    return applyRouterFields(json as Record<string, unknown>, this.fields(rd));
   }
 
   stream(rd: ReadContext): StreamTranslation {
     const secret = this.lease.endpoint.config.api_key;
-    return new NativeStream(new NativeStreamMachine(this.fields(), { scrub: (text) => scrubSecret(text, secret) }), rd);
+    return new NativeStream(new NativeStreamMachine(this.fields(rd), { scrub: (text) => scrubSecret(text, secret) }), rd);
   }
 
   /** What the router sets on the upstream's objects: its ids, its store/background, the client's model name. */
-  private fields(): RouterFields & { defaults: ResponseObject } {
+  private fields(rd: ReadContext): RouterFields & { defaults: ResponseObject } {
     const plan = this.plan;
     return {
       id: plan.id,
@@ -53,6 +53,7 @@ export class NativeRequest implements AdaptedRequest {
       model: this.lease.target.upstreamModel === plan.model ? undefined : plan.model,
       hideEncryptedReasoning: this.hidesEncryptedReasoning,
       defaults: planSkeleton(plan, "in_progress"),
+      clock: rd.clock,
     };
   }
 }

@@ -167,7 +167,7 @@ async function shutdownEvent(log: EventLog, responseId: string, last: number, sn
   const [stored, recorded] = await Promise.all([snapshot().catch(() => null), log.read(responseId, -1).catch(() => [])]);
   if (!stored) return emitted({ type: "error", code: "server_shutting_down", message, param: null, sequence_number: last + 1 });
   const items = finishedItems(recorded);
-  const response: ResponseObject = { ...stored, status: "failed", error: { code: "server_shutting_down", message }, output: items.length > 0 ? items : stored.output };
+  const response: ResponseObject = { ...stored, status: "failed", completed_at: null, error: { code: "server_shutting_down", message }, output: items.length > 0 ? items : stored.output };
   return terminalEvent(response, last + 1);
 }
 

@@ -182,7 +182,7 @@ export class BackgroundJobs {
 
     if (outcome?.terminal) {
       const served: StoredResponse = { ...rec, endpoint: outcome.endpoint };
-      const failed = { ...outcome.response, status: "failed" as const, error: STORE_FAILED };
+      const failed = { ...outcome.response, status: "failed" as const, completed_at: null, error: STORE_FAILED };
       if (recorder.broken) return this.finish(served, failed, recorder.nextSequence);
       // The turn joins its conversation before the terminal event: a client that sees the end sees the items.
       const appended = await persist(() => appendTurn(this.rt, plan!, outcome!.response, outcome!.endpoint, true)).then(() => true, () => false);
@@ -190,12 +190,12 @@ export class BackgroundJobs {
       return this.finish(served, outcome.response, recorder.nextSequence, JSON.parse(outcome.terminal.data));
     }
     const partial = outcome?.response ?? rec.response;
-    if (failure) return this.finish(rec, { ...partial, status: "failed", error: failure }, recorder.nextSequence);
+    if (failure) return this.finish(rec, { ...partial, status: "failed", completed_at: null, error: failure }, recorder.nextSequence);
     const kind = jobAbortKind(signal);
     // Redis mode shutdown: the job goes back to the queue and another instance resolves it.
     if (kind === "handed_back") return;
-    if (kind === "shutdown") return this.finish(rec, { ...partial, status: "failed", error: { code: "server_error", message: SHUT_DOWN } }, recorder.nextSequence);
-    return this.finish(rec, { ...partial, status: "cancelled", error: null }, recorder.nextSequence);
+    if (kind === "shutdown") return this.finish(rec, { ...partial, status: "failed", completed_at: null, error: { code: "server_error", message: SHUT_DOWN } }, recorder.nextSequence);
+    return this.finish(rec, { ...partial, status: "cancelled", completed_at: null, error: null }, recorder.nextSequence);
   }
 
   /**
@@ -229,7 +229,7 @@ export class BackgroundJobs {
     const recorded = await this.store("events", "read", () => this.rt.stores.events.read(id, -1));
     const seq = (recorded.at(-1)?.sequence_number ?? -1) + 1;
     const output = finishedItems(recorded);
-    const response: ResponseObject = { ...rec.response, status, error, output: output.length > 0 ? output : rec.response.output };
+    const response: ResponseObject = { ...rec.response, status, completed_at: null, error, output: output.length > 0 ? output : rec.response.output };
     await this.finish(rec, response, seq);
     return response;
   }

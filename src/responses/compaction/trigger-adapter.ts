@@ -69,7 +69,7 @@ export class CompactTriggerRequest implements AdaptedRequest {
 
   private skeleton(rd: ReadContext, status: ResponseObject["status"]): ResponseObject {
     const p = this.plan;
-    return responseSkeleton(p.req, { id: p.id, createdAt: p.createdAt, model: p.model, status, previousResponseId: p.previousResponseId });
+    return responseSkeleton(p.req, { id: p.id, createdAt: p.createdAt, model: p.model, status, previousResponseId: p.previousResponseId, completedAt: status === "completed" ? rd.clock() : undefined });
   }
 }
 
@@ -150,7 +150,7 @@ class CompactTriggerStream implements StreamTranslation {
       emitted({ type: "response.compaction.compacting", item_id: compaction.id, output_index: 0, sequence_number: this.seq++ }),
       emitted({ type: "response.output_item.done", output_index: 0, item: compaction, sequence_number: this.seq++ }),
     ];
-    Object.assign(this.live, { status: "completed", output: [item], usage });
+    Object.assign(this.live, { status: "completed", completed_at: this.rd.clock(), output: [item], usage });
     out.push(emitted({ type: "response.completed", response: this.live as unknown as EmittedResponse, sequence_number: this.seq++ }));
     return out;
   }

@@ -4,6 +4,7 @@ import { fallbackSteps, type ModelStep } from "../../runtime/models.js";
 import type { Endpoint, Lease } from "../../routing/pool.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { EventSink } from "../../wire/sse-writer.js";
+import { unixSeconds } from "../../wire/clock.js";
 import type { ResponseObject } from "../../wire/types.js";
 import { UpstreamAttempt } from "../../upstream/attempt.js";
 import { midStreamError } from "../../upstream/mid-stream.js";
@@ -90,7 +91,7 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
     pump: async (sink, opts = {}) => {
       let ok = false;
       try {
-        const rd: ReadContext = { rt, attempt, initialStatus };
+        const rd: ReadContext = { rt, attempt, initialStatus, clock: unixSeconds };
         const result = sink ? await pumpStream(request.stream(rd), attempt, sink, signal, opts) : { response: request.fromJson((await attempt.readJson()).json, rd), terminal: null };
         ok = result.response.status !== "failed";
         // The chat kind's compaction adapter counts its own; a native one is the upstream's.

@@ -53,7 +53,7 @@ export class StreamShutdown {
     if (!this.hit) return out;
     const reason = new ShutdownDeadline();
     const last = this.lastData ? (JSON.parse(this.lastData) as { sequence_number?: number }).sequence_number : undefined;
-    const response: ResponseObject = { ...out.response, status: "failed", error: { code: reason.code, message: reason.message } };
+    const response: ResponseObject = { ...out.response, status: "failed", completed_at: null, error: { code: reason.code, message: reason.message } };
     const event = emitted({ type: "response.failed", response: response as unknown as EmittedResponse, sequence_number: (last ?? -1) + 1 });
     return { ...out, response, terminal: { type: event.type, data: JSON.stringify(event, clientReplacer(out.hideEncryptedReasoning, out.hideSearchSources)) } };
   }

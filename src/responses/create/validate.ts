@@ -43,6 +43,7 @@ export function validateCreateRequest(body: unknown): CreateResponseRequest {
   if (typeof b.top_p === "number" && (b.top_p < 0 || b.top_p > 1)) {
     throw invalidRequest(`Invalid 'top_p': expected a value between 0 and 1, but got ${b.top_p} instead.`, "top_p", "invalid_value");
   }
+  for (const k of ["presence_penalty", "frequency_penalty"]) checkRange(b, k, -2, 2);
   if (typeof b.max_output_tokens === "number" && b.max_output_tokens < 1) {
     throw invalidRequest(`Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 1, but got ${b.max_output_tokens} instead.`, "max_output_tokens", "integer_below_min_value");
   }
@@ -186,6 +187,14 @@ function expectType(b: JsonObject, key: string, kind: Kind, nullable = false): v
   if (v === undefined || (nullable && v === null)) return;
   const ok = kind === "object" ? typeof v === "object" && v !== null && !Array.isArray(v) : typeof v === kind && !(kind === "number" && !Number.isFinite(v));
   if (!ok) throw invalidType(key, KIND_NAMES[kind], v);
+}
+
+/** A number bounded as OpenAI bounds it, refused with OpenAI's wording and code. */
+function checkRange(b: JsonObject, key: string, min: number, max: number): void {
+  const v = b[key];
+  if (typeof v !== "number") return;
+  if (v > max) throw invalidRequest(`Invalid '${key}': decimal above maximum value. Expected a value <= ${max}, but got ${v} instead.`, key, "decimal_above_max_value");
+  if (v < min) throw invalidRequest(`Invalid '${key}': decimal below minimum value. Expected a value >= ${min}, but got ${v} instead.`, key, "decimal_below_min_value");
 }
 
 const INT32_MAX = 2_147_483_647;

@@ -15,7 +15,8 @@ import { abortError } from "../../upstream/body.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { SpanKind, type Span } from "../../tracing/index.js";
 import { WEB_SEARCH_FUNCTION_NAME, hostedFunctionName, hostedItemsForModel, refusedApprovals } from "../../translate/hosted-calls.js";
-import { responseSkeleton, emptyUsage } from "../../translate/skeleton.js";
+import { completedAt, responseSkeleton, emptyUsage } from "../../translate/skeleton.js";
+import { unixSeconds } from "../../wire/clock.js";
 import { clientReplacer, replayableItems } from "../../translate/openai/rewrite.js";
 import { emitted } from "../../wire/emitted.js";
 import type { EventSink } from "../../wire/sse-writer.js";
@@ -441,7 +442,7 @@ export class ToolLoop {
   private combined(last: ResponseObject | null, status: Status, error: { code: string; message: string } | null, incomplete: unknown): ResponseObject {
     const skel = this.skeleton(status);
     const base = last ?? skel;
-    return { ...base, id: skel.id, status, error, incomplete_details: incomplete, tools: skel.tools, tool_choice: skel.tool_choice, output: this.items, usage: this.usage } as ResponseObject;
+    return { ...base, id: skel.id, status, completed_at: completedAt(status, unixSeconds), error, incomplete_details: incomplete, tools: skel.tools, tool_choice: skel.tool_choice, output: this.items, usage: this.usage } as ResponseObject;
   }
 
   private terminal(response: ResponseObject, hide: boolean, hideSources = false): { type: string; data: string } {

@@ -8,6 +8,8 @@
  */
 import type { ResponseOutputMessage, ResponseReasoningItem } from "openai/resources/responses/responses";
 import type { IdGenerator } from "../../wire/ids.js";
+import type { Clock } from "../../wire/clock.js";
+import { completedAt } from "../skeleton.js";
 import type { Item, ResponseObject, ResponseStatus, Usage } from "../../wire/types.js";
 import type { ToolNameMap } from "../chat/chat-types.js";
 import { identityFor } from "../chat/tool-names.js";
@@ -75,7 +77,7 @@ export function reasoningItem(id: string, block: ThinkingParam, asSummary: boole
 /** Whether a tool_use of this name is a freeform custom tool's call (a custom_tool_call item). */
 export const isCustomTool = (toolNames: ToolNameMap | undefined, name: string): boolean => identityFor(toolNames, name).custom === true;
 
-export function messageToResponse(msg: Message, skeleton: ResponseObject, ids: IdGenerator, opts: AnswerOptions = {}): ResponseObject {
+export function messageToResponse(msg: Message, skeleton: ResponseObject, ids: IdGenerator, clock: Clock, opts: AnswerOptions = {}): ResponseObject {
   const terminal = terminalFromStopReason(msg.stop_reason);
   const status = terminal.status === "completed" ? "completed" : "incomplete";
   const output: Item[] = [];
@@ -115,5 +117,5 @@ export function messageToResponse(msg: Message, skeleton: ResponseObject, ids: I
     text("");
     (message as unknown as ResponseOutputMessage).content.push({ type: "refusal", refusal: refusalText(msg.stop_details) });
   }
-  return { ...skeleton, status: terminal.status, error: null, incomplete_details: terminal.incomplete_details, output, usage: anthropicUsageToResponses(msg.usage) };
+  return { ...skeleton, status: terminal.status, completed_at: completedAt(terminal.status, clock), error: null, incomplete_details: terminal.incomplete_details, output, usage: anthropicUsageToResponses(msg.usage) };
 }

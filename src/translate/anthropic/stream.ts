@@ -19,12 +19,14 @@
 import type { ResponseCustomToolCallItem, ResponseError, ResponseFunctionToolCall, ResponseOutputItem, ResponseOutputMessage, ResponseOutputRefusal, ResponseOutputText, ResponseReasoningItem } from "openai/resources/responses/responses";
 import { emitted } from "../../wire/emitted.js";
 import type { IdGenerator } from "../../wire/ids.js";
+import type { Clock } from "../../wire/clock.js";
 import type { EmittedResponse, ResponseObject, StreamEvent } from "../../wire/types.js";
 import type { StreamTranslatorOptions } from "../chat/stream-state.js";
 import { anthropicUsageToResponses, isCustomTool, reasoningItem, refusalText, terminalFromStopReason, type AnswerOptions } from "./response.js";
 import { customCallItem, functionCallItem } from "../chat/response.js";
 import { identityFor } from "../chat/tool-names.js";
 import { CustomInputStream } from "../custom-tools.js";
+import { completedAt } from "../skeleton.js";
 import type { Message, RawMessageStreamEvent } from "./types.js";
 
 type Status = "completed" | "incomplete";
@@ -62,6 +64,8 @@ export class AnthropicStreamTranslator {
   constructor(
     skeleton: ResponseObject,
     private readonly ids: IdGenerator,
+    /** Read once, when the response completes (its `completed_at`). */
+    private readonly clock: Clock,
     private readonly opts: AnswerOptions = {},
     streamOpts: StreamTranslatorOptions = {},
   ) {
@@ -152,7 +156,7 @@ export class AnthropicStreamTranslator {
     if (status !== "failed" && status !== "cancelled" && this.stopReason === "refusal") this.refusal(out);
     this.closeMessage(out, itemStatus);
     const usage = this.usage || status === "completed" || status === "incomplete" ? anthropicUsageToResponses(this.usage) : null;
-    const final: EmittedResponse = { ...this.skeleton, status, error: error as ResponseError | null, incomplete_details: incomplete, output: this.output, usage };
+    const final: EmittedResponse = { ...this.skeleton, status, completed_at: completedAt(status, this.clock), error: error as ResponseError | null, incomplete_details: incomplete, output: this.output, usage };
     this.live = final;
     if (status !== "cancelled") out.push(emitted({ type: `response.${status}`, response: final, sequence_number: this.seq++ }));
     return out;

@@ -7,6 +7,8 @@
  */
 import type { ResponseCustomToolCallItem, ResponseFunctionToolCall, ResponseOutputMessage, ResponseReasoningItem } from "openai/resources/responses/responses";
 import type { IdGenerator } from "../../wire/ids.js";
+import type { Clock } from "../../wire/clock.js";
+import { completedAt } from "../skeleton.js";
 import type { ChatUsage, Item, ResponseObject, ResponseStatus, Usage } from "../../wire/types.js";
 import type { ChatAssistantMessageLike, ChatCompletionLike, ChatTokenLogprob, ToolIdentity, ToolNameMap } from "./chat-types.js";
 import { identityFor } from "./tool-names.js";
@@ -153,6 +155,7 @@ export function chatCompletionToResponse(
   chat: ChatCompletionLike,
   skeleton: ResponseObject,
   ids: IdGenerator,
+  clock: Clock,
   toolNames?: ToolNameMap,
   reasoningSummary = false,
 ): ResponseObject {
@@ -168,6 +171,7 @@ export function chatCompletionToResponse(
   return {
     ...skeleton,
     status: terminal.status,
+    completed_at: completedAt(terminal.status, clock),
     error: null,
     incomplete_details: terminal.incomplete_details,
     output,

@@ -26,11 +26,13 @@
  */
 import { emitted } from "../../wire/emitted.js";
 import type { IdGenerator } from "../../wire/ids.js";
+import type { Clock } from "../../wire/clock.js";
 import type { ResponseError, ResponseOutputItem } from "openai/resources/responses/responses";
 import type { ChatUsage, EmittedResponse, ResponseObject, StreamEvent } from "../../wire/types.js";
 import type { ChatChunkLike, ChatTokenLogprob, ChatToolCallDelta, ToolNameMap } from "./chat-types.js";
 import { chatUsageToResponses, customCallItem, functionCallItem, mapLogprobs, terminalFromFinishReason } from "./response.js";
 import { CustomInputStream } from "../custom-tools.js";
+import { completedAt } from "../skeleton.js";
 import { identityFor } from "./tool-names.js";
 import type { CallState, MessageState, Part, ReasoningState, Status, StreamTranslatorOptions } from "./stream-state.js";
 import { isCompleteJson } from "./stream-state.js";
@@ -59,6 +61,8 @@ export class ChatStreamTranslator {
   constructor(
     skeleton: ResponseObject,
     private readonly ids: IdGenerator,
+    /** Read once, when the response completes (its `completed_at`). */
+    private readonly clock: Clock,
     private readonly toolNames?: ToolNameMap,
     opts: StreamTranslatorOptions = {},
   ) {
@@ -167,7 +171,7 @@ export class ChatStreamTranslator {
     }
     this.closeCalls(out, itemStatus, false);
     const usage = this.usage || status === "completed" || status === "incomplete" ? chatUsageToResponses(this.usage) : null;
-    const final: EmittedResponse = { ...this.skeleton, status, error: error as ResponseError | null, incomplete_details: incomplete as EmittedResponse["incomplete_details"], output: this.output, usage };
+    const final: EmittedResponse = { ...this.skeleton, status, completed_at: completedAt(status, this.clock), error: error as ResponseError | null, incomplete_details: incomplete as EmittedResponse["incomplete_details"], output: this.output, usage };
     this.live = final;
     if (status !== "cancelled") {
       out.push(emitted({ type: `response.${status}`, response: final, sequence_number: this.seq++ }));

@@ -1,5 +1,6 @@
 import { isAnthropicThinking } from "../anthropic/types.js";
 import { ENCRYPTED_REASONING, isBareReasoning } from "../../wire/protocol.js";
+import type { Clock } from "../../wire/clock.js";
 import type { CreateResponseRequest, Item, JsonObject, ResponseObject } from "../../wire/types.js";
 
 /** What the router owns in a native Response: its id and the fields it handles itself. */
@@ -20,6 +21,8 @@ export interface RouterFields {
    * upstream's carry the same fields.
    */
   defaults?: ResponseObject;
+  /** Stamps `completed_at` on a completed response whose upstream left it out (an older OpenAI-compatible server). */
+  clock: Clock;
 }
 
 /**
@@ -122,6 +125,10 @@ export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObj
   if (f.conversation) obj.conversation = f.conversation;
   if (f.model !== undefined) obj.model = f.model;
   if (f.defaults) for (const key in f.defaults) if (obj[key] === undefined) obj[key] = f.defaults[key];
+  // OpenAI sends `user: null` when unset; the openai types (`user?: string`) and the router's other kinds leave it out.
+  if (obj.user === null) delete obj.user;
+  // The upstream's own completed_at is kept; one that sent none completed when the router read it.
+  if (obj.status === "completed" && typeof obj.completed_at !== "number") obj.completed_at = f.clock();
   return obj as ResponseObject;
 }
 

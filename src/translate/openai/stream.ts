@@ -91,7 +91,7 @@ export class NativeStreamMachine {
   fail(error: Failure): StreamEvent[] {
     if (this.ended) return [];
     const out = this.closeOpenItems();
-    this.final = { ...this.snapshot, status: "failed", error, output: this.output() };
+    this.final = { ...this.snapshot, status: "failed", completed_at: null, error, output: this.output() };
     const response = this.final as unknown as EmittedResponse;
     out.push(numbered({ type: "response.failed", response: { ...response, error: error as ResponseError } }, ++this.lastSequence));
     this.ended = true;
@@ -106,7 +106,7 @@ export class NativeStreamMachine {
   cancel(): StreamEvent[] {
     if (this.ended) return [];
     const out = this.closeOpenItems();
-    this.final = { ...this.snapshot, status: "cancelled", error: null, output: this.output() };
+    this.final = { ...this.snapshot, status: "cancelled", completed_at: null, error: null, output: this.output() };
     this.ended = true;
     return out;
   }
