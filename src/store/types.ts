@@ -35,6 +35,14 @@ export interface ResponseStore {
    * a response deleted meanwhile (on any instance) stays deleted. False when it was gone.
    */
   saveIfExists(record: StoredResponse): Promise<boolean>;
+  /**
+   * Replaces the record only while its response is still open (its stored status is not
+   * finished, see isFinished), in one atomic step, indexing items and refreshing the TTL as
+   * saveIfExists does. The first final status stored wins: a late writer (a job whose lease
+   * lapsed and was failed on another instance, a run that read its record just before a
+   * cancel) learns "finished" and nothing is written; "missing" when the record is gone.
+   */
+  saveIfOpen(record: StoredResponse): Promise<SaveIfOpenResult>;
   get(id: string): Promise<StoredResponse | null>;
   /**
    * An item of a stored response (its input or output) by the item's id, with the response's
@@ -49,6 +57,9 @@ export interface ResponseStore {
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
+
+/** What saveIfOpen did: wrote the record, found it gone, or found it already finished. */
+export type SaveIfOpenResult = "saved" | "missing" | "finished";
 
 /** An item found by its id alone (`item_reference`), with the owner of the record holding it. */
 export interface FoundItem {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { EventOrderError, jobAbortKind, type JobContext, type Stores } from "../../src/store/index.js";
+import { EventOrderError, jobAbortKind, type JobContext, type StoredResponse, type Stores } from "../../src/store/index.js";
 import { describeLimiterContract } from "./limiter-contract.js";
 import { describeUsageContract } from "./usage-contract.js";
 import { aborted, collect, ev, makeRecord, makeResponse, newId, sleep, waitFor } from "./support.js";
@@ -55,6 +55,91 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
         await responses.delete(id);
         expect(await responses.saveIfExists(makeRecord(id, "third"))).toBe(false);
         expect(await responses.get(id)).toBeNull();
+      });
+
+      describe("saveIfOpen: the first final status wins", () => {
+        const withStatus = (id: string, status: string, text = status) => {
+          const rec = makeRecord(id, text);
+          return { ...rec, response: { ...rec.response, status } } as StoredResponse;
+        };
+
+        it("is missing for a response never saved or deleted, and never creates one", async () => {
+          const { responses } = await open();
+          const id = newId();
+          expect(await responses.saveIfOpen(withStatus(id, "in_progress"))).toBe("missing");
+          expect(await responses.get(id)).toBeNull();
+          await responses.save(withStatus(id, "queued"));
+          await responses.delete(id);
+          expect(await responses.saveIfOpen(withStatus(id, "completed"))).toBe("missing");
+          expect(await responses.get(id)).toBeNull();
+        });
+
+        it("moves an open response through in_progress to a final status, indexing what it adds", async () => {
+          const { responses } = await open();
+          const id = newId();
+          await responses.save(withStatus(id, "queued"));
+          expect(await responses.saveIfOpen(withStatus(id, "in_progress"))).toBe("saved");
+          expect((await responses.get(id))?.response.status).toBe("in_progress");
+          const final = withStatus(id, "completed");
+          final.response.output = [{ id: `rs_${id}`, type: "reasoning", summary: [], encrypted_content: "enc" }];
+          expect(await responses.saveIfOpen(final)).toBe("saved");
+          expect(await responses.get(id)).toEqual(final);
+          expect((await responses.findItem(`rs_${id}`))?.item).toEqual(final.response.output[0]);
+        });
+
+        it.each(["completed", "failed", "cancelled", "incomplete"])("leaves a %s response as it is: a later final or open write learns it is finished", async (status) => {
+          const { responses } = await open();
+          const id = newId();
+          await responses.save(withStatus(id, "in_progress"));
+          const first = withStatus(id, status);
+          expect(await responses.saveIfOpen(first)).toBe("saved");
+          const late = withStatus(id, status === "completed" ? "failed" : "completed");
+          late.response.output = [{ id: `msg_late_${id}`, type: "message", role: "assistant", status: "completed", content: [] }];
+          expect(await responses.saveIfOpen(late)).toBe("finished");
+          expect(await responses.saveIfOpen(withStatus(id, "in_progress"))).toBe("finished");
+          expect(await responses.get(id)).toEqual(first);
+          // The refused write indexed nothing.
+          expect(await responses.findItem(`msg_late_${id}`)).toBeNull();
+        });
+
+        it("treats a response saved finished by save() as finished", async () => {
+          const { responses } = await open();
+          const id = newId();
+          await responses.save(withStatus(id, "completed"));
+          expect(await responses.saveIfOpen(withStatus(id, "failed"))).toBe("finished");
+          expect((await responses.get(id))?.response.status).toBe("completed");
+        });
+
+        it("reads the response's own status wherever it sits: after nested statuses, escapes and lone surrogates", async () => {
+          const { responses } = await open();
+          const id = newId();
+          // A response whose `status` comes last, after output items that carry statuses of their own
+          // and text that looks like JSON; its input holds a lone surrogate (valid for JSON.stringify).
+          const tricky = (status: string): StoredResponse => {
+            const { status: _s, ...rest } = makeRecord(id).response;
+            const output = [
+              { id: `msg_${id}`, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: 'say \\"status\\":\\"completed\\" and "status":"completed" \\ \ud800', annotations: [] }] },
+              { id: `fc_${id}`, type: "function_call", status: "completed", call_id: "c1", name: "f", arguments: '{"status":"failed"}' },
+            ];
+            return { response: { ...rest, output, metadata: { status: "completed" }, status } as StoredResponse["response"], input: [{ id: `item_${id}`, type: "message", role: "user", content: "lone \udc00 surrogate \\u" }], owner: null };
+          };
+          await responses.save(tricky("in_progress"));
+          expect(await responses.saveIfOpen(tricky("cancelled"))).toBe("saved");
+          expect(await responses.saveIfOpen(tricky("completed"))).toBe("finished");
+          expect(await responses.get(id)).toEqual(tricky("cancelled"));
+        });
+
+        it("lets exactly one of many concurrent final writes win", async () => {
+          const { responses } = await open();
+          const id = newId();
+          await responses.save(withStatus(id, "in_progress"));
+          const statuses = ["completed", "failed", "cancelled", "incomplete"];
+          const writes = Array.from({ length: 20 }, (_, i) => withStatus(id, statuses[i % 4]!, `writer ${i}`));
+          const results = await Promise.all(writes.map((w) => responses.saveIfOpen(w)));
+          expect(results.filter((r) => r === "saved")).toHaveLength(1);
+          expect(results.filter((r) => r === "finished")).toHaveLength(19);
+          expect(await responses.get(id)).toEqual(writes[results.indexOf("saved")]);
+        });
       });
 
       it("finds a stored response's items by id (input and output) until the response is deleted", async () => {

@@ -1,6 +1,7 @@
 import { BoundedLru, itemIndexLimits, type LruLimits } from "./lru.js";
-import { itemOfRecord, recordItemIds, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type StoredResponse } from "../types.js";
+import { itemOfRecord, recordItemIds, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type SaveIfOpenResult, type StoredResponse } from "../types.js";
 import { recordJson } from "../record-json.js";
+import { isFinished } from "../../wire/protocol.js";
 
 export interface MemoryStoreOptions extends LruLimits {
   ttlMs: number;
@@ -43,6 +44,16 @@ export class MemoryResponseStore implements ResponseStore {
     this.lru.set(record.response.id, JSON.stringify(record), this.ttlMs);
     this.index(record);
     return true;
+  }
+
+  async saveIfOpen(record: StoredResponse): Promise<SaveIfOpenResult> {
+    const current = this.lru.get(record.response.id);
+    if (current === null) return "missing";
+    // One synchronous step: no other call runs between the check and the write.
+    if (isFinished((JSON.parse(current) as StoredResponse).response.status)) return "finished";
+    this.lru.set(record.response.id, JSON.stringify(record), this.ttlMs);
+    this.index(record);
+    return "saved";
   }
 
   async findItem(itemId: string): Promise<FoundItem | null> {

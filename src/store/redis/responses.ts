@@ -2,13 +2,64 @@ import type { ChainableCommander, Redis } from "ioredis";
 import { redisCall, RedisStatus, waitReady } from "./client.js";
 import { storeWrite, throwFailed, type DurableWriter } from "./durable.js";
 import { recordJson } from "../record-json.js";
-import { itemOfRecord, recordItemIds, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type StoreStatus, type StoredResponse } from "../types.js";
+import { itemOfRecord, recordItemIds, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type SaveIfOpenResult, type StoreStatus, type StoredResponse } from "../types.js";
+import { FINISHED_STATUSES } from "../../wire/protocol.js";
 
 /** The response an item id points to, in one round trip. KEYS: item key. ARGV: the response key prefix. */
 const FIND_ITEM = `
 local id = redis.call('GET', KEYS[1])
 if not id then return false end
 return redis.call('GET', ARGV[1] .. id)`;
+
+/**
+ * saveIfOpen in one step. KEYS: the response key, then its item keys. ARGV: the record's JSON,
+ * the TTL in ms, the response id. The stored response's status is read by walking the tokens
+ * of the object under "response" (the record's first key, see record-json.ts), strings skipped
+ * whole, up to its own top-level "status": a few dozen bytes in however large the record, where
+ * decoding it all would hold Redis for milliseconds per megabyte. Another shape is decoded.
+ */
+const SAVE_IF_OPEN = String.raw`
+local FINISHED = { ${[...FINISHED_STATUSES].map((s) => `["${s}"] = true`).join(", ")} }
+local function scanStatus(json)
+  if string.sub(json, 1, 13) ~= '{"response":{' then return nil end
+  local pos, depth = 14, 1
+  while true do
+    local s = string.find(json, '["{}%[%]]', pos)
+    if not s then return nil end
+    local c = string.sub(json, s, s)
+    if c == '"' then
+      local e = s + 1
+      while true do
+        local q = string.find(json, '["\]', e)
+        if not q then return nil end
+        if string.sub(json, q, q) == '"' then e = q break end
+        e = q + 2
+      end
+      if depth == 1 and e - s == 7 and string.sub(json, s + 1, e - 1) == 'status' and string.sub(json, e + 1, e + 2) == ':"' then
+        return string.sub(json, e + 3, string.find(json, '"', e + 3, true) - 1)
+      end
+      pos = e + 1
+    elseif c == '{' or c == '[' then
+      depth = depth + 1
+      pos = s + 1
+    else
+      depth = depth - 1
+      if depth == 0 then return nil end
+      pos = s + 1
+    end
+  end
+end
+local current = redis.call('GET', KEYS[1])
+if not current then return 'missing' end
+local status = scanStatus(current)
+if status == nil then
+  local ok, rec = pcall(cjson.decode, current)
+  if ok and type(rec) == 'table' and type(rec.response) == 'table' then status = rec.response.status end
+end
+if FINISHED[status] then return 'finished' end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+for i = 2, #KEYS do redis.call('SET', KEYS[i], ARGV[3], 'PX', ARGV[2]) end
+return 'saved'`;
 
 export interface RedisStoreOptions {
   /** Key namespace, e.g. "rr:" -> "rr:resp:<id>". */
@@ -83,6 +134,17 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
         return true;
       },
       (saved) => saved,
+    );
+  }
+
+  async saveIfOpen(record: StoredResponse): Promise<SaveIfOpenResult> {
+    const id = record.response.id;
+    const keys = [this.key(id), ...recordItemIds(record).map((itemId) => this.itemKey(itemId))];
+    const json = JSON.stringify(record);
+    return this.write(
+      "store.save",
+      async (client) => (await client.eval(SAVE_IF_OPEN, keys.length, ...keys, json, String(this.opts.ttlMs), id)) as SaveIfOpenResult,
+      (result) => result === "saved",
     );
   }
 
