@@ -5,6 +5,9 @@
  * any instance can re-stream it (`GET ?stream=true&starting_after=N`) and a
  * cancel keeps the partial output. The job's outcome is stored BEFORE its terminal
  * event is recorded: a client that sees the end can chain from the response at once.
+ * Every write after the queued one is `saveIfOpen`: the first final status stored wins, on
+ * any instance, and a writer that comes later (its lease lapsed and another instance failed
+ * the job, a cancel landed first) leaves it and records no terminal event of its own.
  */
 import { invalidRequest, notFound, responseNotFound, toApiError } from "../../ops/errors.js";
 import { isFinished } from "../../wire/protocol.js";
@@ -144,8 +147,14 @@ export class BackgroundJobs {
     const tally: { tokens?: TokenCount; model?: string } = {};
     try {
       const started: StoredResponse = { ...rec, response: { ...rec.response, status: "in_progress" } };
-      // Deleted meanwhile (on any instance): it stays deleted and the job does not run.
-      if (!(await persist(() => this.store("responses", "save", () => responses.saveIfExists(started))))) return;
+      // Deleted meanwhile (on any instance): it stays deleted and the job does not run. Finished
+      // meanwhile (a cancel on another instance since the read above): it stays finished.
+      const saved = await persist(() => this.store("responses", "save", () => responses.saveIfOpen(started)));
+      if (saved === "finished") {
+        const now = await this.finishedAs(job.responseId);
+        this.rt.log.info({ responseId: job.responseId, attempt: job.attempt, finished: now?.status }, "background job not started: its response had already finished");
+      }
+      if (saved !== "saved") return;
       this.rt.log.info({ responseId: job.responseId, attempt: job.attempt }, "background job started");
       await this.execute(started, job.payload as BackgroundPayload, signal, tally);
     } catch (err) {
@@ -161,7 +170,7 @@ export class BackgroundJobs {
     }
   }
 
-  private async execute(rec: StoredResponse, payload: BackgroundPayload, signal: AbortSignal, tally: { tokens?: TokenCount; model?: string }): Promise<void> {
+  private async execute(rec: StoredResponse, payload: BackgroundPayload, signal: AbortSignal, tally: { tokens?: TokenCount; model?: string }): Promise<ResponseObject | null | undefined> {
     const id = rec.response.id;
     const recorder = new EventRecorder(this.rt.stores.events, id, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "append" }));
     let outcome: RunOutcome | null = null;
@@ -184,6 +193,9 @@ export class BackgroundJobs {
       const served: StoredResponse = { ...rec, endpoint: outcome.endpoint };
       const failed = { ...outcome.response, status: "failed" as const, completed_at: null, error: STORE_FAILED };
       if (recorder.broken) return this.finish(served, failed, recorder.nextSequence);
+      // A response another instance already finished (it failed this job when its lease lapsed)
+      // gets no conversation turn: finish() below only learns that it lost.
+      if (plan!.conversationId && (await this.finishedAs(id))) return this.finish(served, outcome.response, recorder.nextSequence);
       // The turn joins its conversation before the terminal event: a client that sees the end sees the items.
       const appended = await persist(() => appendTurn(this.rt, plan!, outcome!.response, outcome!.endpoint, true)).then(() => true, () => false);
       if (!appended) return this.finish(served, failed, recorder.nextSequence);
@@ -200,13 +212,21 @@ export class BackgroundJobs {
 
   /**
    * Stores the final response, then records its terminal event (so a follower that sees the
-   * end can chain from it at once). A response deleted meanwhile stays deleted.
+   * end can chain from it at once). A response deleted meanwhile stays deleted (null), and one
+   * that finished meanwhile stays as it finished (returned): the first final status wins, and
+   * this outcome and its terminal event are dropped. Returns the response as stored.
    */
-  private async finish(rec: StoredResponse, response: ResponseObject, seq: number, event = terminalEvent(response, seq)): Promise<void> {
+  private async finish(rec: StoredResponse, response: ResponseObject, seq: number, event = terminalEvent(response, seq)): Promise<ResponseObject | null> {
     const { responses, events } = this.rt.stores;
     const id = rec.response.id;
-    // One atomic step each (save-if-exists): a DELETE on another instance between them is final.
-    if (!(await persist(() => this.store("responses", "save", () => responses.saveIfExists({ ...rec, response }))))) return;
+    // One atomic step each (save-if-open): a DELETE or a final write on another instance between them is final.
+    const saved = await persist(() => this.store("responses", "save", () => responses.saveIfOpen({ ...rec, response })));
+    if (saved === "missing") return null;
+    if (saved === "finished") {
+      const winner = await this.finishedAs(id);
+      this.rt.log.warn({ responseId: id, status: response.status, finished: winner?.status }, "background job's outcome dropped: its response had already finished");
+      return winner;
+    }
     try {
       await persist(() => events.appendIfExists(id, event));
     } catch (err) {
@@ -216,6 +236,13 @@ export class BackgroundJobs {
     this.rt.metrics.backgroundJobs.inc({ status: response.status });
     this.rt.tracing.current()?.setAttribute("router.response_status", response.status);
     this.rt.log.info({ responseId: id, status: response.status }, "background job finished");
+    return response;
+  }
+
+  /** The stored response when it is finished, else null (also when it is gone). */
+  private async finishedAs(id: string): Promise<ResponseObject | null> {
+    const rec = await persist(() => this.store("responses", "get", () => this.rt.stores.responses.get(id)));
+    return rec && isFinished(rec.response.status) ? rec.response : null;
   }
 
   /**
@@ -230,8 +257,8 @@ export class BackgroundJobs {
     const seq = (recorded.at(-1)?.sequence_number ?? -1) + 1;
     const output = finishedItems(recorded);
     const response: ResponseObject = { ...rec.response, status, completed_at: null, error, output: output.length > 0 ? output : rec.response.output };
-    await this.finish(rec, response, seq);
-    return response;
+    // Another writer may have finished it since the read above: then that outcome is the answer.
+    return this.finish(rec, response, seq);
   }
 
   /** A job its queue gives again (its instance died or handed it back): run it again only if it never streamed. */
