@@ -87,6 +87,16 @@ async function gatedRouter(upstreamUrl: string, prefix: string, hold: (status: s
   return { router: r, held: gated.held };
 }
 
+/** Instance B with its writes gated too: returns the router and what it holds. */
+async function secondGatedRouter(upstreamUrl: string, prefix: string, hold: (status: string) => boolean) {
+  const config = buildConfig({ ...redisConfig(upstreamUrl, prefix), server: { host: "127.0.0.1", port: 0, api_keys: [{ name: "team-a", key: "key-a" }] } });
+  const stores = createStores({ ...config.storage, jobs: config.background.lease });
+  const gated = gatedStores(stores, hold);
+  const r = await startTestRouter(redisConfig(upstreamUrl, prefix), { apiKey: "key-a", stores: gated.stores });
+  routers.push(r);
+  return { router: r, held: gated.held, stores };
+}
+
 async function plainRouter(upstreamUrl: string, prefix: string): Promise<TestRouter> {
   const r = await startTestRouter(redisConfig(upstreamUrl, prefix), { apiKey: "key-a" });
   routers.push(r);
@@ -140,6 +150,35 @@ describe("a finished background response is never overwritten by a late writer (
     expect(events.filter(isTerminalEvent).map((e) => e.type)).toEqual(["response.failed"]);
     expect(events.at(-1)!.type).toBe("response.failed");
     expect(log.lines().some((l) => l.responseId === created.id && /already finished/.test(l.msg) && l.finished === "failed")).toBe(true);
+  }, 30_000);
+
+  it("the failed close-out's terminal event goes after an event the lapsed job on A recorded meanwhile: the log still ends with it", async () => {
+    log = captureLog("info");
+    const up = await upstream();
+    up.setDefault("/chat/completions", () => slowText(10));
+    const prefix = uniquePrefix();
+    const a = await gatedRouter(up.url, prefix, (status) => isFinished(status));
+    const created = await a.router.client.responses.create({ model: "local", input: "hello", background: true });
+    const finalWrite = await until(() => a.held.find((w) => w.status === "completed"), "A's final write");
+    expect(await raw.del(`${prefix}bull:background:${created.id}:lock`)).toBe(1);
+    // B closes the re-delivered job out; its failed write waits at B's gate.
+    const b = await secondGatedRouter(up.url, prefix, (status) => status === "failed");
+    const closeOut = await until(() => b.held.find((w) => w.status === "failed"), "B's close-out write", 15_000);
+    // Meanwhile A (still streaming, as far as it knows) records one more event: the sequence
+    // number B read as next.
+    const last = (await b.stores.events.read(created.id, -1)).at(-1)!;
+    await b.stores.events.append(created.id, { type: "response.output_text.delta", sequence_number: last.sequence_number + 1, item_id: "msg_late", output_index: 0, content_index: 0, delta: "late", logprobs: [] });
+    closeOut.release();
+    await closeOut.done;
+    finalWrite.release();
+    await finalWrite.done;
+
+    await until(async () => (await statusOn(b.router, created.id)) === "failed", "the response to be failed");
+    const events = await recorded(b.router, created.id);
+    expectContiguous(events);
+    expect(events.filter(isTerminalEvent).map((e) => e.type)).toEqual(["response.failed"]);
+    expect(events.at(-1)!.type).toBe("response.failed");
+    expect(events.at(-2)!.delta).toBe("late");
   }, 30_000);
 
   it("a cancel on B between A's read of the queued job and its in_progress write stays cancelled", async () => {

@@ -13,10 +13,10 @@ import { invalidRequest, notFound, responseNotFound, toApiError } from "../../op
 import { isFinished } from "../../wire/protocol.js";
 import { logContext, withLogContext, type LogContext } from "../../ops/log.js";
 import type { Runtime } from "../../runtime/runtime.js";
-import { EventOrderError, jobAbortKind, type JobContext, type JobHooks, type StoredResponse } from "../../store/types.js";
+import { EventOrderError, isTerminalEvent, jobAbortKind, type JobContext, type JobHooks, type StoredResponse } from "../../store/types.js";
 import { responseSkeleton } from "../../translate/index.js";
 import { emitted } from "../../wire/emitted.js";
-import type { EmittedResponse, ResponseObject } from "../../wire/types.js";
+import type { EmittedResponse, ResponseObject, StreamEvent } from "../../wire/types.js";
 import type { StreamBody } from "../../wire/sse-writer.js";
 import { appendTurn } from "../conversations/turn.js";
 import { EventRecorder, finishedItems, followBody, terminalEvent } from "./events.js";
@@ -227,16 +227,37 @@ export class BackgroundJobs {
       this.rt.log.warn({ responseId: id, status: response.status, finished: winner?.status }, "background job's outcome dropped: its response had already finished");
       return winner;
     }
-    try {
-      await persist(() => events.appendIfExists(id, event));
-    } catch (err) {
-      // Another writer (a concurrent cancel) already ended the stream: that is fine.
-      if (!(err instanceof EventOrderError)) this.rt.metrics.storeErrors.inc({ store: "events", op: "append" });
-    }
+    await this.recordTerminal(id, event);
     this.rt.metrics.backgroundJobs.inc({ status: response.status });
     this.rt.tracing.current()?.setAttribute("router.response_status", response.status);
     this.rt.log.info({ responseId: id, status: response.status }, "background job finished");
     return response;
+  }
+
+  /**
+   * Records the terminal event of the status this instance stored (only the writer that stored
+   * it does). A job still streaming elsewhere (its lease lapsed, and it does not know yet) may
+   * have taken that sequence number: the event then goes right after the last one recorded, so
+   * the log ends with it; that job's next append collides with it and it stops.
+   */
+  private async recordTerminal(id: string, event: StreamEvent): Promise<void> {
+    const { events } = this.rt.stores;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await persist(() => events.appendIfExists(id, event));
+        return;
+      } catch (err) {
+        if (!(err instanceof EventOrderError) || attempt >= TERMINAL_ATTEMPTS) {
+          this.rt.metrics.storeErrors.inc({ store: "events", op: "append" });
+          this.rt.log.warn({ responseId: id, err: (err as Error).message }, "background response's terminal event could not be recorded");
+          return;
+        }
+        const after = await persist(() => events.read(id, event.sequence_number - 1)).catch(() => []);
+        // A retried append whose first try had landed (its reply lost): it is recorded.
+        if (after.some(isTerminalEvent)) return;
+        event = { ...event, sequence_number: (after.at(-1)?.sequence_number ?? event.sequence_number) + 1 };
+      }
+    }
   }
 
   /** The stored response when it is finished, else null (also when it is gone). */
@@ -282,6 +303,9 @@ export class BackgroundJobs {
     }
   }
 }
+
+/** Tries at the terminal event when other appends keep taking its sequence number. */
+const TERMINAL_ATTEMPTS = 5;
 
 const STORE_FAILED: Failure = { code: "server_error", message: "The router's store failed while recording this background response." };
 
