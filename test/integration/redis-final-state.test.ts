@@ -78,21 +78,12 @@ async function upstream(): Promise<MockUpstream> {
   return u;
 }
 
-/** Instance A: its job writes are gated. */
+/** An instance whose conditional response writes are gated (A; B too in one case). */
 async function gatedRouter(upstreamUrl: string, prefix: string, hold: (status: string) => boolean) {
   const config = buildConfig({ ...redisConfig(upstreamUrl, prefix), server: { host: "127.0.0.1", port: 0, api_keys: [{ name: "team-a", key: "key-a" }] } });
-  const gated = gatedStores(createStores({ ...config.storage, jobs: config.background.lease }, log.logger), hold);
-  const r = await startTestRouter(redisConfig(upstreamUrl, prefix), { apiKey: "key-a", stores: gated.stores, logger: log.logger });
-  routers.push(r);
-  return { router: r, held: gated.held };
-}
-
-/** Instance B with its writes gated too: returns the router and what it holds. */
-async function secondGatedRouter(upstreamUrl: string, prefix: string, hold: (status: string) => boolean) {
-  const config = buildConfig({ ...redisConfig(upstreamUrl, prefix), server: { host: "127.0.0.1", port: 0, api_keys: [{ name: "team-a", key: "key-a" }] } });
-  const stores = createStores({ ...config.storage, jobs: config.background.lease });
+  const stores = createStores({ ...config.storage, jobs: config.background.lease }, log.logger);
   const gated = gatedStores(stores, hold);
-  const r = await startTestRouter(redisConfig(upstreamUrl, prefix), { apiKey: "key-a", stores: gated.stores });
+  const r = await startTestRouter(redisConfig(upstreamUrl, prefix), { apiKey: "key-a", stores: gated.stores, logger: log.logger });
   routers.push(r);
   return { router: r, held: gated.held, stores };
 }
@@ -162,7 +153,7 @@ describe("a finished background response is never overwritten by a late writer (
     const finalWrite = await until(() => a.held.find((w) => w.status === "completed"), "A's final write");
     expect(await raw.del(`${prefix}bull:background:${created.id}:lock`)).toBe(1);
     // B closes the re-delivered job out; its failed write waits at B's gate.
-    const b = await secondGatedRouter(up.url, prefix, (status) => status === "failed");
+    const b = await gatedRouter(up.url, prefix, (status) => status === "failed");
     const closeOut = await until(() => b.held.find((w) => w.status === "failed"), "B's close-out write", 15_000);
     // Meanwhile A (still streaming, as far as it knows) records one more event: the sequence
     // number B read as next.
