@@ -217,7 +217,7 @@ export class BackgroundJobs {
    * this outcome and its terminal event are dropped. Returns the response as stored.
    */
   private async finish(rec: StoredResponse, response: ResponseObject, seq: number, event = terminalEvent(response, seq)): Promise<ResponseObject | null> {
-    const { responses, events } = this.rt.stores;
+    const { responses } = this.rt.stores;
     const id = rec.response.id;
     // One atomic step each (save-if-open): a DELETE or a final write on another instance between them is final.
     const saved = await persist(() => this.store("responses", "save", () => responses.saveIfOpen({ ...rec, response })));
@@ -242,22 +242,25 @@ export class BackgroundJobs {
    */
   private async recordTerminal(id: string, event: StreamEvent): Promise<void> {
     const { events } = this.rt.stores;
-    for (let attempt = 1; ; attempt++) {
+    let failure: unknown;
+    for (let attempt = 1; attempt <= TERMINAL_ATTEMPTS; attempt++) {
       try {
         await persist(() => events.appendIfExists(id, event));
         return;
       } catch (err) {
-        if (!(err instanceof EventOrderError) || attempt >= TERMINAL_ATTEMPTS) {
-          this.rt.metrics.storeErrors.inc({ store: "events", op: "append" });
-          this.rt.log.warn({ responseId: id, err: (err as Error).message }, "background response's terminal event could not be recorded");
-          return;
-        }
-        const after = await persist(() => events.read(id, event.sequence_number - 1)).catch(() => []);
-        // A retried append whose first try had landed (its reply lost): it is recorded.
-        if (after.some(isTerminalEvent)) return;
-        event = { ...event, sequence_number: (after.at(-1)?.sequence_number ?? event.sequence_number) + 1 };
+        failure = err;
+        if (!(err instanceof EventOrderError)) break;
       }
+      const after = await persist(() => events.read(id, event.sequence_number - 1)).catch(() => null);
+      // A retried append whose first try had landed (its reply was lost): it is recorded.
+      if (after?.some(isTerminalEvent)) return;
+      const last = after?.at(-1);
+      // Never a guess past what was read: the log must not get a gap.
+      if (!last) break;
+      event = { ...event, sequence_number: last.sequence_number + 1 };
     }
+    this.rt.metrics.storeErrors.inc({ store: "events", op: "append" });
+    this.rt.log.warn({ responseId: id, err: (failure as Error).message }, "background response's terminal event could not be recorded");
   }
 
   /** The stored response when it is finished, else null (also when it is gone). */
