@@ -55,6 +55,24 @@ describe("durability: replica", () => {
     }
   });
 
+  it("a final status saved by saveIfOpen is on the replica when it returns; a refused write waits for nothing", async () => {
+    const prefix = uniquePrefix();
+    const stores: Stores = createStores(config(url(pair.initial.primary), prefix));
+    const replica = new Redis(pair.initial.replicas[0]!, "127.0.0.1", { lazyConnect: true });
+    try {
+      await replica.connect();
+      const id = newId();
+      const rec = makeRecord(id);
+      await stores.responses.save({ ...rec, response: { ...rec.response, status: "in_progress" } });
+      expect(await stores.responses.saveIfOpen({ ...rec, response: { ...rec.response, status: "failed" } })).toBe("saved");
+      expect(JSON.parse((await replica.get(`${prefix}resp:${id}`))!).response.status).toBe("failed");
+      expect(await stores.responses.saveIfOpen(rec)).toBe("finished");
+    } finally {
+      replica.disconnect();
+      await stores.close();
+    }
+  });
+
   it("with no replica to confirm, writes fail as store unavailable (the router answers 503) instead of being acknowledged", async () => {
     const stores = createStores(config(lone.url, uniquePrefix(), 60_000, 300));
     try {
@@ -63,6 +81,8 @@ describe("durability: replica", () => {
       expect((err as Error).message).toMatch(/no replica confirmed the write within 300 ms/);
       await expect(stores.conversations.create({ conversation: { id: "conv_1", object: "conversation", created_at: 0, metadata: {} }, owner: null, endpoint: null }, [])).rejects.toBeInstanceOf(StoreUnavailableError);
       await expect(stores.jobs.enqueue({ responseId: newId(), payload: {} })).rejects.toBeInstanceOf(StoreUnavailableError);
+      // A response that is not there is not written, so there is nothing to confirm.
+      expect(await stores.responses.saveIfOpen(makeRecord(newId()))).toBe("missing");
       // Reads do not wait for anything.
       expect(await stores.responses.get(newId())).toBeNull();
     } finally {
