@@ -263,9 +263,18 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
     this.state = DONE;
     this.held.length = 0;
     this.heldBytes = 0;
+    // The consumer (and through it the request's translation, sink and response) is let go at
+    // once: the body may outlive the request (the upstream call's handler keeps it), and a
+    // body that reached old space would keep every young object the consumer holds alive
+    // through each young-generation collection.
+    if (this.consumer) this.consumer = FINISHED;
+    this.scope = null;
     this.source.finished();
   }
 }
+
+/** The consumer of a finished body: never called, it only marks the body as read. */
+const FINISHED: BodyConsumer = { onChunk() {}, onEnd() {}, onError() {} };
 
 /** undici aborts with an Error; a reason that is not one (a string) is carried by an AbortError. */
 export function abortError(reason: unknown): Error {

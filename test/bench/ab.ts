@@ -25,6 +25,7 @@ spawnSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { stdio: "ign
 const INPUT = "Say hi in one short sentence.";
 const rb = (model: string, stream: boolean, store = false) => JSON.stringify({ model, input: INPUT, stream, store });
 const cb = (model: string, stream: boolean) => JSON.stringify({ model, messages: [{ role: "user", content: INPUT }], stream, ...(stream ? { stream_options: { include_usage: true } } : {}) });
+const mb = (model: string, stream: boolean) => JSON.stringify({ model, max_tokens: 8192, messages: [{ role: "user", content: [{ type: "text", text: INPUT }] }], ...(stream ? { stream } : {}) });
 const PATHS: Record<string, { up: { path: string; body: string }; r: { path: string; body: string } }> = {
   "translated-json": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/responses", body: rb("chat-s", false) } },
   "translated-stream": { up: { path: "/v1/chat/completions", body: cb("chat-s", true) }, r: { path: "/v1/responses", body: rb("chat-s", true) } },
@@ -35,6 +36,8 @@ const PATHS: Record<string, { up: { path: string; body: string }; r: { path: str
   "translated-json-cached": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/responses", body: rb("chat-cached", false) } },
   "native-json": { up: { path: "/v1/responses", body: rb("oai-s", false) }, r: { path: "/v1/responses", body: rb("oai-s", false) } },
   "native-stream": { up: { path: "/v1/responses", body: rb("oai-s", true) }, r: { path: "/v1/responses", body: rb("oai-s", true) } },
+  "anthropic-json": { up: { path: "/v1/messages", body: mb("ant-s", false) }, r: { path: "/v1/responses", body: rb("ant-s", false) } },
+  "anthropic-stream": { up: { path: "/v1/messages", body: mb("ant-s", true) }, r: { path: "/v1/responses", body: rb("ant-s", true) } },
   "chat-json": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/chat/completions", body: cb("chat-s", false) } },
   "chat-stream": { up: { path: "/v1/chat/completions", body: cb("chat-s", true) }, r: { path: "/v1/chat/completions", body: cb("chat-s", true) } },
 };
@@ -50,8 +53,9 @@ const cfg = {
   endpoints: [
     { name: "chat-ep", url: `${mockOrigin}/v1`, kind: "chat", max_concurrency: 4096 },
     { name: "oai-ep", url: `${mockOrigin}/v1`, kind: "openai", api_key: "sk-bench", max_concurrency: 4096 },
+    { name: "ant-ep", url: `${mockOrigin}/v1`, kind: "anthropic", api_key: "sk-bench", max_concurrency: 4096 },
   ],
-  models: { "chat-s": { endpoints: ["chat-ep"], upstream_model: "chat-s" }, "chat-cached": { endpoints: ["chat-ep"], upstream_model: "chat-s", cache: { ttl: "1h" } }, "oai-s": { endpoints: ["oai-ep"] } },
+  models: { "chat-s": { endpoints: ["chat-ep"], upstream_model: "chat-s" }, "chat-cached": { endpoints: ["chat-ep"], upstream_model: "chat-s", cache: { ttl: "1h" } }, "oai-s": { endpoints: ["oai-ep"] }, "ant-s": { endpoints: ["ant-ep"] } },
   logging: { level: "info" },
 };
 const servers: { name: string; child: Child; up: boolean }[] = [];

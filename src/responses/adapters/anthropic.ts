@@ -4,6 +4,7 @@ import type { EventSink } from "../../wire/sse-writer.js";
 import { AnthropicStreamTranslator, anthropicErrorBody, messageToResponse, modelBetaHeader, responsesToMessagesRequest, versionTraits } from "../../translate/anthropic/index.js";
 import type { AnswerOptions, AnthropicRequestOptions, Message, RawMessageStreamEvent } from "../../translate/anthropic/index.js";
 import { omitEncryptedContent } from "../../translate/openai/rewrite.js";
+import { EventJson } from "../../wire/event-json.js";
 import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import { UpstreamFailure, scrubSecret } from "../../upstream/errors.js";
@@ -86,7 +87,11 @@ class AnthropicStream extends CountedStream<AnthropicStreamTranslator> {
   private readonly write: (ev: StreamEvent) => string;
   constructor(tr: AnthropicStreamTranslator, rd: ReadContext, hide: boolean) {
     super(tr, rd, "translated");
-    this.write = hide ? hidden : plain;
+    if (hide) this.write = hidden;
+    else {
+      const json = new EventJson();
+      this.write = (ev) => json.text(ev);
+    }
   }
 
   start(sink: EventSink): void {
@@ -144,6 +149,5 @@ class AnthropicStream extends CountedStream<AnthropicStreamTranslator> {
   }
 }
 
-const plain = (ev: StreamEvent): string => JSON.stringify(ev);
 /** Encrypted reasoning the client did not ask for stays in the stored copy only. */
 const hidden = (ev: StreamEvent): string => JSON.stringify(ev, omitEncryptedContent);

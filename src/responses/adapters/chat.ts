@@ -1,6 +1,7 @@
 /** `kind: chat` endpoints: the request translated to /v1/chat/completions, the answer translated back (translate/). */
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
+import { EventJson } from "../../wire/event-json.js";
 import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, wantsReasoningSummary } from "../../translate/index.js";
 import type { StreamTranslatorOptions, ToolNameMap } from "../../translate/index.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
@@ -61,12 +62,16 @@ export class ChatRequest implements AdaptedRequest {
 }
 
 class ChatStream extends CountedStream<ChatStreamTranslator> {
+  private readonly json = new EventJson();
+  /** Made once: push runs per upstream chunk. */
+  private readonly write = (ev: StreamEvent): string => this.json.text(ev);
+
   constructor(tr: ChatStreamTranslator, rd: ReadContext) {
     super(tr, rd, "translated");
   }
 
   start(sink: EventSink): void {
-    sendEvents(sink, this.tr.start(), serialise);
+    sendEvents(sink, this.tr.start(), this.write);
   }
 
   push(frame: SseFrame, sink: EventSink): typeof END | null {
@@ -81,17 +86,15 @@ class ChatStream extends CountedStream<ChatStreamTranslator> {
       const ep = attempt.endpoint;
       throw new UpstreamFailure(ep.name, "status", scrubSecret(errorMessage(chunk.error), ep.config.api_key), 500, undefined, undefined, { jsonBody: true });
     }
-    sendEvents(sink, this.tr.push(chunk as ChatChunk), serialise, !frame.more);
+    sendEvents(sink, this.tr.push(chunk as ChatChunk), this.write, !frame.more);
     this.chunks.add(frame.more);
     return null;
   }
 
   serialise(ev: StreamEvent): string {
-    return serialise(ev);
+    return this.json.text(ev);
   }
 }
-
-const serialise = (ev: StreamEvent): string => JSON.stringify(ev);
 
 function errorMessage(e: unknown): string {
   if (typeof e === "string") return e;

@@ -74,8 +74,7 @@ class NativeStream extends CountedStream<NativeStreamMachine> {
     if (out.type.endsWith(".delta")) this.rd.attempt.firstToken();
     this.chunks.add(frame.more);
     if (out.terminal) {
-      this.chunks.flush();
-      sink.flush?.(); // what came before the terminal event must not wait for the store
+      this.chunks.flush(); // what came before it is flushed by the pump (execute.ts), not held for the store
       return { type: out.type, data: out.data };
     }
     sink.send(out.type, out.data);

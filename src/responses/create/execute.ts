@@ -5,11 +5,11 @@ import type { Endpoint, Lease } from "../../routing/pool.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import { unixSeconds } from "../../wire/clock.js";
-import type { ResponseObject } from "../../wire/types.js";
+import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import { UpstreamAttempt } from "../../upstream/attempt.js";
 import { midStreamError } from "../../upstream/mid-stream.js";
-import { readSseFrames } from "../../upstream/sse.js";
-import { END, sendEvents, type AdaptedRequest, type ReadContext, type StreamTranslation } from "../adapters/adapter.js";
+import { pipeSseFrames } from "../../upstream/sse.js";
+import { END, sendEvents, type AdaptedRequest, type HeldTerminal, type ReadContext, type StreamTranslation } from "../adapters/adapter.js";
 import { ChatRequest } from "../adapters/chat.js";
 import { NativeRequest } from "../adapters/openai.js";
 import { AnthropicRequest } from "../adapters/anthropic.js";
@@ -182,29 +182,63 @@ type Pumped = Pick<RunOutcome, "response" | "terminal">;
  * Reads an upstream stream through its kind's translation into the sink. The terminal event is
  * returned, not sent; an upstream that breaks ends in `response.failed` (and counts against its
  * endpoint); a caller that goes away rejects, or with `keepPartialOnAbort` keeps what came.
+ *
+ * The frames are pushed (`pipeSseFrames`): every frame of an upstream read is translated in
+ * the read's own turn, one promise per stream rather than an iterator step (and its promises
+ * and microtask hops) per frame.
  */
-async function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, AdaptedRequest>, sink: EventSink, signal: AbortSignal, opts: PumpOptions): Promise<Pumped> {
-  const serialise = (ev: Parameters<StreamTranslation["serialise"]>[0]) => tr.serialise(ev);
-  tr.start(sink);
-  let tail;
-  try {
-    for await (const frame of readSseFrames(attempt.reply.body)) {
-      const held = tr.push(frame, sink);
-      if (held === END) break;
-      if (held) return { response: tr.response, terminal: held };
-    }
-    tail = tr.finish();
-  } catch (err) {
-    if (signal.aborted) {
-      if (!opts.keepPartialOnAbort) throw err;
-      sendEvents(sink, tr.cancel(), serialise);
-      return { response: tr.response, terminal: null };
-    }
-    // An in-band error chunk is the server's own answer (maybe about this request): not an endpoint fault.
-    attempt.streamBroke(err);
-    tail = tr.fail(midStreamError(err, "responses"));
-  }
-  const terminal = tail.pop()!;
-  sendEvents(sink, tail, serialise);
-  return { response: tr.response, terminal: { type: terminal.type, data: tr.serialise(terminal) } };
+function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, AdaptedRequest>, sink: EventSink, signal: AbortSignal, opts: PumpOptions): Promise<Pumped> {
+  return new Promise<Pumped>((resolve, reject) => {
+    let settled = false;
+    const ended = (held: HeldTerminal) => {
+      settled = true;
+      // What came before the terminal event is written from a microtask, not in the upstream
+      // read's turn: the socket write then leaves at the next tick, together with the terminal
+      // event and the end when storing the response took no I/O (one write per stream), and
+      // at once, not after the store, when it did.
+      queueMicrotask(() => sink.flush?.());
+      resolve({ response: tr.response, terminal: held });
+    };
+    const closeWith = (tail: StreamEvent[]) => {
+      const terminal = tail.pop()!;
+      sendEvents(sink, tail, (ev) => tr.serialise(ev), false);
+      ended({ type: terminal.type, data: tr.serialise(terminal) });
+    };
+    const broke = (err: unknown) => {
+      if (settled) return;
+      if (signal.aborted) {
+        settled = true;
+        if (!opts.keepPartialOnAbort) return reject(err);
+        sendEvents(sink, tr.cancel(), (ev) => tr.serialise(ev));
+        return resolve({ response: tr.response, terminal: null });
+      }
+      // An in-band error chunk is the server's own answer (maybe about this request): not an endpoint fault.
+      attempt.streamBroke(err);
+      closeWith(tr.fail(midStreamError(err, "responses")));
+    };
+    tr.start(sink); // a throw here rejects, as before the upstream body is read
+    pipeSseFrames(attempt.reply.body, {
+      onFrame(frame) {
+        if (settled) return true;
+        try {
+          const held = tr.push(frame, sink);
+          if (held === null) return false;
+          if (held === END) closeWith(tr.finish());
+          else ended(held);
+        } catch (err) {
+          broke(err);
+        }
+        return true;
+      },
+      onEnd() {
+        if (settled) return;
+        try {
+          closeWith(tr.finish());
+        } catch (err) {
+          broke(err);
+        }
+      },
+      onError: broke,
+    });
+  });
 }

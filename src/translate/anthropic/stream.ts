@@ -134,8 +134,10 @@ export class AnthropicStreamTranslator {
   private startInto(out: StreamEvent[]): void {
     this.started = true;
     const queued = this.skeleton.status === "queued";
-    out.push(emitted({ type: "response.created", response: { ...this.skeleton, status: queued ? "queued" : "in_progress", output: [], usage: null }, sequence_number: this.seq++ }));
-    out.push(emitted({ type: "response.in_progress", response: { ...this.skeleton, status: "in_progress", output: [], usage: null }, sequence_number: this.seq++ }));
+    const inProgress: EmittedResponse = { ...this.skeleton, status: "in_progress", output: [], usage: null };
+    // One snapshot for both events unless they differ (neither is changed after): serialised once (wire/event-json.ts).
+    out.push(emitted({ type: "response.created", response: queued ? { ...inProgress, status: "queued" } : inProgress, sequence_number: this.seq++ }));
+    out.push(emitted({ type: "response.in_progress", response: inProgress, sequence_number: this.seq++ }));
     this.live.status = "in_progress";
     const c = this.compaction;
     if (c) {

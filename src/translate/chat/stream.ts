@@ -137,9 +137,10 @@ export class ChatStreamTranslator {
   private startInto(out: StreamEvent[]): void {
     this.started = true;
     const queued = this.skeleton.status === "queued";
-    const created: EmittedResponse = { ...this.skeleton, status: queued ? "queued" : "in_progress", output: [], usage: null };
-    out.push(emitted({ type: "response.created", response: created, sequence_number: this.seq++ }));
     const inProgress: EmittedResponse = { ...this.skeleton, status: "in_progress", output: [], usage: null };
+    // One snapshot for both events unless they differ (neither is changed after): serialised once (wire/event-json.ts).
+    const created: EmittedResponse = queued ? { ...inProgress, status: "queued" } : inProgress;
+    out.push(emitted({ type: "response.created", response: created, sequence_number: this.seq++ }));
     out.push(emitted({ type: "response.in_progress", response: inProgress, sequence_number: this.seq++ }));
     this.live.status = "in_progress";
     const c = this.compaction;
