@@ -27,6 +27,7 @@ import { customCallItem, functionCallItem } from "../chat/response.js";
 import { identityFor } from "../chat/tool-names.js";
 import { CustomInputStream } from "../custom-tools.js";
 import { completedAt } from "../skeleton.js";
+import { openingEvents } from "../stream-opening.js";
 import type { Message, RawMessageStreamEvent } from "./types.js";
 
 type Status = "completed" | "incomplete";
@@ -133,20 +134,8 @@ export class AnthropicStreamTranslator {
 
   private startInto(out: StreamEvent[]): void {
     this.started = true;
-    const queued = this.skeleton.status === "queued";
-    const inProgress: EmittedResponse = { ...this.skeleton, status: "in_progress", output: [], usage: null };
-    // One snapshot for both events unless they differ (neither is changed after): serialised once (wire/event-json.ts).
-    out.push(emitted({ type: "response.created", response: queued ? { ...inProgress, status: "queued" } : inProgress, sequence_number: this.seq++ }));
-    out.push(emitted({ type: "response.in_progress", response: inProgress, sequence_number: this.seq++ }));
+    openingEvents(this.skeleton, this.compaction, this.output, () => this.seq++, out);
     this.live.status = "in_progress";
-    const c = this.compaction;
-    if (c) {
-      const index = this.output.length;
-      this.output.push(c);
-      out.push(emitted({ type: "response.output_item.added", output_index: index, item: c, sequence_number: this.seq++ }));
-      out.push(emitted({ type: "response.compaction.compacting", item_id: c.id, output_index: index, sequence_number: this.seq++ }));
-      out.push(emitted({ type: "response.output_item.done", output_index: index, item: c, sequence_number: this.seq++ }));
-    }
   }
 
   private terminate(out: StreamEvent[], status: "completed" | "incomplete" | "failed" | "cancelled", error: { code: string; message: string } | null, incomplete: TerminalIncomplete = null): StreamEvent[] {

@@ -33,6 +33,7 @@ import type { ChatChunkLike, ChatTokenLogprob, ChatToolCallDelta, ToolNameMap } 
 import { chatUsageToResponses, customCallItem, functionCallItem, mapLogprobs, terminalFromFinishReason } from "./response.js";
 import { CustomInputStream } from "../custom-tools.js";
 import { completedAt } from "../skeleton.js";
+import { openingEvents } from "../stream-opening.js";
 import { identityFor } from "./tool-names.js";
 import type { CallState, MessageState, Part, ReasoningState, Status, StreamTranslatorOptions } from "./stream-state.js";
 import { isCompleteJson } from "./stream-state.js";
@@ -136,21 +137,8 @@ export class ChatStreamTranslator {
 
   private startInto(out: StreamEvent[]): void {
     this.started = true;
-    const queued = this.skeleton.status === "queued";
-    const inProgress: EmittedResponse = { ...this.skeleton, status: "in_progress", output: [], usage: null };
-    // One snapshot for both events unless they differ (neither is changed after): serialised once (wire/event-json.ts).
-    const created: EmittedResponse = queued ? { ...inProgress, status: "queued" } : inProgress;
-    out.push(emitted({ type: "response.created", response: created, sequence_number: this.seq++ }));
-    out.push(emitted({ type: "response.in_progress", response: inProgress, sequence_number: this.seq++ }));
+    openingEvents(this.skeleton, this.compaction, this.output, () => this.seq++, out);
     this.live.status = "in_progress";
-    const c = this.compaction;
-    if (c) {
-      const index = this.output.length;
-      this.output.push(c);
-      out.push(emitted({ type: "response.output_item.added", output_index: index, item: c, sequence_number: this.seq++ }));
-      out.push(emitted({ type: "response.compaction.compacting", item_id: c.id, output_index: index, sequence_number: this.seq++ }));
-      out.push(emitted({ type: "response.output_item.done", output_index: index, item: c, sequence_number: this.seq++ }));
-    }
   }
 
   private terminate(
