@@ -191,7 +191,7 @@ export class BackgroundJobs {
 
     if (outcome?.terminal) {
       const served: StoredResponse = { ...rec, endpoint: outcome.endpoint };
-      const failed = { ...outcome.response, status: "failed" as const, completed_at: null, error: STORE_FAILED };
+      const failed = { ...outcome.response, status: "failed" as const, error: STORE_FAILED };
       if (recorder.broken) return this.finish(served, failed, recorder.nextSequence);
       // A response another instance already finished (it failed this job when its lease lapsed)
       // gets no conversation turn: finish() below only learns that it lost.
@@ -202,12 +202,12 @@ export class BackgroundJobs {
       return this.finish(served, outcome.response, recorder.nextSequence, JSON.parse(outcome.terminal.data));
     }
     const partial = outcome?.response ?? rec.response;
-    if (failure) return this.finish(rec, { ...partial, status: "failed", completed_at: null, error: failure }, recorder.nextSequence);
+    if (failure) return this.finish(rec, { ...partial, status: "failed", error: failure }, recorder.nextSequence);
     const kind = jobAbortKind(signal);
     // Redis mode shutdown: the job goes back to the queue and another instance resolves it.
     if (kind === "handed_back") return;
-    if (kind === "shutdown") return this.finish(rec, { ...partial, status: "failed", completed_at: null, error: { code: "server_error", message: SHUT_DOWN } }, recorder.nextSequence);
-    return this.finish(rec, { ...partial, status: "cancelled", completed_at: null, error: null }, recorder.nextSequence);
+    if (kind === "shutdown") return this.finish(rec, { ...partial, status: "failed", error: { code: "server_error", message: SHUT_DOWN } }, recorder.nextSequence);
+    return this.finish(rec, { ...partial, status: "cancelled", error: null }, recorder.nextSequence);
   }
 
   /**
@@ -216,9 +216,12 @@ export class BackgroundJobs {
    * that finished meanwhile stays as it finished (returned): the first final status wins, and
    * this outcome and its terminal event are dropped. Returns the response as stored.
    */
-  private async finish(rec: StoredResponse, response: ResponseObject, seq: number, event = terminalEvent(response, seq)): Promise<ResponseObject | null> {
+  private async finish(rec: StoredResponse, ended: ResponseObject, seq: number, terminal?: StreamEvent): Promise<ResponseObject | null> {
     const { responses } = this.rt.stores;
     const id = rec.response.id;
+    // Only a completed response has a completion time; any other end (failed, cancelled) has none.
+    const response = ended.status === "completed" || ended.completed_at === null ? ended : { ...ended, completed_at: null };
+    const event = terminal ?? terminalEvent(response, seq);
     // One atomic step each (save-if-open): a DELETE or a final write on another instance between them is final.
     const saved = await persist(() => this.store("responses", "save", () => responses.saveIfOpen({ ...rec, response })));
     if (saved === "missing") return null;
@@ -280,7 +283,7 @@ export class BackgroundJobs {
     const recorded = await this.store("events", "read", () => this.rt.stores.events.read(id, -1));
     const seq = (recorded.at(-1)?.sequence_number ?? -1) + 1;
     const output = finishedItems(recorded);
-    const response: ResponseObject = { ...rec.response, status, completed_at: null, error, output: output.length > 0 ? output : rec.response.output };
+    const response: ResponseObject = { ...rec.response, status, error, output: output.length > 0 ? output : rec.response.output };
     // Another writer may have finished it since the read above: then that outcome is the answer.
     return this.finish(rec, response, seq);
   }
