@@ -10,7 +10,7 @@ import { responseSkeleton, responseToEvents } from "../translate/index.js";
 import { emitted } from "../wire/emitted.js";
 import { unixSeconds } from "../wire/clock.js";
 import type { CreateResponseRequest, EmittedResponse, Item, JsonObject, ResponseObject } from "../wire/types.js";
-import { clientJson, clientReplacer } from "../translate/openai/rewrite.js";
+import { clientJson, clientText } from "../translate/openai/rewrite.js";
 import { AutoCompactor, servedByRouterTranslation } from "./compaction/auto-compact.js";
 import { BackgroundJobs } from "./background/jobs.js";
 import { cacheableAnswer, cacheKey } from "./create/cache-key.js";
@@ -256,7 +256,7 @@ export class ResponsesService {
       const seq = (JSON.parse(out.terminal!.data) as { sequence_number: number }).sequence_number;
       const response = { ...(out.response as unknown as EmittedResponse), status: "failed" as const, completed_at: null, error: { code: "server_error" as const, message } };
       const event = emitted({ type: "response.failed", response, sequence_number: seq });
-      return { type: "response.failed", data: JSON.stringify(event, clientReplacer(out.hideEncryptedReasoning, out.hideSearchSources)) };
+      return { type: "response.failed", data: clientText(event, out.hideEncryptedReasoning, out.hideSearchSources) };
     }
   }
 

@@ -3,7 +3,7 @@ import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import { AnthropicStreamTranslator, anthropicErrorBody, messageToResponse, modelBetaHeader, responsesToMessagesRequest, versionTraits } from "../../translate/anthropic/index.js";
 import type { AnswerOptions, AnthropicRequestOptions, Message, RawMessageStreamEvent } from "../../translate/anthropic/index.js";
-import { omitEncryptedContent } from "../../translate/openai/rewrite.js";
+import { clientText, hasHiddenParts } from "../../translate/openai/rewrite.js";
 import { EventJson } from "../../wire/event-json.js";
 import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
@@ -87,11 +87,9 @@ class AnthropicStream extends CountedStream<AnthropicStreamTranslator> {
   private readonly write: (ev: StreamEvent) => string;
   constructor(tr: AnthropicStreamTranslator, rd: ReadContext, hide: boolean) {
     super(tr, rd, "translated");
-    if (hide) this.write = hidden;
-    else {
-      const json = new EventJson();
-      this.write = (ev) => json.text(ev);
-    }
+    const json = new EventJson();
+    // Encrypted reasoning the client did not ask for stays in the stored copy only.
+    this.write = hide ? (ev) => (hasHiddenParts(ev, true, false) ? clientText(ev, true) : json.text(ev)) : (ev) => json.text(ev);
   }
 
   start(sink: EventSink): void {
@@ -148,6 +146,3 @@ class AnthropicStream extends CountedStream<AnthropicStreamTranslator> {
     return this.write(ev);
   }
 }
-
-/** Encrypted reasoning the client did not ask for stays in the stored copy only. */
-const hidden = (ev: StreamEvent): string => JSON.stringify(ev, omitEncryptedContent);

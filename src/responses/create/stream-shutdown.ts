@@ -1,4 +1,4 @@
-import { clientReplacer } from "../../translate/openai/rewrite.js";
+import { clientText } from "../../translate/openai/rewrite.js";
 import { ShutdownDeadline, type Runtime } from "../../runtime/runtime.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import { emitted } from "../../wire/emitted.js";
@@ -55,7 +55,7 @@ export class StreamShutdown {
     const last = this.lastData ? (JSON.parse(this.lastData) as { sequence_number?: number }).sequence_number : undefined;
     const response: ResponseObject = { ...out.response, status: "failed", completed_at: null, error: { code: reason.code, message: reason.message } };
     const event = emitted({ type: "response.failed", response: response as unknown as EmittedResponse, sequence_number: (last ?? -1) + 1 });
-    return { ...out, response, terminal: { type: event.type, data: JSON.stringify(event, clientReplacer(out.hideEncryptedReasoning, out.hideSearchSources)) } };
+    return { ...out, response, terminal: { type: event.type, data: clientText(event, out.hideEncryptedReasoning, out.hideSearchSources) } };
   }
 
   /** PumpOptions: keep the partial output only when the deadline stopped the stream. */

@@ -17,7 +17,7 @@ import { SpanKind, type Span } from "../../tracing/index.js";
 import { WEB_SEARCH_FUNCTION_NAME, hostedFunctionName, hostedItemsForModel, refusedApprovals } from "../../translate/hosted-calls.js";
 import { completedAt, responseSkeleton, emptyUsage } from "../../translate/skeleton.js";
 import { unixSeconds } from "../../wire/clock.js";
-import { clientReplacer, replayableItems } from "../../translate/openai/rewrite.js";
+import { clientText, replayableItems } from "../../translate/openai/rewrite.js";
 import { emitted } from "../../wire/emitted.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } from "../../wire/types.js";
@@ -448,7 +448,7 @@ export class ToolLoop {
   private terminal(response: ResponseObject, hide: boolean, hideSources = false): { type: string; data: string } {
     const type = response.status === "completed" ? "response.completed" : response.status === "incomplete" ? "response.incomplete" : "response.failed";
     const event = { type, response, sequence_number: this.seq() };
-    return { type, data: JSON.stringify(event, clientReplacer(hide, hideSources)) };
+    return { type, data: clientText(event, hide, hideSources) };
   }
 }
 

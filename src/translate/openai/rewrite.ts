@@ -136,7 +136,7 @@ export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObj
  * JSON.stringify replacer hiding encrypted reasoning the client did not ask for (the stored copy
  * keeps it). Only a reasoning item's: a compaction item's encrypted_content is its content.
  */
-export function omitEncryptedContent(this: unknown, key: string, value: unknown): unknown {
+function omitEncryptedContent(this: unknown, key: string, value: unknown): unknown {
   return key === "encrypted_content" && (this as { type?: unknown } | null)?.type === "reasoning" ? undefined : value;
 }
 
@@ -144,7 +144,7 @@ export function omitEncryptedContent(this: unknown, key: string, value: unknown)
  * JSON.stringify replacer hiding a web search's sources the client did not include (the stored
  * copy keeps them, so a later GET with `include` shows them, as OpenAI does).
  */
-export function omitSearchSources(this: unknown, key: string, value: unknown): unknown {
+function omitSearchSources(this: unknown, key: string, value: unknown): unknown {
   return key === "sources" && (this as { type?: unknown } | null)?.type === "search" ? undefined : value;
 }
 
@@ -153,12 +153,42 @@ function omitBoth(this: unknown, key: string, value: unknown): unknown {
 }
 
 /** The replacer that serialises a response's parts as the client should see them (undefined: all of it). */
-export function clientReplacer(hideEncrypted: boolean, hideSources = false): ((this: unknown, key: string, value: unknown) => unknown) | undefined {
+function clientReplacer(hideEncrypted: boolean, hideSources = false): ((this: unknown, key: string, value: unknown) => unknown) | undefined {
   if (hideEncrypted) return hideSources ? omitBoth : omitEncryptedContent;
   return hideSources ? omitSearchSources : undefined;
 }
 
 /** A response serialised as the client should see it (the object itself, which the store keeps, is not touched). */
 export function clientJson(response: ResponseObject, hide: boolean, hideSources = false): string {
-  return JSON.stringify(response, clientReplacer(hide, hideSources));
+  return clientText(response, hide, hideSources);
+}
+
+/**
+ * A response or event serialised as the client should see it. A replacer takes JSON.stringify
+ * off its fast path (a JS call per key: most of an Anthropic stream's serialisation), so it is
+ * used only when something is there to hide; otherwise the bytes are the same without it.
+ */
+export function clientText(value: unknown, hide: boolean, hideSources = false): string {
+  const replacer = clientReplacer(hide, hideSources);
+  return JSON.stringify(value, replacer && hasHiddenParts(value, hide, hideSources) ? replacer : undefined);
+}
+
+/**
+ * Whether `clientReplacer(hide, hideSources)` would leave anything out of `value`: a reasoning
+ * item's encrypted_content, a search action's sources, at any depth (as the replacer looks).
+ */
+export function hasHiddenParts(value: unknown, hide: boolean, hideSources: boolean): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (hasHiddenParts(value[i], hide, hideSources)) return true;
+    return false;
+  }
+  const obj = value as Record<string, unknown>;
+  if (hide && obj.type === "reasoning" && obj.encrypted_content !== undefined) return true;
+  if (hideSources && obj.type === "search" && obj.sources !== undefined) return true;
+  for (const key in obj) {
+    const v = obj[key];
+    if (typeof v === "object" && v !== null && hasHiddenParts(v, hide, hideSources)) return true;
+  }
+  return false;
 }

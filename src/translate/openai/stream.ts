@@ -18,7 +18,7 @@ import type { ResponseError, ResponseOutputItem } from "openai/resources/respons
 import { numbered, type EmittedFields } from "../../wire/emitted.js";
 import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } from "../../wire/types.js";
 import { LIFECYCLE_EVENTS, TERMINAL_EVENTS } from "../../wire/protocol.js";
-import { applyRouterFields, omitEncryptedContent, type RouterFields } from "./rewrite.js";
+import { applyRouterFields, clientText, type RouterFields } from "./rewrite.js";
 
 export interface NativeFrame {
   type: string;
@@ -113,7 +113,7 @@ export class NativeStreamMachine {
 
   /** Serialises an event the router built, hiding encrypted reasoning the client did not ask for. */
   serialise(event: StreamEvent): string {
-    return JSON.stringify(event, this.fields.hideEncryptedReasoning ? omitEncryptedContent : undefined);
+    return clientText(event, this.fields.hideEncryptedReasoning);
   }
 
   // ---- upstream frames ------------------------------------------------------------
