@@ -71,15 +71,22 @@ describe("the request shell", () => {
     expect(small.status).toBe(200);
     expect(JSON.parse(small.body).output_text ?? JSON.parse(small.body).output[0].content[0].text).toBe("Hello world");
 
-    await waitUntil("four access lines", () => ["shell-401", "shell-413", "shell-413-chunked", "shell-200"].every((id) => log.lines().some((l) => l.msg === "request" && l.requestId === id)));
+    const unknown = await fetch(`${router.url}/v1/nothing-here`, { headers: { authorization: `Bearer ${KEY}`, "x-request-id": "shell-404" } });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe("unknown_url");
+    expect(unknown.headers.get("x-request-id")).toBe("shell-404");
+
+    await waitUntil("five access lines", () => ["shell-401", "shell-413", "shell-413-chunked", "shell-200", "shell-404"].every((id) => log.lines().some((l) => l.msg === "request" && l.requestId === id)));
     const line = (id: string) => log.lines().find((l) => l.msg === "request" && l.requestId === id)!;
     expect(line("shell-401")).toMatchObject({ status: 401, method: "POST" });
     expect(line("shell-413")).toMatchObject({ status: 413 });
     expect(line("shell-413-chunked")).toMatchObject({ status: 413 });
     expect(line("shell-200")).toMatchObject({ status: 200, route: "/v1/responses", model: "local" });
+    expect(line("shell-404")).toMatchObject({ status: 404, route: "unmatched", method: "GET" });
 
     const after = await (await router.fetch("/metrics")).text();
     expect(counted(after, "401") - counted(before, "401")).toBe(1);
     expect(counted(after, "413") - counted(before, "413")).toBe(2);
+    expect(counted(after, "404") - counted(before, "404")).toBe(1);
   });
 });
