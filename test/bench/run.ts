@@ -601,7 +601,7 @@ async function main(): Promise<void> {
       log("hosted tool round: CPU per response, plain vs one MCP call over loopback, interleaved rounds");
       toolRound = await measureToolRound({
         start: async (name, extra) => {
-          const c = await startRouterChild(name, mockUrl, "", false, {}, extra);
+          const c = await startRouterChild(name, mockUrl, "", flags.profile === true, {}, extra);
           children.push(c);
           return c;
         },

@@ -10,6 +10,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { McpToolCallError } from "openai/resources/responses/responses";
+import { mcpFetch } from "./fetch.js";
 
 export interface McpTarget {
   label: string;
@@ -54,7 +55,7 @@ export class McpSession {
     let first: unknown;
     const streamable = new Client(CLIENT_INFO);
     try {
-      await bounded(streamable.connect(new StreamableHTTPClientTransport(target.url, { requestInit }), options), timeoutMs);
+      await bounded(streamable.connect(new StreamableHTTPClientTransport(target.url, { requestInit, fetch: mcpFetch }), options), timeoutMs);
       return new McpSession(streamable, secrets);
     } catch (err) {
       await streamable.close().catch(() => {});
