@@ -115,7 +115,7 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
     cachedCells(new Counter<L>({ name: p + name, help, labelNames, registers }));
   const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
-    new Gauge<L>({ name: p + name, help, labelNames, registers });
+    cachedCells(new Gauge<L>({ name: p + name, help, labelNames, registers }));
   const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) =>
     cachedCells(new Histogram<L>({ name: p + name, help, labelNames, buckets, registers }));
 
@@ -266,6 +266,7 @@ interface MetricInternals {
   labelNames: string[];
   upperBounds?: number[];
   inc?: (labels: unknown, value?: number) => unknown;
+  set?: (labels: unknown, value?: number) => void;
   observe?: (labels: unknown, value?: number) => void;
   reset(): void;
   remove(...args: unknown[]): void;
@@ -280,8 +281,8 @@ function sameCount(labels: Record<string, unknown>, n: number): boolean {
 }
 
 /**
- * The hot path's counters and histograms without prom-client's per-call work: its
- * inc/observe rebuild the label set's hash string, re-check the label names and (histograms)
+ * The hot path's counters, histograms and gauges without prom-client's per-call work: its
+ * inc/observe/set rebuild the label set's hash string, re-check the label names and (histograms)
  * allocate a closure on every call, a dozen times per request. Here each label set's record
  * (prom-client's own entry in `hashMap`, so scrapes and `get()` read the same numbers) is kept
  * in a tree of Maps keyed by the label values in `labelNames` order and updated in place,
@@ -290,7 +291,7 @@ function sameCount(labels: Record<string, unknown>, n: number): boolean {
  * `reset`/`remove` drop the tree. test/unit/metrics-cells.test.ts holds it to prom-client's
  * own numbers.
  */
-function cachedCells<M extends Counter<string> | Histogram<string>>(metric: M): M {
+function cachedCells<M extends Counter<string> | Histogram<string> | Gauge<string>>(metric: M): M {
   const m = metric as unknown as MetricInternals;
   const names = m.labelNames;
   if (names.length === 0) return metric;
@@ -345,7 +346,24 @@ function cachedCells<M extends Counter<string> | Histogram<string>>(metric: M): 
     remove(...args);
     drop();
   };
-  if (m.inc) {
+  if (m.set) {
+    // A gauge: prom-client's `set` replaces the record each time; here the value is set in place.
+    // Its inc/dec change the record in place already and stay prom-client's.
+    const set = m.set.bind(m);
+    m.set = (labels: unknown, value?: number) => {
+      if (typeof labels === "object" && labels !== null && typeof value === "number") {
+        const rec = find(labels as Record<string, unknown>);
+        if (rec) {
+          rec.value = value;
+          return;
+        }
+        set(labels, value);
+        remember(labels as Record<string, unknown>);
+        return;
+      }
+      set(labels, value);
+    };
+  } else if (m.inc) {
     const inc = m.inc.bind(m);
     m.inc = (labels: unknown, value?: number) => {
       if (typeof labels === "object" && labels !== null && (value === undefined || (value >= 0 && value < Infinity))) {

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { createMetrics } from "../../src/ops/metrics.js";
 
@@ -48,6 +48,37 @@ describe("metrics: cached label-set records", () => {
     expect(ours.length).toBe(2 * (buckets.length + 3));
     expect(ours).toEqual(samples(await plainRegistryString(plain)));
     expect(() => m.overhead.observe({ route: "/v1/responses" }, Number.NaN)).toThrow();
+  });
+
+  it("a gauge's set, inc and dec read as prom-client's, across label sets, remove and reset", async () => {
+    const m = createMetrics({ collectDefault: false });
+    const plain = new Gauge({ name: "plain_in_flight", help: "h", labelNames: ["upstream"], registers: [new Registry()] });
+    const values = async (g: { get(): Promise<{ values: { labels: object; value: number }[] }> }) =>
+      (await g.get()).values.map((v) => ({ labels: v.labels, value: v.value })).sort((a, b) => JSON.stringify(a.labels).localeCompare(JSON.stringify(b.labels)));
+    const both = (f: (g: Gauge<"upstream">) => void) => {
+      f(m.inFlight);
+      f(plain);
+    };
+    for (let i = 0; i < 30; i++) both((g) => g.set({ upstream: `u${i % 3}` }, i));
+    both((g) => g.inc({ upstream: "u1" }, 5));
+    both((g) => g.dec({ upstream: "u2" }));
+    both((g) => g.set({ upstream: "u0" }, 0));
+    expect(await values(m.inFlight)).toEqual(await values(plain));
+    expect(await values(m.inFlight)).toEqual([
+      { labels: { upstream: "u0" }, value: 0 },
+      { labels: { upstream: "u1" }, value: 33 },
+      { labels: { upstream: "u2" }, value: 28 },
+    ]);
+    both((g) => g.remove({ upstream: "u1" }));
+    both((g) => g.set({ upstream: "u1" }, 7));
+    both((g) => g.set({ upstream: "u1" }, 8));
+    expect(await values(m.inFlight)).toEqual(await values(plain));
+    both((g) => g.reset());
+    both((g) => g.set({ upstream: "u2" }, 1));
+    both((g) => g.set({ upstream: "u2" }, 2));
+    expect(await values(m.inFlight)).toEqual([{ labels: { upstream: "u2" }, value: 2 }]);
+    expect(await values(m.inFlight)).toEqual(await values(plain));
+    expect(() => m.inFlight.set({ upstream: "u2", nope: "x" } as never, 1)).toThrow();
   });
 });
 
