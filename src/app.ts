@@ -34,7 +34,12 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   opsRoutes(routes, rt);
   modelsRoutes(routes, rt);
   usageRoutes(routes, rt);
+  const mounted = new Set<string>();
   for (const r of routes.routes) {
+    // One handler per route: a second (route-level middleware) would run the shell twice.
+    const id = `${r.method} ${r.path}`;
+    if (mounted.has(id)) throw new Error(`route ${id} has more than one handler: give it one`);
+    mounted.add(id);
     const handler = r.handler as (c: Context<AppEnv>, next: Next) => Response | Promise<Response>;
     app.on(r.method, r.path, (c, next) => shell.run(c, r.path, () => handler(c, next)));
   }
