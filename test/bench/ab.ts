@@ -8,12 +8,14 @@
  *   npx tsx test/bench/ab.ts --dists .bench/dist-base,dist --paths translated-json,native-stream --rounds 5 [--floors]
  * --prof DIR profiles that child's last round only (test/bench/prof-child.mjs -> .bench/prof/steady.cpuprofile);
  * --c1 N first sends N sequential requests per server and path (the warm-up of the latency section).
+ * Paths: the bench's (translated-json ... chat-stream, plus -store and -cached variants) and mcp-round (one hosted MCP tool round, c=16; no floor).
  * A dist may carry node flags after "@" (comma-free, space-separated): `--dists dist,dist@--max-semi-space-size=32`.
  */
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { throughput, type Target } from "./clients.js";
 import { spawnNode, type Child } from "./procs.js";
+import { startMcpServer } from "../helpers/mcp-server.js";
 
 const { values: f } = parseArgs({ options: { dists: { type: "string" }, paths: { type: "string" }, rounds: { type: "string" }, duration: { type: "string" }, floors: { type: "boolean" }, prof: { type: "string" }, c1: { type: "string" } } });
 const dists = (f.dists ?? "dist").split(",");
@@ -26,7 +28,8 @@ const INPUT = "Say hi in one short sentence.";
 const rb = (model: string, stream: boolean, store = false) => JSON.stringify({ model, input: INPUT, stream, store });
 const cb = (model: string, stream: boolean) => JSON.stringify({ model, messages: [{ role: "user", content: INPUT }], stream, ...(stream ? { stream_options: { include_usage: true } } : {}) });
 const mb = (model: string, stream: boolean) => JSON.stringify({ model, max_tokens: 8192, messages: [{ role: "user", content: [{ type: "text", text: INPUT }] }], ...(stream ? { stream } : {}) });
-const PATHS: Record<string, { up: { path: string; body: string }; r: { path: string; body: string } }> = {
+/** `up`: the same request as a floor sends it (none: the path is the router's alone); `c`: concurrency (64 unless given). */
+const PATHS: Record<string, { up?: { path: string; body: string }; r: { path: string; body: string }; c?: number }> = {
   "translated-json": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/responses", body: rb("chat-s", false) } },
   "translated-stream": { up: { path: "/v1/chat/completions", body: cb("chat-s", true) }, r: { path: "/v1/responses", body: rb("chat-s", true) } },
   // store: true (the API's default, what an SDK sends unless told otherwise): the memory store keeps each response.
@@ -40,12 +43,16 @@ const PATHS: Record<string, { up: { path: string; body: string }; r: { path: str
   "anthropic-stream": { up: { path: "/v1/messages", body: mb("ant-s", true) }, r: { path: "/v1/responses", body: rb("ant-s", true) } },
   "chat-json": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/chat/completions", body: cb("chat-s", false) } },
   "chat-stream": { up: { path: "/v1/chat/completions", body: cb("chat-s", true) }, r: { path: "/v1/chat/completions", body: cb("chat-s", true) } },
+  // One hosted MCP tool round per streamed response (listing, round 1 with the call, the call, round 2), as the bench's tools section, at its concurrency.
+  "mcp-round": { r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16 },
 };
 const paths = (f.paths ?? Object.keys(PATHS).join(",")).split(",");
 // Every child runs on this process's node: `npx tsx` (or `npm run`) finds the project's node
 // (node_modules/.bin/node), a bare `node --import tsx` the system's, which may be another major.
 console.log(`node ${process.version} (${process.execPath})`);
 
+// The MCP server of the mcp-round path: the SDK's own, in this process (the client core).
+const mcp = paths.includes("mcp-round") ? await startMcpServer() : null;
 const mock = await spawnNode({ name: "mock", args: ["--import", "tsx", "test/bench/mock-server.ts", "--latency-ms", "0"], cpus: "0", ready: { ipc: true } });
 const mockOrigin = `http://127.0.0.1:${mock.port}`;
 const cfg = {
@@ -55,7 +62,8 @@ const cfg = {
     { name: "oai-ep", url: `${mockOrigin}/v1`, kind: "openai", api_key: "sk-bench", max_concurrency: 4096 },
     { name: "ant-ep", url: `${mockOrigin}/v1`, kind: "anthropic", api_key: "sk-bench", max_concurrency: 4096 },
   ],
-  models: { "chat-s": { endpoints: ["chat-ep"], upstream_model: "chat-s" }, "chat-cached": { endpoints: ["chat-ep"], upstream_model: "chat-s", cache: { ttl: "1h" } }, "oai-s": { endpoints: ["oai-ep"] }, "ant-s": { endpoints: ["ant-ep"] } },
+  ...(mcp ? { tools: { mcp: { servers: [{ label: "bench", url: mcp.url, require_approval: "never", allowed_tools: ["echo"] }] } } } : {}),
+  models: { "chat-mcp": { endpoints: ["chat-ep"], upstream_model: "chat-mcp" }, "chat-s": { endpoints: ["chat-ep"], upstream_model: "chat-s" }, "chat-cached": { endpoints: ["chat-ep"], upstream_model: "chat-s", cache: { ttl: "1h" } }, "oai-s": { endpoints: ["oai-ep"] }, "ant-s": { endpoints: ["ant-ep"] } },
   logging: { level: "info" },
 };
 const servers: { name: string; child: Child; up: boolean }[] = [];
@@ -80,6 +88,7 @@ const res: Record<string, Record<string, number[]>> = {};
 const cores: Record<string, Record<string, number[]>> = {};
 if (f.c1) for (const s of servers) for (const p of paths) {
   const spec = s.up ? PATHS[p]!.up : PATHS[p]!.r;
+  if (!spec) continue;
   const c0 = s.child.cpuSeconds();
   for (let i = 0; i < Number(f.c1); i++) await (await fetch(`http://127.0.0.1:${s.child.port}${spec.path}`, { method: "POST", headers: { "content-type": "application/json" }, body: spec.body })).text();
   console.log(`c=1 warm ${s.name} ${p}: ${(((s.child.cpuSeconds() - c0) * 1e6) / Number(f.c1)).toFixed(0)} us/req`);
@@ -88,13 +97,15 @@ for (let r = 0; r < rounds; r++) {
   for (const p of paths) {
     for (const s of servers) {
       const spec = s.up ? PATHS[p]!.up : PATHS[p]!.r;
+      if (!spec) continue;
+      const conc = PATHS[p]!.c ?? 64;
       const t: Target = { name: s.name, origin: `http://127.0.0.1:${s.child.port}`, ...spec };
-      await throughput(t, 64, 1, 0);
+      await throughput(t, conc, 1, 0);
       const profiling = f.prof === s.name && r === rounds - 1;
       if (profiling) s.child.proc.kill("SIGUSR2");
       const c0 = s.child.cpuSeconds();
       const w0 = performance.now();
-      const out = await throughput(t, 64, dur, 0);
+      const out = await throughput(t, conc, dur, 0);
       ((cores[p] ??= {})[s.name] ??= []).push((s.child.cpuSeconds() - c0) / ((performance.now() - w0) / 1000));
       // A window in which no request completed (the machine stalled the client or the server) has no figure.
       const us = out.requests > 0 ? ((s.child.cpuSeconds() - c0) * 1e6) / out.requests : Number.NaN;
@@ -112,6 +123,7 @@ const med = (all: number[]) => {
   const a = all.filter(Number.isFinite).sort((x, y) => x - y);
   return a.length === 0 ? Number.NaN : a[Math.floor(a.length / 2)]!;
 };
-for (const p of paths) console.log(p.padEnd(18), servers.map((s) => `${s.name}=${med(res[p]![s.name]!).toFixed(0)} [${res[p]![s.name]!.map((x) => x.toFixed(0)).join(",")}] cores ${med(cores[p]![s.name]!).toFixed(2)}`).join("  "));
+for (const p of paths) console.log(p.padEnd(18), servers.filter((s) => res[p]![s.name]).map((s) => `${s.name}=${med(res[p]![s.name]!).toFixed(0)} [${res[p]![s.name]!.map((x) => x.toFixed(0)).join(",")}] cores ${med(cores[p]![s.name]!).toFixed(2)}`).join("  "));
 for (const s of servers) await s.child.stop();
 await mock.stop();
+await mcp?.close();
