@@ -58,15 +58,28 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream,
  */
 function stdoutLines(): pino.DestinationStream {
   const dest = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_MS });
-  process.once("exit", () => {
-    try {
-      dest.flushSync();
-    } catch {
-      // stdout already gone (a closed pipe): nothing left to write to.
-    }
-  });
+  // One exit hook for every such destination (a process that builds several routers, tests, would
+  // otherwise add a listener each); a destination that closed is forgotten.
+  if (!exitHooked) {
+    exitHooked = true;
+    process.once("exit", () => {
+      for (const d of pending) {
+        try {
+          d.flushSync();
+        } catch {
+          // stdout already gone (a closed pipe): nothing left to write to.
+        }
+      }
+    });
+  }
+  pending.add(dest);
+  dest.once("close", () => pending.delete(dest));
   return dest;
 }
+
+/** The batching stdout destinations still open: flushed when the process exits. */
+const pending = new Set<ReturnType<typeof pino.destination>>();
+let exitHooked = false;
 
 /** The longest a log line waits in the batch before it is written. */
 export const LOG_FLUSH_MS = 100;
