@@ -346,63 +346,44 @@ function cachedCells<M extends Counter<string> | Histogram<string> | Gauge<strin
     remove(...args);
     drop();
   };
+  /**
+   * `original` (prom-client's) for a call it must judge, else `update` on the label set's record
+   * once prom-client has made it (the first call for a label set goes through prom-client).
+   */
+  const inPlace =
+    (original: (labels: unknown, value?: number) => unknown, accepts: (value: number | undefined) => boolean, update: (rec: SeriesRecord, value: number) => void) =>
+    (labels: unknown, value?: number): unknown => {
+      if (typeof labels !== "object" || labels === null || !accepts(value)) return original(labels, value);
+      const rec = find(labels as Record<string, unknown>);
+      if (rec) return update(rec, value!);
+      const out = original(labels, value);
+      remember(labels as Record<string, unknown>);
+      return out;
+    };
   if (m.set) {
     // A gauge: prom-client's `set` replaces the record each time; here the value is set in place.
     // Its inc/dec change the record in place already and stay prom-client's.
-    const set = m.set.bind(m);
-    m.set = (labels: unknown, value?: number) => {
-      if (typeof labels === "object" && labels !== null && typeof value === "number") {
-        const rec = find(labels as Record<string, unknown>);
-        if (rec) {
-          rec.value = value;
-          return;
-        }
-        set(labels, value);
-        remember(labels as Record<string, unknown>);
-        return;
-      }
-      set(labels, value);
-    };
+    m.set = inPlace(m.set.bind(m), (v) => typeof v === "number", (rec, v) => {
+      rec.value = v;
+    });
   } else if (m.inc) {
-    const inc = m.inc.bind(m);
-    m.inc = (labels: unknown, value?: number) => {
-      if (typeof labels === "object" && labels !== null && (value === undefined || (value >= 0 && value < Infinity))) {
-        const rec = find(labels as Record<string, unknown>);
-        if (rec) {
-          rec.value += value ?? 1;
-          return;
-        }
-        const out = inc(labels, value);
-        remember(labels as Record<string, unknown>);
-        return out;
-      }
-      return inc(labels, value);
-    };
+    m.inc = inPlace(m.inc.bind(m), (v) => v === undefined || (v >= 0 && v < Infinity), (rec, v) => {
+      rec.value += v ?? 1;
+    });
   } else if (m.observe) {
-    const observe = m.observe.bind(m);
     const bounds = m.upperBounds!;
     // The bucket records' keys as prom-client made them: a fractional number is turned into its key string on every use.
     const keys = bounds.map(String);
-    m.observe = (labels: unknown, value?: number) => {
-      if (typeof labels === "object" && labels !== null && typeof value === "number" && Number.isFinite(value)) {
-        const rec = find(labels as Record<string, unknown>);
-        if (rec) {
-          rec.sum += value;
-          rec.count += 1;
-          for (let i = 0; i < bounds.length; i++) {
-            if (value <= bounds[i]!) {
-              rec.bucketValues[keys[i]!]! += 1;
-              break;
-            }
-          }
-          return;
+    m.observe = inPlace(m.observe.bind(m), (v) => typeof v === "number" && Number.isFinite(v), (rec, v) => {
+      rec.sum += v;
+      rec.count += 1;
+      for (let i = 0; i < bounds.length; i++) {
+        if (v <= bounds[i]!) {
+          rec.bucketValues[keys[i]!]! += 1;
+          break;
         }
-        observe(labels, value);
-        remember(labels as Record<string, unknown>);
-        return;
       }
-      observe(labels, value);
-    };
+    });
   }
   return metric;
 }

@@ -6,11 +6,11 @@ import { isFinished } from "../wire/protocol.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { sseBody, type EventSink, type StreamBody } from "../wire/sse-writer.js";
 import type { StoredResponse } from "../store/types.js";
-import { responseSkeleton, responseToEvents } from "../translate/index.js";
+import { failedResponse, responseSkeleton, responseToEvents } from "../translate/index.js";
 import { emitted } from "../wire/emitted.js";
 import { unixSeconds } from "../wire/clock.js";
 import type { CreateResponseRequest, EmittedResponse, Item, JsonObject, ResponseObject } from "../wire/types.js";
-import { clientJson, clientText } from "../translate/openai/rewrite.js";
+import { clientText } from "../translate/openai/rewrite.js";
 import { AutoCompactor, servedByRouterTranslation } from "./compaction/auto-compact.js";
 import { BackgroundJobs } from "./background/jobs.js";
 import { cacheableAnswer, cacheKey } from "./create/cache-key.js";
@@ -168,7 +168,8 @@ export class ResponsesService {
       });
       if (ctx.stats) ctx.stats.upstreamMs = out.upstreamMs;
       const stored = await this.finish(plan, out, key, ctx);
-      const text = out.hideEncryptedReasoning || out.hideSearchSources ? clientJson(out.response, out.hideEncryptedReasoning, out.hideSearchSources) : (stored ?? clientJson(out.response, false));
+      // The stored JSON is the client's too unless something in it is hidden from the client.
+      const text = out.hideEncryptedReasoning || out.hideSearchSources ? clientText(out.response, out.hideEncryptedReasoning, out.hideSearchSources) : (stored ?? JSON.stringify(out.response));
       return { kind: "json", text, endpoint, model: conn.model };
     }
     const run = async (sink: EventSink) => {
@@ -254,7 +255,7 @@ export class ResponsesService {
       const message = err instanceof ApiError ? err.message : "The response could not be stored.";
       this.rt.log.error({ model: plan.model, err: message }, "storing a streamed response failed");
       const seq = (JSON.parse(out.terminal!.data) as { sequence_number: number }).sequence_number;
-      const response = { ...(out.response as unknown as EmittedResponse), status: "failed" as const, completed_at: null, error: { code: "server_error" as const, message } };
+      const response = failedResponse(out.response, { code: "server_error", message }) as unknown as EmittedResponse;
       const event = emitted({ type: "response.failed", response, sequence_number: seq });
       return { type: "response.failed", data: clientText(event, out.hideEncryptedReasoning, out.hideSearchSources) };
     }

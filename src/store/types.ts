@@ -31,16 +31,12 @@ export interface ResponseStore {
    */
   save(record: StoredResponse, responseJson?: string): Promise<void>;
   /**
-   * Replaces the record only if it still exists, in one atomic step (Redis: SET ... XX):
-   * a response deleted meanwhile (on any instance) stays deleted. False when it was gone.
-   */
-  saveIfExists(record: StoredResponse): Promise<boolean>;
-  /**
    * Replaces the record only while its response is still open (its stored status is not
    * finished, see isFinished), in one atomic step, indexing items and refreshing the TTL as
-   * saveIfExists does. The first final status stored wins: a late writer (a job whose lease
-   * lapsed and was failed on another instance, a run that read its record just before a
-   * cancel) learns "finished" and nothing is written; "missing" when the record is gone.
+   * save does. A response deleted meanwhile (on any instance) stays deleted: "missing". The
+   * first final status stored wins: a late writer (a job whose lease lapsed and was failed on
+   * another instance, a run that read its record just before a cancel) learns "finished" and
+   * nothing is written.
    */
   saveIfOpen(record: StoredResponse): Promise<SaveIfOpenResult>;
   get(id: string): Promise<StoredResponse | null>;

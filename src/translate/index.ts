@@ -8,7 +8,7 @@ export type {
   ToolNameMap,
 } from "./chat/chat-types.js";
 export { emptyToolNameMap, namespaceKey } from "./chat/chat-types.js";
-export { emptyUsage, outputText, responseSkeleton } from "./skeleton.js";
+export { emptyUsage, failedResponse, outputText, responseSkeleton } from "./skeleton.js";
 export type { SkeletonMeta } from "./skeleton.js";
 export { normalizeInput, responsesToChatRequest } from "./chat/request.js";
 export type { ChatRequestOptions, ChatRequestResult } from "./chat/request.js";

@@ -71,6 +71,11 @@ export function completedAt(status: string, clock: Clock): number | null {
   return status === "completed" ? clock() : null;
 }
 
+/** `response` as it ends in failure: `failed`, with `error`, and no completion time. */
+export function failedResponse(response: ResponseObject, error: { code: string; message: string }): ResponseObject {
+  return { ...response, status: "failed", completed_at: null, error };
+}
+
 const ECHOED_WHEN_SET = ["conversation", "user", "prompt", "prompt_cache_retention"] as const;
 
 /**

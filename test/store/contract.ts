@@ -44,19 +44,6 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
         expect(await responses.ping()).toBe(true);
       });
 
-      it("saveIfExists replaces a record that exists and never re-creates a deleted one", async () => {
-        const { responses } = await open();
-        const id = newId();
-        expect(await responses.saveIfExists(makeRecord(id, "never saved"))).toBe(false);
-        expect(await responses.get(id)).toBeNull();
-        await responses.save(makeRecord(id, "first"));
-        expect(await responses.saveIfExists(makeRecord(id, "second"))).toBe(true);
-        expect((await responses.get(id))?.input[0].content).toBe("second");
-        await responses.delete(id);
-        expect(await responses.saveIfExists(makeRecord(id, "third"))).toBe(false);
-        expect(await responses.get(id)).toBeNull();
-      });
-
       describe("saveIfOpen: the first final status wins", () => {
         const withStatus = (id: string, status: string, text = status) => {
           const rec = makeRecord(id, text);
@@ -153,12 +140,13 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
 
         // A later response carrying the same item (chained history) is where it is found next.
         const next = newId();
-        const chained = { ...makeRecord(next, "next"), owner: null, input: [...rec.input, ...rec.response.output, makeRecord(next).input[0]!] };
+        const opened = makeRecord(next, "next");
+        const chained = { ...opened, response: { ...opened.response, status: "in_progress" }, owner: null, input: [...rec.input, ...rec.response.output, opened.input[0]!] } as StoredResponse;
         await responses.save(chained);
         expect((await responses.findItem(`msg_${id}`))?.owner).toBeNull();
-        // saveIfExists indexes what it adds.
-        const final = { ...chained, response: { ...chained.response, output: [{ id: "rs_late", type: "reasoning", summary: [], encrypted_content: "enc" }] } };
-        expect(await responses.saveIfExists(final)).toBe(true);
+        // saveIfOpen indexes what it adds.
+        const final = { ...chained, response: { ...chained.response, status: "completed", output: [{ id: "rs_late", type: "reasoning", summary: [], encrypted_content: "enc" }] } } as StoredResponse;
+        expect(await responses.saveIfOpen(final)).toBe("saved");
         expect((await responses.findItem("rs_late"))?.item).toEqual(final.response.output[0]);
 
         await responses.delete(next);

@@ -6,6 +6,7 @@ import { sseBody, type EventSink, type StreamBody } from "../../wire/sse-writer.
 import { EventOrderError, isTerminalEvent, type EventLog } from "../../store/types.js";
 import { TERMINAL_EVENT_FOR_STATUS } from "../../wire/protocol.js";
 import { emitted, numbered } from "../../wire/emitted.js";
+import { failedResponse } from "../../translate/index.js";
 import type { EmittedResponse, Item, ResponseObject, StreamEvent } from "../../wire/types.js";
 
 /**
@@ -167,7 +168,7 @@ async function shutdownEvent(log: EventLog, responseId: string, last: number, sn
   const [stored, recorded] = await Promise.all([snapshot().catch(() => null), log.read(responseId, -1).catch(() => [])]);
   if (!stored) return emitted({ type: "error", code: "server_shutting_down", message, param: null, sequence_number: last + 1 });
   const items = finishedItems(recorded);
-  const response: ResponseObject = { ...stored, status: "failed", completed_at: null, error: { code: "server_shutting_down", message }, output: items.length > 0 ? items : stored.output };
+  const response: ResponseObject = { ...failedResponse(stored, { code: "server_shutting_down", message }), output: items.length > 0 ? items : stored.output };
   return terminalEvent(response, last + 1);
 }
 

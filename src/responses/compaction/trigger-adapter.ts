@@ -69,7 +69,7 @@ export class CompactTriggerRequest implements AdaptedRequest {
 
   private skeleton(rd: ReadContext, status: ResponseObject["status"]): ResponseObject {
     const p = this.plan;
-    return responseSkeleton(p.req, { id: p.id, createdAt: p.createdAt, model: p.model, status, previousResponseId: p.previousResponseId, completedAt: status === "completed" ? rd.clock() : undefined });
+    return responseSkeleton(p.req, { id: p.id, createdAt: p.createdAt, model: p.model, status, previousResponseId: p.previousResponseId, completedAt: rd.clock() });
   }
 }
 

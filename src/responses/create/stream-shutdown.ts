@@ -1,8 +1,9 @@
 import { clientText } from "../../translate/openai/rewrite.js";
+import { failedResponse } from "../../translate/index.js";
 import { ShutdownDeadline, type Runtime } from "../../runtime/runtime.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import { emitted } from "../../wire/emitted.js";
-import type { EmittedResponse, ResponseObject } from "../../wire/types.js";
+import type { EmittedResponse } from "../../wire/types.js";
 import type { PumpOptions, RunOutcome } from "./execute.js";
 
 /**
@@ -53,7 +54,7 @@ export class StreamShutdown {
     if (!this.hit) return out;
     const reason = new ShutdownDeadline();
     const last = this.lastData ? (JSON.parse(this.lastData) as { sequence_number?: number }).sequence_number : undefined;
-    const response: ResponseObject = { ...out.response, status: "failed", completed_at: null, error: { code: reason.code, message: reason.message } };
+    const response = failedResponse(out.response, { code: reason.code, message: reason.message });
     const event = emitted({ type: "response.failed", response: response as unknown as EmittedResponse, sequence_number: (last ?? -1) + 1 });
     return { ...out, response, terminal: { type: event.type, data: clientText(event, out.hideEncryptedReasoning, out.hideSearchSources) } };
   }

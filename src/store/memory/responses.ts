@@ -39,13 +39,6 @@ export class MemoryResponseStore implements ResponseStore {
     this.index(record);
   }
 
-  async saveIfExists(record: StoredResponse): Promise<boolean> {
-    if (this.lru.get(record.response.id) === null) return false;
-    this.lru.set(record.response.id, JSON.stringify(record), this.ttlMs);
-    this.index(record);
-    return true;
-  }
-
   async saveIfOpen(record: StoredResponse): Promise<SaveIfOpenResult> {
     const current = this.lru.get(record.response.id);
     if (current === null) return "missing";

@@ -121,22 +121,6 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     for (const id of recordItemIds(record)) tx.set(this.itemKey(id), record.response.id, "PX", this.opts.ttlMs);
   }
 
-  async saveIfExists(record: StoredResponse): Promise<boolean> {
-    const json = JSON.stringify(record);
-    return this.write(
-      "store.save",
-      async (client) => {
-        const ok = (await client.set(this.key(record.response.id), json, "PX", this.opts.ttlMs, "XX")) === "OK";
-        if (!ok) return false;
-        const tx = client.multi();
-        this.indexItems(tx, record);
-        throwFailed(await tx.exec());
-        return true;
-      },
-      (saved) => saved,
-    );
-  }
-
   async saveIfOpen(record: StoredResponse): Promise<SaveIfOpenResult> {
     const id = record.response.id;
     const keys = [this.key(id), ...recordItemIds(record).map((itemId) => this.itemKey(itemId))];

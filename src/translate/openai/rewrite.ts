@@ -158,13 +158,9 @@ function clientReplacer(hideEncrypted: boolean, hideSources = false): ((this: un
   return hideSources ? omitSearchSources : undefined;
 }
 
-/** A response serialised as the client should see it (the object itself, which the store keeps, is not touched). */
-export function clientJson(response: ResponseObject, hide: boolean, hideSources = false): string {
-  return clientText(response, hide, hideSources);
-}
-
 /**
- * A response or event serialised as the client should see it. A replacer takes JSON.stringify
+ * A response or event serialised as the client should see it (the object itself, which the
+ * store keeps, is not touched). A replacer takes JSON.stringify
  * off its fast path (a JS call per key: most of an Anthropic stream's serialisation), so it is
  * used only when something is there to hide; otherwise the bytes are the same without it.
  */

@@ -19,6 +19,7 @@ import { numbered, type EmittedFields } from "../../wire/emitted.js";
 import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } from "../../wire/types.js";
 import { LIFECYCLE_EVENTS, TERMINAL_EVENTS } from "../../wire/protocol.js";
 import { applyRouterFields, clientText, type RouterFields } from "./rewrite.js";
+import { failedResponse } from "../skeleton.js";
 
 export interface NativeFrame {
   type: string;
@@ -91,7 +92,7 @@ export class NativeStreamMachine {
   fail(error: Failure): StreamEvent[] {
     if (this.ended) return [];
     const out = this.closeOpenItems();
-    this.final = { ...this.snapshot, status: "failed", completed_at: null, error, output: this.output() };
+    this.final = { ...failedResponse(this.snapshot, error), output: this.output() };
     const response = this.final as unknown as EmittedResponse;
     out.push(numbered({ type: "response.failed", response: { ...response, error: error as ResponseError } }, ++this.lastSequence));
     this.ended = true;
