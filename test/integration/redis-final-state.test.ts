@@ -98,6 +98,29 @@ const runningJobs = async (r: TestRouter) => metricSample(await (await r.fetch("
 const statusOn = async (r: TestRouter, id: string) => (await r.client.responses.retrieve(id)).status;
 const recorded = async (r: TestRouter, id: string): Promise<StreamEvent[]> => allEvents(await callRouter(r.url, "key-a")(`/v1/responses/${id}?stream=true`));
 
+/**
+ * Instance A runs a background job that streams its whole answer; its final write (completed)
+ * waits at A's gate, and its lease lapses (as when it cannot renew its lock while Redis fails over).
+ */
+async function lapsedJobOnA() {
+  log = captureLog("info");
+  const up = await upstream();
+  up.setDefault("/chat/completions", () => slowText(10));
+  const prefix = uniquePrefix();
+  const a = await gatedRouter(up.url, prefix, (status) => isFinished(status));
+  const created = await a.router.client.responses.create({ model: "local", input: "hello", background: true });
+  const finalWrite = await until(() => a.held.find((w) => w.status === "completed"), "A's final write");
+  expect(await raw.del(`${prefix}bull:background:${created.id}:lock`)).toBe(1);
+  return { up, prefix, created, finalWrite };
+}
+
+/** The event log has no gap and ends with its one terminal event, response.failed. */
+function expectEndsFailed(events: StreamEvent[]): void {
+  expectContiguous(events);
+  expect(events.filter(isTerminalEvent).map((e) => e.type)).toEqual(["response.failed"]);
+  expect(events.at(-1)!.type).toBe("response.failed");
+}
+
 beforeAll(async () => {
   redis = await startRedis();
   raw = new Redis(redis.url);
@@ -113,18 +136,8 @@ afterAll(async () => {
 
 describe("a finished background response is never overwritten by a late writer (two instances, one Redis)", () => {
   it("a job whose lease lapsed and was failed on B does not turn failed into completed when its run ends on A", async () => {
-    log = captureLog("info");
-    const up = await upstream();
-    up.setDefault("/chat/completions", () => slowText(10));
-    const prefix = uniquePrefix();
-    // A streams the whole answer; its final write (completed) waits at the gate.
-    const a = await gatedRouter(up.url, prefix, (status) => isFinished(status));
-    const created = await a.router.client.responses.create({ model: "local", input: "hello", background: true });
-    const finalWrite = await until(() => a.held.find((w) => w.status === "completed"), "A's final write");
-
-    // A's lease lapses (as when it cannot renew its lock while Redis fails over): B's stalled
-    // checker gives the job back, B takes it, sees it had streamed and fails it.
-    expect(await raw.del(`${prefix}bull:background:${created.id}:lock`)).toBe(1);
+    const { up, prefix, created, finalWrite } = await lapsedJobOnA();
+    // B's stalled checker gives the job back, B takes it, sees it had streamed and fails it.
     const b = await plainRouter(up.url, prefix);
     await until(async () => (await statusOn(b, created.id)) === "failed", "B to fail the re-delivered job", 15_000);
 
@@ -136,22 +149,12 @@ describe("a finished background response is never overwritten by a late writer (
     expect(after.error).toEqual({ code: "server_error", message: INSTANCE_LOST });
 
     // The log agrees with the stored object: one terminal event, response.failed, and nothing after it.
-    const events = await recorded(b, created.id);
-    expectContiguous(events);
-    expect(events.filter(isTerminalEvent).map((e) => e.type)).toEqual(["response.failed"]);
-    expect(events.at(-1)!.type).toBe("response.failed");
+    expectEndsFailed(await recorded(b, created.id));
     expect(log.lines().some((l) => l.responseId === created.id && /already finished/.test(l.msg) && l.finished === "failed")).toBe(true);
   }, 30_000);
 
   it("the failed close-out's terminal event goes after an event the lapsed job on A recorded meanwhile: the log still ends with it", async () => {
-    log = captureLog("info");
-    const up = await upstream();
-    up.setDefault("/chat/completions", () => slowText(10));
-    const prefix = uniquePrefix();
-    const a = await gatedRouter(up.url, prefix, (status) => isFinished(status));
-    const created = await a.router.client.responses.create({ model: "local", input: "hello", background: true });
-    const finalWrite = await until(() => a.held.find((w) => w.status === "completed"), "A's final write");
-    expect(await raw.del(`${prefix}bull:background:${created.id}:lock`)).toBe(1);
+    const { up, prefix, created, finalWrite } = await lapsedJobOnA();
     // B closes the re-delivered job out; its failed write waits at B's gate.
     const b = await gatedRouter(up.url, prefix, (status) => status === "failed");
     const closeOut = await until(() => b.held.find((w) => w.status === "failed"), "B's close-out write", 15_000);
@@ -166,9 +169,7 @@ describe("a finished background response is never overwritten by a late writer (
 
     await until(async () => (await statusOn(b.router, created.id)) === "failed", "the response to be failed");
     const events = await recorded(b.router, created.id);
-    expectContiguous(events);
-    expect(events.filter(isTerminalEvent).map((e) => e.type)).toEqual(["response.failed"]);
-    expect(events.at(-1)!.type).toBe("response.failed");
+    expectEndsFailed(events);
     expect(events.at(-2)!.delta).toBe("late");
   }, 30_000);
 
