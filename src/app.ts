@@ -3,6 +3,7 @@ import { notFound } from "./ops/errors.js";
 import type { AppEnv } from "./http/context.js";
 import { sendError } from "./http/errors.js";
 import { requestShell } from "./http/shell.js";
+import { SseKeepalive } from "./http/sse-keepalive.js";
 import { chatRoutes } from "./http/routes/chat.js";
 import { conversationsRoutes } from "./http/routes/conversations.js";
 import { usageRoutes } from "./http/routes/admin.js";
@@ -22,15 +23,16 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   const app = new Hono<AppEnv>();
   const service = new ResponsesService(rt);
   const shell = requestShell(rt);
+  const keepalive = new SseKeepalive(() => rt.config.server.sse_keepalive);
 
   // The routes are declared on their own app, then each is mounted here inside the request
   // shell: one handler per route, which hono runs without its middleware chain.
   const routes = new Hono<AppEnv>();
   inputTokensRoutes(routes, new InputTokensService(rt), rt);
   compactRoutes(routes, new CompactService(rt), rt);
-  responsesRoutes(routes, service, rt);
+  responsesRoutes(routes, service, rt, keepalive);
   conversationsRoutes(routes, new ConversationsService(rt));
-  chatRoutes(routes, rt);
+  chatRoutes(routes, rt, keepalive);
   opsRoutes(routes, rt);
   modelsRoutes(routes, rt);
   usageRoutes(routes, rt);

@@ -255,6 +255,8 @@ export const routerConfigSchema = z
         public_metrics: z.boolean().default(true),
         max_body_bytes: z.number().int().positive().default(20 * 1024 * 1024),
         shutdown_timeout: duration.default(30_000),
+        /** An SSE stream silent this long gets a `: keepalive` comment line (0: never), so proxies in between do not cut it. */
+        sse_keepalive: duration.default(15_000),
         /** GET /v1/responses with `Upgrade: websocket`: Responses over one persistent socket. */
         websocket: websocketSchema,
       })

@@ -2,6 +2,7 @@ import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Context } from "hono";
 import { webStream, type StreamBody, type TextSink } from "../wire/sse-writer.js";
 import { nodeOutgoing, type NodeOutgoing } from "./context.js";
+import type { KeptAlive, SseKeepalive } from "./sse-keepalive.js";
 
 export const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
@@ -24,17 +25,18 @@ export const HEADERS_WAIT_MS = 50;
  * ServerResponse itself: no web ReadableStream between the router and the socket (node-server
  * reads one chunk at a time from it through promises, each chunk encoded first), and the
  * headers go out with the first events, or on their own after HEADERS_WAIT_MS without one.
+ * A silent stream gets comment lines from `keepalive`.
  * Returns node-server's marker for "already sent" (the app middleware must not replace c.res
  * after this: a copy of the marker would be written again).
  */
-export function sseResponse(c: Context, body: StreamBody): Response {
+export function sseResponse(c: Context, body: StreamBody, keepalive?: SseKeepalive): Response {
   const outgoing = nodeOutgoing(c);
   if (!outgoing) return new Response(webStream(body), { status: 200, headers: SSE_HEADERS });
-  writeToNode(body, outgoing);
+  writeToNode(body, outgoing, keepalive);
   return RESPONSE_ALREADY_SENT;
 }
 
-function writeToNode(body: StreamBody, out: NodeOutgoing): void {
+function writeToNode(body: StreamBody, out: NodeOutgoing, keepalive: SseKeepalive | undefined): void {
   out.writeHead(200, SSE_HEADERS);
   let headersTimer: NodeJS.Timeout | undefined = setTimeout(flushHeaders, HEADERS_WAIT_MS, out);
   const headersGone = () => {
@@ -42,14 +44,19 @@ function writeToNode(body: StreamBody, out: NodeOutgoing): void {
     clearTimeout(headersTimer);
     headersTimer = undefined;
   };
+  let alive: KeptAlive | undefined;
+  const write = (text: string): boolean => {
+    headersGone();
+    alive?.wrote();
+    return out.writableEnded || out.destroyed ? true : out.write(text);
+  };
+  alive = keepalive?.watch(write, () => !out.writableEnded && !out.destroyed && !out.writableNeedDrain);
   const sink: TextSink = {
-    write: (text) => {
-      headersGone();
-      return out.writableEnded || out.destroyed ? true : out.write(text);
-    },
+    write,
     ready: () => (out.destroyed || !out.writableNeedDrain ? Promise.resolve() : drained(out)),
     end: () => {
       headersGone();
+      alive?.done();
       if (!out.writableEnded) out.end();
     },
   };
@@ -57,6 +64,7 @@ function writeToNode(body: StreamBody, out: NodeOutgoing): void {
   // The client went away before the body's end: the body stops (and aborts its upstream call).
   out.once("close", () => {
     headersGone();
+    alive?.done();
     if (!out.writableEnded) cancel();
   });
 }

@@ -48,7 +48,8 @@ export function twoKindConfig(chatUrl: string, openaiUrl: string, extra: Record<
 export function parseSse(text: string): { event: string | undefined; data: any }[] {
   return text
     .split("\n\n")
-    .filter((f) => f.trim())
+    // A comment-only frame (`: keepalive`) carries no event.
+    .filter((f) => f.trim() && !f.split("\n").every((line) => line.startsWith(":")))
     .map((frame) => {
       let event: string | undefined;
       let data = "";

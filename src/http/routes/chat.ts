@@ -6,15 +6,16 @@ import { ClientLink, labelModel, markServedModel, readJsonBody } from "../contex
 import { admitKey } from "../key-gate.js";
 import { jsonText } from "../json.js";
 import { sseResponse } from "../sse.js";
+import type { SseKeepalive } from "../sse-keepalive.js";
 
 /** POST /v1/chat/completions and /v1/embeddings: parse, pass through, serialise. */
-export function chatRoutes(app: Hono<AppEnv>, rt: Runtime): void {
+export function chatRoutes(app: Hono<AppEnv>, rt: Runtime, keepalive?: SseKeepalive): void {
   const service = new ProxyService(rt);
-  app.post("/v1/chat/completions", (c) => handle(c, rt, (body, ctx) => service.chatCompletions(body, ctx)));
-  app.post("/v1/embeddings", (c) => handle(c, rt, (body, ctx) => service.embeddings(body, ctx)));
+  app.post("/v1/chat/completions", (c) => handle(c, rt, keepalive, (body, ctx) => service.chatCompletions(body, ctx)));
+  app.post("/v1/embeddings", (c) => handle(c, rt, keepalive, (body, ctx) => service.embeddings(body, ctx)));
 }
 
-async function handle(c: Context<AppEnv>, rt: Runtime, call: (body: unknown, ctx: ProxyContext) => Promise<ProxyResult>): Promise<Response> {
+async function handle(c: Context<AppEnv>, rt: Runtime, keepalive: SseKeepalive | undefined, call: (body: unknown, ctx: ProxyContext) => Promise<ProxyResult>): Promise<Response> {
   const body = await readJsonBody(c);
   const stats = c.get("stats");
   labelModel(stats, rt.config.models, body);
@@ -29,7 +30,7 @@ async function handle(c: Context<AppEnv>, rt: Runtime, call: (body: unknown, ctx
   }
   stats.endpoint = result.endpoint;
   markServedModel(c, result.model);
-  if (result.kind === "stream") return sseResponse(c, result.body);
+  if (result.kind === "stream") return sseResponse(c, result.body, keepalive);
   link.detach();
   return jsonText(c, result.body, "content-type");
 }

@@ -7,9 +7,10 @@ import { forwardedHeaders } from "../forward-headers.js";
 import { admitKey } from "../key-gate.js";
 import { jsonText } from "../json.js";
 import { sseResponse } from "../sse.js";
+import type { SseKeepalive } from "../sse-keepalive.js";
 
 /** /v1/responses routes: parse, call the service, serialise. Nothing else. */
-export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt: Runtime): void {
+export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt: Runtime, keepalive?: SseKeepalive): void {
   app.post("/v1/responses", async (c) => {
     const body = await readJsonBody(c);
     const stats = c.get("stats");
@@ -29,13 +30,13 @@ export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt
       link.detach();
       return jsonText(c, result.text, "Content-Type");
     }
-    return sseResponse(c, result.body);
+    return sseResponse(c, result.body, keepalive);
   });
 
   app.get("/v1/responses/:id", async (c) => {
     if (c.req.query("stream") === "true") {
       const body = await service.streamAgain(c.req.param("id"), c.get("owner"), c.req.query("starting_after"));
-      return sseResponse(c, body);
+      return sseResponse(c, body, keepalive);
     }
     return c.json(await service.retrieve(c.req.param("id"), c.get("owner"), includeQuery(c)));
   });
