@@ -1,4 +1,4 @@
-import { scrubSecret } from "../upstream/errors.js";
+import { scrubSecret } from "../ops/secrets.js";
 import { midStreamError } from "../upstream/mid-stream.js";
 import type { UpstreamBody } from "../upstream/body.js";
 import { pipeSseFrames, type SseFrame } from "../upstream/sse.js";

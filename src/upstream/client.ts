@@ -3,7 +3,8 @@ import type { RouterConfig } from "../config/load.js";
 import { UpstreamBody, abortError, type BodySource } from "./body.js";
 import { anthropicHeaders } from "../translate/anthropic/version.js";
 import { anthropicErrorBody } from "../translate/anthropic/errors.js";
-import { UpstreamFailure, isJsonErrorBody, parseRetryAfter, parseUpstreamErrorBody, scrubSecret } from "./errors.js";
+import { UpstreamFailure, isJsonErrorBody, parseRetryAfter, parseUpstreamErrorBody } from "./errors.js";
+import { scrubSecret } from "../ops/secrets.js";
 
 type EndpointConfig = RouterConfig["endpoints"][number];
 

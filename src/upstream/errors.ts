@@ -1,4 +1,5 @@
 import { ApiError, type OpenAIErrorBody } from "../ops/errors.js";
+import { scrubSecret } from "../ops/secrets.js";
 
 export type FailureKind = "connect" | "timeout" | "status" | "protocol";
 
@@ -174,17 +175,6 @@ export function parseUpstreamErrorBody(text: string, status: number, secret?: st
     // not JSON: keep the (truncated) text
   }
   return { message: scrubSecret(message, secret), type, param, code };
-}
-
-/** Removes an upstream key (and its long prefixes, as echoed by "Incorrect API key: sk-abc...") from text. */
-export function scrubSecret(text: string, secret?: string): string {
-  if (!secret || secret.length < 8) return text;
-  const head = secret.slice(0, 8);
-  // The common case (nothing to scrub) without a split and join: the key starts with its head.
-  if (!text.includes(head)) return text;
-  let out = text.split(secret).join("[redacted]");
-  if (out.includes(head)) out = out.split(head).join("[redacted]");
-  return out;
 }
 
 export function parseRetryAfter(value: string | string[] | undefined): number | undefined {

@@ -5,7 +5,7 @@ import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
-import { scrubSecret } from "../../upstream/errors.js";
+import { scrubSecret } from "../../ops/secrets.js";
 import type { SseFrame } from "../../upstream/sse.js";
 import { CountedStream, END, planSkeleton, type AdaptedRequest, type HeldTerminal, type ReadContext, type StreamTranslation } from "./adapter.js";
 import type { Plan } from "../create/plan.js";

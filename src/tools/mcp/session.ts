@@ -10,6 +10,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { McpToolCallError } from "openai/resources/responses/responses";
+import { scrubSecrets } from "../../ops/secrets.js";
 import { mcpFetch } from "./fetch.js";
 
 export interface McpTarget {
@@ -49,7 +50,7 @@ export class McpSession {
   static async open(target: McpTarget, timeoutMs: number, signal: AbortSignal): Promise<McpSession> {
     const headers: Record<string, string> = { ...target.headers };
     if (target.authorization) headers.Authorization = `Bearer ${target.authorization}`;
-    const secrets = [...Object.values(target.headers), target.authorization ?? ""].filter((s) => s.length >= 4);
+    const secrets = [...Object.values(target.headers), target.authorization ?? ""];
     const requestInit: RequestInit = { headers };
     const options = { timeout: timeoutMs, signal };
     let first: unknown;
@@ -70,7 +71,7 @@ export class McpSession {
     } catch (err) {
       await sse.close().catch(() => {});
       // The Streamable HTTP failure says more (the SSE attempt on a modern server mostly fails with 404/405).
-      const message = scrub(describe(first ?? err), secrets);
+      const message = scrubSecrets(describe(first ?? err), secrets);
       throw timedOut(first ?? err) ? new McpTimeout(message) : new Error(message);
     }
   }
@@ -85,7 +86,7 @@ export class McpSession {
         cursor = page.nextCursor;
       } while (cursor);
     } catch (err) {
-      throw new Error(scrub(describe(err), this.secrets));
+      throw new Error(scrubSecrets(describe(err), this.secrets));
     }
     return tools;
   }
@@ -96,7 +97,7 @@ export class McpSession {
     try {
       result = await this.client.callTool({ name, arguments: args }, undefined, { timeout: limits.timeoutMs, signal: limits.signal });
     } catch (err) {
-      const message = scrub(describe(err), this.secrets);
+      const message = scrubSecrets(describe(err), this.secrets);
       const stale = !limits.signal.aborted && isStale(err);
       if (err instanceof McpError) return { ok: false, error: { type: "mcp_protocol_error", code: err.code, message }, message, stale };
       const code = (err as { code?: unknown }).code;
@@ -152,9 +153,3 @@ function describe(err: unknown): string {
   return String(err);
 }
 
-/** Removes header values and the token from a message that may quote the request. */
-export function scrub(message: string, secrets: readonly string[]): string {
-  let out = message;
-  for (const s of secrets) if (s) out = out.split(s).join("[redacted]");
-  return out;
-}

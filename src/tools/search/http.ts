@@ -1,5 +1,6 @@
 import { request } from "undici";
 import { parseDuration } from "../../config/duration.js";
+import { scrubSecret } from "../../ops/secrets.js";
 import { SearchError } from "./types.js";
 
 /** tools.web_search.timeout's default, also used for a config built in code without one. */
@@ -37,7 +38,7 @@ export async function callProvider(call: ProviderCall): Promise<unknown> {
     const text = await readCapped(res.body, provider);
     if (res.statusCode < 200 || res.statusCode >= 300) {
       const detail = errorDetail(text);
-      throw new SearchError(provider, "status", scrub(`web search provider ${provider} answered HTTP ${res.statusCode}${detail ? `: ${detail}` : ""}`, secret), res.statusCode);
+      throw new SearchError(provider, "status", scrubSecret(`web search provider ${provider} answered HTTP ${res.statusCode}${detail ? `: ${detail}` : ""}`, secret), res.statusCode);
     }
     try {
       return JSON.parse(text) as unknown;
@@ -52,7 +53,7 @@ export async function callProvider(call: ProviderCall): Promise<unknown> {
     // An AggregateError (every address of the host refused) has a code and an empty message.
     const message = e?.message || (e?.code ? "" : String(err));
     const why = e?.code && !message.includes(e.code) ? [e.code, message].filter(Boolean).join(": ") : message;
-    throw new SearchError(provider, "network", scrub(`web search provider ${provider} (${url.host}) could not be reached: ${why}`, secret));
+    throw new SearchError(provider, "network", scrubSecret(`web search provider ${provider} (${url.host}) could not be reached: ${why}`, secret));
   }
 }
 
@@ -98,10 +99,6 @@ function errorDetail(text: string): string {
   if (found === undefined || found === null) return "";
   const s = (typeof found === "string" ? found : JSON.stringify(found)).replace(/\s+/g, " ").trim();
   return s.length > 300 ? `${s.slice(0, 300)}...` : s;
-}
-
-export function scrub(message: string, secret: string | undefined): string {
-  return secret ? message.replaceAll(secret, "[redacted]") : message;
 }
 
 /** The endpoint under a configured base URL, unless the URL already names it. */
