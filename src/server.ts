@@ -11,7 +11,8 @@ import { serveResponsesSockets } from "./ws/server.js";
 import { createStores, describeTarget, redisTarget, type StoreOptions } from "./store/index.js";
 import type { Stores } from "./store/types.js";
 import type { Tracing } from "./tracing/index.js";
-import { createTracing } from "./tracing/setup.js";
+import { tracingEnabled } from "./tracing/enabled.js";
+import { TRACING_OFF } from "./tracing/index.js";
 
 export interface StartOptions {
   host?: string;
@@ -49,10 +50,10 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
   const metrics = opts.metrics ?? createMetrics();
   const stores =
     opts.stores ??
-    createStores({ ...config.storage, jobs: config.background.lease }, log, {
+    (await createStores({ ...config.storage, jobs: config.background.lease }, log, {
       onCacheError: () => metrics.storeErrors.inc({ store: "cache", op: "cache" }),
       ...opts.storeOptions,
-    });
+    }));
   // Without Redis there is no connection to report: the series is absent, not 0 (which would page).
   if (stores.kind === "redis") metrics.redisUp.set(stores.status.connected ? 1 : 0);
   else metrics.registry.removeSingleMetric(`${METRIC_PREFIX}redis_up`);
@@ -66,7 +67,9 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
     const target = redisTarget(config.storage);
     throw new Error(`the ${stores.kind} store at ${target ? describeTarget(target) : "memory"} is unreachable`);
   }
-  const built = opts.tracing ? null : createTracing(config.tracing, opts.env ?? process.env, stores.kind);
+  const env = opts.env ?? process.env;
+  // The OpenTelemetry SDK is loaded only by a router that traces.
+  const built = opts.tracing ? null : tracingEnabled(config.tracing, env) ? (await import("./tracing/setup.js")).createTracing(config.tracing, env, stores.kind) : { tracing: TRACING_OFF, settings: null };
   if (built?.settings) log.info({ endpoint: built.settings.url, service_name: built.settings.serviceName, sampler: built.settings.samplerName, capture_content: built.settings.captureContent }, "tracing on");
   const tracing = opts.tracing ?? built!.tracing;
   const runtime = new Runtime(config, stores, metrics, log, undefined, opts.now, tracing);

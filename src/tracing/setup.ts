@@ -8,11 +8,11 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { parseKeyPairsIntoRecord } from "@opentelemetry/core";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler, type SpanExporter } from "@opentelemetry/sdk-trace";
-import type { RouterConfig } from "../config/load.js";
 import { Tracing, TRACING_OFF } from "./index.js";
+import { tracingEnabled, type Env, type TracingConfig } from "./enabled.js";
 
-export type TracingConfig = RouterConfig["tracing"];
-type Env = Readonly<Record<string, string | undefined>>;
+export type { TracingConfig } from "./enabled.js";
+
 
 /** What the config and the environment resolve to; null when tracing stays off. */
 export interface TracingSettings {
@@ -29,14 +29,10 @@ export interface TracingSettings {
   batch: { scheduledDelayMillis?: number; maxQueueSize?: number; maxExportBatchSize?: number; exportTimeoutMillis?: number };
 }
 
-const TRUE = /^\s*true\s*$/i;
-
 /** Pure: the settings for a config and an environment (unit-tested), or null when tracing is off. */
 export function tracingSettings(cfg: TracingConfig, env: Env): TracingSettings | null {
-  if (TRUE.test(env.OTEL_SDK_DISABLED ?? "")) return null;
+  if (!tracingEnabled(cfg, env)) return null;
   const envEndpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  const enabled = cfg.enabled ?? (cfg.endpoint !== undefined || !!envEndpoint);
-  if (!enabled) return null;
   const resource = parseKeyPairsIntoRecord(env.OTEL_RESOURCE_ATTRIBUTES);
   const serviceName = cfg.service_name ?? (env.OTEL_SERVICE_NAME || resource["service.name"] || "responses-router");
   const { sampler, name } = cfg.sample_ratio !== undefined ? ratioSampler(cfg.sample_ratio) : envSampler(env);

@@ -81,7 +81,7 @@ async function upstream(): Promise<MockUpstream> {
 /** An instance whose conditional response writes are gated (A; B too in one case). */
 async function gatedRouter(upstreamUrl: string, prefix: string, hold: (status: string) => boolean) {
   const config = buildConfig({ ...redisConfig(upstreamUrl, prefix), server: { host: "127.0.0.1", port: 0, api_keys: [{ name: "team-a", key: "key-a" }] } });
-  const stores = createStores({ ...config.storage, jobs: config.background.lease }, log.logger);
+  const stores = await createStores({ ...config.storage, jobs: config.background.lease }, log.logger);
   const gated = gatedStores(stores, hold);
   const r = await startTestRouter(redisConfig(upstreamUrl, prefix), { apiKey: "key-a", stores: gated.stores, logger: log.logger });
   routers.push(r);

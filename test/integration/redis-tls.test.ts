@@ -44,9 +44,9 @@ describe("Redis over TLS (rediss:// + storage.redis.tls.ca_file)", () => {
 
   it("refuses a server its CA did not sign, and a wrong password, without showing the password", async () => {
     // No CA: the server's certificate does not verify.
-    const untrusted = createStores({ ...storage(), redis: { password: PASSWORD } });
-    const wrongPassword = createStores(storage({ password: "not-the-password" }));
-    const trusted = createStores(storage());
+    const untrusted = await createStores({ ...storage(), redis: { password: PASSWORD } });
+    const wrongPassword = await createStores(storage({ password: "not-the-password" }));
+    const trusted = await createStores(storage());
     try {
       expect(await untrusted.responses.ping()).toBe(false);
       expect(await trusted.responses.ping()).toBe(true);

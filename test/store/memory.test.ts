@@ -9,11 +9,11 @@ const config = (ttl = 60_000, memory = { max_entries: 10_000, max_bytes: 64 * 10
   memory,
 });
 
-describeStoreContract("memory", async (opts) => createStores(config(opts?.ttlMs)));
+describeStoreContract("memory", async (opts) => await createStores(config(opts?.ttlMs)));
 
 describe("memory store specifics", () => {
-  it("createStores picks memory without a redis_url and reports connected", () => {
-    const stores = createStores(config());
+  it("createStores picks memory without a redis_url and reports connected", async () => {
+    const stores = await createStores(config());
     expect(stores.kind).toBe("memory");
     expect(stores.status.connected).toBe(true);
   });
@@ -74,7 +74,7 @@ describe("memory store specifics", () => {
   });
 
   it("close() waits for running jobs, then aborts them as 'shutdown' and drops queued ones (reported as abandoned)", async () => {
-    const stores = createStores(config());
+    const stores = await createStores(config());
     const [a, b] = [newId(), newId()];
     const ran: string[] = [];
     const abandoned: string[] = [];
@@ -102,7 +102,7 @@ describe("memory store specifics", () => {
   });
 
   it("close() returns as soon as running jobs finish", async () => {
-    const stores = createStores(config());
+    const stores = await createStores(config());
     let finished = false;
     stores.jobs.start(async () => {
       await new Promise((r) => setTimeout(r, 50));

@@ -34,12 +34,12 @@ afterAll(async () => {
 });
 
 // Every store operation behaves the same when its writes wait for a replica.
-describeStoreContract("redis, durability: replica", async (opts) => createStores(config(url(pair.initial.primary), uniquePrefix(), opts?.ttlMs)));
+describeStoreContract("redis, durability: replica", async (opts) => await createStores(config(url(pair.initial.primary), uniquePrefix(), opts?.ttlMs)));
 
 describe("durability: replica", () => {
   it("a save returns only once the replica has the response", async () => {
     const prefix = uniquePrefix();
-    const stores: Stores = createStores(config(url(pair.initial.primary), prefix));
+    const stores: Stores = await createStores(config(url(pair.initial.primary), prefix));
     const replica = new Redis(pair.initial.replicas[0]!, "127.0.0.1", { lazyConnect: true });
     try {
       await replica.connect();
@@ -57,7 +57,7 @@ describe("durability: replica", () => {
 
   it("a final status saved by saveIfOpen is on the replica when it returns; a refused write waits for nothing", async () => {
     const prefix = uniquePrefix();
-    const stores: Stores = createStores(config(url(pair.initial.primary), prefix));
+    const stores: Stores = await createStores(config(url(pair.initial.primary), prefix));
     const replica = new Redis(pair.initial.replicas[0]!, "127.0.0.1", { lazyConnect: true });
     try {
       await replica.connect();
@@ -74,7 +74,7 @@ describe("durability: replica", () => {
   });
 
   it("with no replica to confirm, writes fail as store unavailable (the router answers 503) instead of being acknowledged", async () => {
-    const stores = createStores(config(lone.url, uniquePrefix(), 60_000, 300));
+    const stores = await createStores(config(lone.url, uniquePrefix(), 60_000, 300));
     try {
       const err = await stores.responses.save(makeRecord(newId())).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(StoreUnavailableError);
@@ -92,7 +92,7 @@ describe("durability: replica", () => {
 
   it("a WAIT never holds the connection every other store call shares, and waiting writes fail within the bound", async () => {
     // No replica: each WAIT holds its connection for the whole durability timeout.
-    const stores = createStores(config(lone.url, uniquePrefix(), 60_000, 1_500), undefined, { readyTimeoutMs: 300 });
+    const stores = await createStores(config(lone.url, uniquePrefix(), 60_000, 1_500), undefined, { readyTimeoutMs: 300 });
     const admin = new Redis(lone.port, "127.0.0.1");
     try {
       await stores.responses.save(makeRecord(newId())).catch(() => {}); // connections up

@@ -27,7 +27,7 @@ const config = (url: string, prefix: string, ttl = 60_000): StorageConfig => ({
 });
 
 describeStoreContract("redis", async (opts) => {
-  const stores = createStores(config(redis.url, uniquePrefix(), opts?.ttlMs));
+  const stores = await createStores(config(redis.url, uniquePrefix(), opts?.ttlMs));
   expect(await stores.responses.ping()).toBe(true);
   return stores;
 });
@@ -35,8 +35,8 @@ describeStoreContract("redis", async (opts) => {
 describe("redis store specifics", () => {
   const opened: Stores[] = [];
   const children: ChildProcess[] = [];
-  const open = (prefix: string, url = redis.url) => {
-    const s = createStores(config(url, prefix));
+  const open = async (prefix: string, url = redis.url) => {
+    const s = await createStores(config(url, prefix));
     opened.push(s);
     return s;
   };
@@ -76,7 +76,7 @@ describe("redis store specifics", () => {
   });
 
   it("createStores picks Redis when redis_url is set and reports connected", async () => {
-    const s = open(uniquePrefix());
+    const s = await open(uniquePrefix());
     expect(s.kind).toBe("redis");
     expect(await s.responses.ping()).toBe(true);
     expect(s.status.connected).toBe(true);
@@ -84,8 +84,8 @@ describe("redis store specifics", () => {
 
   it("two instances on one Redis see each other's records, events and cache", async () => {
     const prefix = uniquePrefix();
-    const a = open(prefix);
-    const b = open(prefix);
+    const a = await open(prefix);
+    const b = await open(prefix);
     const id = newId();
     await a.responses.save(makeRecord(id));
     expect(await b.responses.get(id)).toEqual(makeRecord(id));
@@ -99,13 +99,13 @@ describe("redis store specifics", () => {
     await a.events.append(id, ev(2, "response.completed", { response: { id, status: "completed" } }));
     expect((await following).map((e) => e.sequence_number)).toEqual([0, 1, 2]);
     // Another prefix is another world.
-    expect(await open(uniquePrefix()).responses.get(id)).toBeNull();
+    expect(await (await open(uniquePrefix())).responses.get(id)).toBeNull();
   });
 
   it("a job enqueued on one instance runs on another, and is cancelled from the first", async () => {
     const prefix = uniquePrefix();
-    const a = open(prefix);
-    const b = open(prefix);
+    const a = await open(prefix);
+    const b = await open(prefix);
     let signal: AbortSignal | null = null;
     let ctx: JobContext | null = null;
     b.jobs.start(async (job, s) => {
@@ -127,8 +127,8 @@ describe("redis store specifics", () => {
 
   it("a job queued behind another and cancelled from another instance never runs", async () => {
     const prefix = uniquePrefix();
-    const a = open(prefix);
-    const b = open(prefix);
+    const a = await open(prefix);
+    const b = await open(prefix);
     const [first, second, third] = [newId(), newId(), newId()];
     const ran: string[] = [];
     let release!: () => void;
@@ -149,7 +149,7 @@ describe("redis store specifics", () => {
 
   it("close() hands unfinished jobs back; another instance gets them as re-deliveries", async () => {
     const prefix = uniquePrefix();
-    const a = open(prefix);
+    const a = await open(prefix);
     const id = newId();
     let kind: string | null = null;
     let startedOnA = false;
@@ -163,7 +163,7 @@ describe("redis store specifics", () => {
     await a.jobs.close(200);
     expect(kind).toBe("handed_back");
 
-    const b = open(prefix);
+    const b = await open(prefix);
     const seen: JobContext[] = [];
     b.jobs.start(async (job) => void seen.push(job), 1);
     await waitFor(() => seen.length === 1, 5_000, "re-delivery to b");
@@ -172,7 +172,7 @@ describe("redis store specifics", () => {
 
   it("a job whose worker process died is re-delivered once the lease expires", async () => {
     const prefix = uniquePrefix();
-    const main = open(prefix);
+    const main = await open(prefix);
     const id = newId();
     await main.jobs.enqueue({ responseId: id, payload: null });
     const dead = spawnStallWorker(prefix);
@@ -194,7 +194,7 @@ describe("redis store specifics", () => {
 
   it("a job whose lease lapsed while it still runs here (Redis failing over) is not started a second time", async () => {
     const prefix = uniquePrefix();
-    const s = open(prefix);
+    const s = await open(prefix);
     const id = newId();
     const runs: JobContext[] = [];
     const redelivered: JobContext[] = [];
@@ -238,8 +238,8 @@ describe("redis store specifics", () => {
 
   it("a job that stalls twice is failed and reported once through onAbandoned", async () => {
     const prefix = uniquePrefix();
-    const main = open(prefix);
-    const other = open(prefix);
+    const main = await open(prefix);
+    const other = await open(prefix);
     const id = newId();
     await main.jobs.enqueue({ responseId: id, payload: null });
     const first = spawnStallWorker(prefix);
@@ -265,7 +265,7 @@ describe("redis store specifics", () => {
   it("a hung Redis (no replies) makes store calls time out with StoreUnavailableError", async () => {
     const own = await startRedis();
     try {
-      const s = open(uniquePrefix(), own.url);
+      const s = await open(uniquePrefix(), own.url);
       const id = newId();
       await s.responses.save(makeRecord(id));
       own.pause();
@@ -285,7 +285,7 @@ describe("redis store specifics", () => {
     const own = await startRedis();
     try {
       const cacheErrors: string[] = [];
-      const s = createStores(config(own.url, uniquePrefix()), undefined, { onCacheError: (op) => cacheErrors.push(op) });
+      const s = await createStores(config(own.url, uniquePrefix()), undefined, { onCacheError: (op) => cacheErrors.push(op) });
       opened.push(s);
       const id = newId();
       await s.responses.save(makeRecord(id));
@@ -321,7 +321,7 @@ describe("redis store specifics", () => {
 describe("redis: recorded events expire before the responses they belong to", () => {
   it("uses storage.events_ttl for the event stream key and ttl for the response", async () => {
     const prefix = uniquePrefix();
-    const stores = createStores({ ...config(redis.url, prefix, 600_000), events_ttl: 5_000 });
+    const stores = await createStores({ ...config(redis.url, prefix, 600_000), events_ttl: 5_000 });
     const { default: Redis } = await import("ioredis");
     const raw = new Redis(redis.url);
     try {

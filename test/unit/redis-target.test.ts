@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfigText } from "../../src/config/load.js";
 import { redisTarget } from "../../src/store/index.js";
-import { describeTarget, targetOptions } from "../../src/store/redis/client.js";
+import { targetOptions } from "../../src/store/redis/client.js";
+import { describeTarget } from "../../src/store/redis/target.js";
 
 const minimal = `
 endpoints:

@@ -19,7 +19,7 @@ describe("UpstreamAttempt", () => {
   beforeAll(async () => {
     up = await startMockUpstream();
     const config = buildConfig(poolConfig([up.url], { routing: { health: { failure_threshold: 1, cooldown: "60s" } } }));
-    rt = new Runtime(config, createStores(config.storage), createMetrics(), createLogger("silent"));
+    rt = new Runtime(config, await createStores(config.storage), createMetrics(), createLogger("silent"));
   });
   afterAll(async () => {
     await rt.close();
@@ -69,7 +69,7 @@ describe("UpstreamAttempt after a failover", () => {
   it("keeps the request prepared for the endpoint that answered, not one that failed", async () => {
     const up = await startMockUpstream();
     const config = buildConfig(poolConfig([await deadUrl(), up.url], { routing: { health: { failure_threshold: 5, cooldown: "60s" } } }));
-    const rt = new Runtime(config, createStores(config.storage), createMetrics(), createLogger("silent"));
+    const rt = new Runtime(config, await createStores(config.storage), createMetrics(), createLogger("silent"));
     const prepared: string[] = [];
     try {
       for (let i = 0; i < 3; i++) {

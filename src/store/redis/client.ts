@@ -2,19 +2,9 @@ import { readFileSync } from "node:fs";
 import type { ConnectionOptions } from "node:tls";
 import { Redis, SentinelConnector, type RedisOptions, type SentinelConnectionOptions } from "ioredis";
 import { StoreUnavailableError, type StoreStatus } from "../types.js";
+import type { RedisTarget } from "./target.js";
 
-/** Where Redis is: one server by URL, or a Sentinel group; credentials and TLS beside it. */
-export interface RedisTarget {
-  /** redis://[user:pass@]host:port[/db], or rediss:// for TLS. Unused with sentinels. */
-  url?: string;
-  sentinels?: { host: string; port: number }[];
-  /** The Sentinel group's name (sentinel monitor <name> ...). */
-  name?: string;
-  username?: string;
-  password?: string;
-  sentinel_password?: string;
-  tls?: { ca_file?: string; servername?: string; sentinels?: boolean };
-}
+export type { RedisTarget } from "./target.js";
 
 export interface RedisClientOptions {
   /** Give up one connection attempt after this long (default 1000 ms). */
@@ -91,12 +81,6 @@ function tlsOptions(tls: NonNullable<RedisTarget["tls"]>): ConnectionOptions {
   if (tls.ca_file) out.ca = readFileSync(tls.ca_file);
   if (tls.servername) out.servername = tls.servername;
   return out;
-}
-
-/** The target for messages and logs: never a password. */
-export function describeTarget(target: RedisTarget): string {
-  if (target.sentinels) return `Sentinel group "${target.name}" (${target.sentinels.map((s) => `${s.host}:${s.port}`).join(", ")})`;
-  return (target.url ?? "").replace(/\/\/([^@/]*):([^@/]*)@/, "//$1:***@");
 }
 
 /**

@@ -5,10 +5,7 @@
  * go on every request to the server and nowhere else: errors carry the server's message
  * with them scrubbed out.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { McpToolCallError } from "openai/resources/responses/responses";
 import { scrubSecrets } from "../../ops/secrets.js";
 import { mcpFetch } from "./fetch.js";
@@ -40,6 +37,28 @@ export interface CallLimits {
 
 const CLIENT_INFO = { name: "responses-router", version: "1" };
 
+/**
+ * The SDK, loaded with the first session: a router whose clients never use an MCP tool does
+ * not carry it (~10 MB of its modules and their zod schemas). Until then no error can be one of its.
+ */
+let sdk: Sdk | null = null;
+type Sdk = typeof import("@modelcontextprotocol/sdk/client/index.js") &
+  typeof import("@modelcontextprotocol/sdk/client/sse.js") &
+  typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js") &
+  typeof import("@modelcontextprotocol/sdk/types.js");
+
+async function loadSdk(): Promise<Sdk> {
+  if (sdk) return sdk;
+  const [client, sse, streamable, types] = await Promise.all([
+    import("@modelcontextprotocol/sdk/client/index.js"),
+    import("@modelcontextprotocol/sdk/client/sse.js"),
+    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+    import("@modelcontextprotocol/sdk/types.js"),
+  ]);
+  sdk = { ...types, ...client, ...sse, ...streamable };
+  return sdk;
+}
+
 export class McpSession {
   private constructor(
     private readonly client: Client,
@@ -48,6 +67,7 @@ export class McpSession {
 
   /** Connects (Streamable HTTP, else SSE); rejects with a message fit for the client when neither works. */
   static async open(target: McpTarget, timeoutMs: number, signal: AbortSignal): Promise<McpSession> {
+    const { Client, SSEClientTransport, StreamableHTTPClientTransport } = await loadSdk();
     const headers: Record<string, string> = { ...target.headers };
     if (target.authorization) headers.Authorization = `Bearer ${target.authorization}`;
     const secrets = [...Object.values(target.headers), target.authorization ?? ""];
@@ -99,7 +119,7 @@ export class McpSession {
     } catch (err) {
       const message = scrubSecrets(describe(err), this.secrets);
       const stale = !limits.signal.aborted && isStale(err);
-      if (err instanceof McpError) return { ok: false, error: { type: "mcp_protocol_error", code: err.code, message }, message, stale };
+      if (isMcpError(err)) return { ok: false, error: { type: "mcp_protocol_error", code: err.code, message }, message, stale };
       const code = (err as { code?: unknown }).code;
       if (typeof code === "number" && code >= 400) return { ok: false, error: { type: "http_error", code, message }, message, stale };
       return { ok: false, error: { type: "mcp_protocol_error", code: -32603, message }, message, stale };
@@ -124,7 +144,7 @@ export class McpTimeout extends Error {}
 
 /** Whether an MCP failure was the router's time limit (outcome `timeout` in the tool metrics), not an answer. */
 export function timedOut(err: unknown): boolean {
-  return err instanceof McpTimeout || (err instanceof McpError && err.code === ErrorCode.RequestTimeout);
+  return err instanceof McpTimeout || (isMcpError(err) && err.code === sdk!.ErrorCode.RequestTimeout);
 }
 
 function bounded<T>(p: Promise<T>, ms: number): Promise<T> {
@@ -135,9 +155,14 @@ function bounded<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
+/** An error of the SDK's own (a JSON-RPC error, its timeout, a closed connection). */
+function isMcpError(err: unknown): err is InstanceType<Sdk["McpError"]> {
+  return sdk !== null && err instanceof sdk.McpError;
+}
+
 /** A session the server no longer knows (HTTP 404), a closed connection, or a request that could not be sent. */
 export function isStale(err: unknown): boolean {
-  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
+  if (isMcpError(err)) return err.code === sdk!.ErrorCode.ConnectionClosed;
   if (err instanceof TypeError) return true; // fetch failed: the connection could not be made or was gone
   return (err as { code?: unknown }).code === 404;
 }

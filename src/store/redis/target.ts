@@ -1,0 +1,21 @@
+/**
+ * Where Redis is: one server by URL, or a Sentinel group; credentials and TLS beside it.
+ * Apart from the client so the config and the logs can name it without loading ioredis.
+ */
+export interface RedisTarget {
+  /** redis://[user:pass@]host:port[/db], or rediss:// for TLS. Unused with sentinels. */
+  url?: string;
+  sentinels?: { host: string; port: number }[];
+  /** The Sentinel group's name (sentinel monitor <name> ...). */
+  name?: string;
+  username?: string;
+  password?: string;
+  sentinel_password?: string;
+  tls?: { ca_file?: string; servername?: string; sentinels?: boolean };
+}
+
+/** The target for messages and logs: never a password. */
+export function describeTarget(target: RedisTarget): string {
+  if (target.sentinels) return `Sentinel group "${target.name}" (${target.sentinels.map((s) => `${s.host}:${s.port}`).join(", ")})`;
+  return (target.url ?? "").replace(/\/\/([^@/]*):([^@/]*)@/, "//$1:***@");
+}
