@@ -67,9 +67,7 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
     const target = redisTarget(config.storage);
     throw new Error(`the ${stores.kind} store at ${target ? describeTarget(target) : "memory"} is unreachable`);
   }
-  const env = opts.env ?? process.env;
-  // The OpenTelemetry SDK is loaded only by a router that traces.
-  const built = opts.tracing ? null : tracingEnabled(config.tracing, env) ? (await import("./tracing/setup.js")).createTracing(config.tracing, env, stores.kind) : { tracing: TRACING_OFF, settings: null };
+  const built = opts.tracing ? null : await buildTracing(config, opts.env ?? process.env, stores.kind);
   if (built?.settings) log.info({ endpoint: built.settings.url, service_name: built.settings.serviceName, sampler: built.settings.samplerName, capture_content: built.settings.captureContent }, "tracing on");
   const tracing = opts.tracing ?? built!.tracing;
   const runtime = new Runtime(config, stores, metrics, log, undefined, opts.now, tracing);
@@ -127,3 +125,10 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
 const JOB_STOP_MARGIN_MS = 500;
 /** After the deadline, how long streams get to write their terminal event before connections are cut. */
 const STREAM_END_GRACE_MS = 1_000;
+
+/** The instance's tracing; the OpenTelemetry SDK (tracing/setup.ts) is loaded only by a router that traces. */
+async function buildTracing(config: RouterConfig, env: Readonly<Record<string, string | undefined>>, storeSystem: string) {
+  if (!tracingEnabled(config.tracing, env)) return { tracing: TRACING_OFF, settings: null };
+  const { createTracing } = await import("./tracing/setup.js");
+  return createTracing(config.tracing, env, storeSystem);
+}
