@@ -269,3 +269,28 @@ export function nativeEvents(resp: ReturnType<typeof nativeResponse>, deltas?: s
 export function upstreamError(status: number, message: string, code: string | null = null, type = "invalid_request_error", param: string | null = null): Reply {
   return { kind: "json", status, body: { error: { message, type, param, code } } };
 }
+
+/** "Hello" as an upstream streams it for `url`: chat chunks and [DONE] for /chat/completions, else native Responses events (SSE text). */
+function helloSseFrames(url: string): string[] {
+  if (url.endsWith("/chat/completions")) return [...chatTextChunks(["Hel", "lo"]).map((f) => `data: ${JSON.stringify(f.data)}\n\n`), "data: [DONE]\n\n"];
+  return nativeEvents(nativeResponse("Hello")).map((f) => `event: ${f.event}\ndata: ${JSON.stringify(f.data)}\n\n`);
+}
+
+/**
+ * An upstream (chat and native routes) that answers a stream's headers at once and holds its
+ * events ("Hello") until the test calls `send`: `hold(send, res)` runs per request.
+ * Returns the server and its `/v1` base URL.
+ */
+export async function startHeldSseUpstream(hold: (send: () => void, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.flushHeaders();
+      const frames = helloSseFrames(req.url!);
+      hold(() => res.end(frames.join("")), res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` };
+}

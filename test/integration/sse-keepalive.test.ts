@@ -1,7 +1,6 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chatTextChunks, nativeEvents, nativeResponse } from "../helpers/mock-upstream.js";
+import { startHeldSseUpstream } from "../helpers/mock-upstream.js";
 import { parseSse, startTestRouter, type TestRouter } from "../helpers/router.js";
 
 /**
@@ -15,20 +14,11 @@ let router: TestRouter;
 let quiet: TestRouter;
 
 beforeAll(async () => {
-  upstream = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      res.flushHeaders();
-      const frames = req.url!.endsWith("/chat/completions")
-        ? [...chatTextChunks(["Hel", "lo"]).map((f) => `data: ${JSON.stringify(f.data)}\n\n`), "data: [DONE]\n\n"]
-        : nativeEvents(nativeResponse("Hello")).map((f) => `event: ${f.event}\ndata: ${JSON.stringify(f.data)}\n\n`);
-      const timer = setTimeout(() => res.end(frames.join("")), SILENCE_MS);
-      res.on("close", () => clearTimeout(timer));
-    });
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+  let url: string;
+  ({ server: upstream, url } = await startHeldSseUpstream((send, res) => {
+    const timer = setTimeout(send, SILENCE_MS);
+    res.on("close", () => clearTimeout(timer));
+  }));
   const config = (keepalive: string) => ({
     server: { sse_keepalive: keepalive },
     endpoints: [

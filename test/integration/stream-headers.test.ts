@@ -1,7 +1,6 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chatTextChunks, nativeEvents, nativeResponse } from "../helpers/mock-upstream.js";
+import { startHeldSseUpstream } from "../helpers/mock-upstream.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
 
 /**
@@ -14,19 +13,8 @@ let router: TestRouter;
 let release: () => void = () => {};
 
 beforeAll(async () => {
-  upstream = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      res.flushHeaders();
-      const frames = req.url!.endsWith("/chat/completions")
-        ? [...chatTextChunks(["Hel", "lo"]), "data: [DONE]\n\n"].map((f) => (typeof f === "string" ? f : `data: ${JSON.stringify(f.data ?? f)}\n\n`))
-        : nativeEvents(nativeResponse("Hello")).map((f) => `event: ${f.event}\ndata: ${JSON.stringify(f.data)}\n\n`);
-      release = () => res.end(frames.join(""));
-    });
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+  let url: string;
+  ({ server: upstream, url } = await startHeldSseUpstream((send) => (release = send)));
   router = await startTestRouter({
     endpoints: [
       { name: "oai", url, kind: "openai" },
