@@ -402,3 +402,30 @@ describe("streams across rounds", () => {
     expect(chatRequests()).toHaveLength(1);
   });
 });
+
+describe("a stream waiting on a tool call", () => {
+  it("gets keepalive comments while the call runs, between the call's events, and its events stay whole", async () => {
+    const kept = await startTestRouter({
+      server: { sse_keepalive: "200ms" },
+      endpoints: [{ name: "box", url: chat.url, kind: "chat" }],
+      models: { local: { endpoints: ["box"] } },
+      tools: { mcp: { allowed_urls: ["http://127.0.0.1:*/*"], call_timeout: "5s" } },
+    });
+    try {
+      chat.setDefault("/chat/completions", toolScript([{ name: "wiki__slow", args: '{"ms":900}' }]));
+      const res = await kept.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "local", input: "x", stream: true, tools: [mcpTool()] }) });
+      const text = await res.text();
+      // Frames in order, a comment as ":".
+      const frames = text.split("\n\n").filter(Boolean).map((f) => (f.startsWith(":") ? ":" : /"type":"([^"]+)"/.exec(f)![1]!));
+      const inProgress = frames.indexOf("response.mcp_call.in_progress");
+      const completed = frames.indexOf("response.mcp_call.completed");
+      expect(inProgress).toBeGreaterThan(-1);
+      expect(completed).toBeGreaterThan(inProgress);
+      expect(frames.slice(inProgress, completed).filter((f) => f === ":").length).toBeGreaterThanOrEqual(2);
+      const s = assertResponsesGrammar(parseSse(text).map((f) => f.data));
+      expect(s.terminal!.type).toBe("response.completed");
+    } finally {
+      await kept.close(1000);
+    }
+  });
+});
