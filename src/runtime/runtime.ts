@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { McpSessionPool } from "../tools/mcp/pool.js";
+import { preloadMcpSdk } from "../tools/mcp/session.js";
 import type { ModelTarget, RouterConfig } from "../config/load.js";
 import { ApiError } from "../ops/errors.js";
 import { randomId, type IdGenerator } from "../wire/ids.js";
@@ -79,6 +80,7 @@ export class Runtime {
       },
     });
     this.syncProber(config);
+    preloadMcpSdk(config.tools.mcp);
   }
 
   get config(): RouterConfig {
@@ -92,6 +94,7 @@ export class Runtime {
     if (this.log.level !== config.logging.level) this.log.level = config.logging.level;
     this.pool.applyConfig(config);
     this.syncProber(config);
+    preloadMcpSdk(config.tools.mcp);
   }
 
   /** Starts, restarts or stops active health probes to match routing.health.probe_interval. */
