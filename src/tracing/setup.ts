@@ -13,7 +13,6 @@ import { tracingEnabled, type Env, type TracingConfig } from "./enabled.js";
 
 export type { TracingConfig } from "./enabled.js";
 
-
 /** What the config and the environment resolve to; null when tracing stays off. */
 export interface TracingSettings {
   /** The OTLP/HTTP traces URL. */
