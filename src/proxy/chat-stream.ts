@@ -31,7 +31,8 @@ export interface ProxyStreamHooks {
  * The client's body for a streamed chat completion: the backend's SSE frames as they
  * arrive, each `data` payload untouched but for the model name, every frame of one
  * upstream read in one write. Only a chunk that may carry usage (or every chunk, when
- * the answer may be cached) is parsed. A client whose buffer is full pauses the
+ * the answer may be cached) is parsed; a read that is whole frames with nothing to change
+ * but the model name is passed on as its text (its comment and `id:` lines too). A client whose buffer is full pauses the
  * upstream read until it drains. If the upstream dies mid-stream the client gets one
  * OpenAI-style error chunk (`data: {"error":{...}}`) and the stream closes; if the
  * client goes away the upstream call is aborted.
@@ -81,10 +82,26 @@ export function proxiedSseBody(body: UpstreamBody, hooks: ProxyStreamHooks): Str
         if (data.includes("\n")) data = data.replaceAll("\n", "\ndata: ");
         return frame.event ? `event: ${frame.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
       };
+      /** Writes what the client gets of one upstream read; a client whose buffer is full pauses the upstream read until it drains. */
+      const send = (text: string) => {
+        if (out.write(text)) return;
+        body.pause();
+        void out.ready().then(() => {
+          if (!ended) body.resume();
+        });
+      };
       // `more`: the next frame came in the same upstream read; they leave in one write.
       let batch = "";
       const pump = () =>
         pipeSseFrames(body, {
+          // A read of whole frames the router changes nothing in but the model name (not the
+          // first, which is timed; none that may carry usage or the end; no key in it; no cache
+          // to fill) goes out as it came, renamed in one pass: no frame of it is parsed.
+          onWholeRead(text) {
+            if (ended || first || usable || USAGE.test(text) || text.includes("[DONE]") || (hooks.secret && text.includes(hooks.secret))) return false;
+            send(hooks.rename ? hooks.rename(text) : text);
+            return true;
+          },
           onFrame(frame) {
             if (ended) return true;
             batch += forward(frame);
@@ -98,15 +115,9 @@ export function proxiedSseBody(body: UpstreamBody, hooks: ProxyStreamHooks): Str
               return true;
             }
             if (frame.more) return false;
-            const room = out.write(batch);
+            const text = batch;
             batch = "";
-            if (!room) {
-              // The client's buffer is full: the upstream read waits until it drains.
-              body.pause();
-              void out.ready().then(() => {
-                if (!ended) body.resume();
-              });
-            }
+            send(text);
             return false;
           },
           onEnd() {

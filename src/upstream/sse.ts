@@ -33,7 +33,25 @@ export class SseParser {
 
   /** One upstream read. Returns true when `onFrame` asked to stop (no further frame of the read is parsed). */
   push(chunk: Uint8Array | string, onFrame: FrameHandler): boolean {
-    let text = typeof chunk === "string" ? chunk : this.decoder.decode(chunk, { stream: true });
+    return this.pushText(this.decode(chunk), onFrame);
+  }
+
+  /** One read as text; a multi-byte character split across reads waits for its rest. */
+  decode(chunk: Uint8Array | string): string {
+    return typeof chunk === "string" ? chunk : this.decoder.decode(chunk, { stream: true });
+  }
+
+  /**
+   * Whether `text` (the next read, decoded) is whole frames that need no parser state: nothing
+   * held from earlier reads, no CR to normalise, and it ends with a frame's blank line. Such a
+   * read may be taken as it is instead of through `pushText`.
+   */
+  wholeFrames(text: string): boolean {
+    return this.buf.length === 0 && !this.skipLf && text.length > 0 && text.endsWith("\n\n") && !text.includes("\r");
+  }
+
+  /** `push` for a read already decoded. */
+  pushText(text: string, onFrame: FrameHandler): boolean {
     if (text.length === 0) return false; // e.g. only part of a multi-byte character so far
     if (this.skipLf) {
       this.skipLf = false;
@@ -79,6 +97,12 @@ export class SseParser {
 
 /** What reads an upstream body's frames as they arrive (`pipeSseFrames`). */
 export interface FrameConsumer {
+  /**
+   * A read that is whole frames (`SseParser.wholeFrames`), offered as its text before it is
+   * parsed: true takes it (no frame of it is parsed or handed to `onFrame`), false has it parsed.
+   * For a consumer that passes frames through and only needs some of them parsed.
+   */
+  onWholeRead?(text: string): boolean;
   /** One frame, in the turn its upstream read arrived; true stops reading (the rest of the body is released). */
   onFrame: FrameHandler;
   /** The body ended by itself (after its last frame). Not called after a stop. */
@@ -98,7 +122,10 @@ export function pipeSseFrames(body: UpstreamBody, consumer: FrameConsumer): void
   let stopped = false;
   body.attach({
     onChunk(chunk) {
-      if (stopped || !parser.push(chunk, consumer.onFrame)) return;
+      if (stopped) return;
+      const text = parser.decode(chunk);
+      if (consumer.onWholeRead && parser.wholeFrames(text) && consumer.onWholeRead(text)) return;
+      if (!parser.pushText(text, consumer.onFrame)) return;
       stopped = true;
       body.release();
     },

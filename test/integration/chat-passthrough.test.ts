@@ -24,6 +24,7 @@ beforeAll(async () => {
       // a first while both are idle: the higher weight wins a tie.
       primary: { endpoints: [{ name: "a", weight: 2 }, { name: "b", weight: 1 }] },
       solo: { endpoints: ["a"] },
+      renamed: { endpoints: ["a"], upstream_model: "qwen3:4b" },
       cached: { endpoints: ["a"], upstream_model: "qwen3:4b", cache: { ttl: "1m" } },
       embed: { endpoints: ["a"], upstream_model: "nomic-embed-text" },
     },
@@ -124,6 +125,39 @@ describe("stream life cycle", () => {
     expect((err as APIError).message).toContain("lost mid-stream");
     expect(text).toBe("one");
     await waitFor("the slot to be freed", async () => (await metric('responses_router_endpoint_in_flight{upstream="a"}')) === 0);
+  });
+
+  it("chunks that arrive a read at a time: each renamed, the upstream's comments kept, usage counted, a frame split over reads whole", async () => {
+    const data = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+    const chunk = (delta: Record<string, unknown>) => chatChunk(delta, null, "qwen3:4b").data;
+    const usage = { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "qwen3:4b", choices: [], usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 } };
+    const split = data(chunk({ content: "!" }));
+    a.enqueue("/chat/completions", {
+      kind: "raw",
+      contentType: "text/event-stream",
+      gapMs: 15,
+      chunks: [
+        data(chunk({ role: "assistant", content: "" })),
+        data(chunk({ content: "Hel" })),
+        `: upstream ping\n\n${data(chunk({ content: "lo" }))}`,
+        split.slice(0, 20),
+        split.slice(20),
+        data({ ...chunk({}), choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }),
+        data(usage) + "data: [DONE]\n\n",
+      ],
+    });
+    const before = await metric('responses_router_tokens_total{model="renamed",upstream="a",type="input",key="team"}');
+    const res = await post("/v1/chat/completions", { model: "renamed", messages: hi, stream: true, stream_options: { include_usage: true } });
+    const frames = (await res.text()).split("\n\n").filter(Boolean);
+    // A read passed on as it came keeps the upstream's comment line (SSE clients skip it).
+    expect(frames).toContain(": upstream ping");
+    expect(frames.at(-1)).toBe("data: [DONE]");
+    const chunks = frames.filter((f) => f.startsWith("data: {")).map((f) => JSON.parse(f.slice(6)));
+    expect(chunks).toHaveLength(6);
+    expect(chunks.every((c) => c.model === "renamed")).toBe(true);
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe("Hello!");
+    expect(chunks.at(-1).usage).toEqual(usage.usage);
+    expect(await metric('responses_router_tokens_total{model="renamed",upstream="a",type="input",key="team"}')).toBe(before + 7);
   });
 
   it("a stream ends at data: [DONE] even when the upstream keeps its response open after it", async () => {

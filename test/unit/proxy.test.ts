@@ -20,6 +20,14 @@ describe("modelRenamer", () => {
     const rename = modelRenamer("llama3.1:8b", "m")!;
     expect(rename('{"model":"llama3x1:8b"}')).toBe('{"model":"llama3x1:8b"}');
     expect(rename('{"model":"llama3.1:8b"}')).toBe('{"model":"m"}');
+    // `$` patterns mean nothing in either name.
+    expect(modelRenamer("a$&b", "c$1$$d")!('{"model":"a$&b"}')).toBe('{"model":"c$1$$d"}');
+  });
+
+  it("maps every frame of a read (several chunks in one text)", () => {
+    const rename = modelRenamer("qwen3:4b", "local")!;
+    const frames = (model: string) => [1, 2, 3].map((i) => `data: {"id":"c","model":"${model}","choices":[{"delta":{"content":"${i}"}}]}\n\n`).join("");
+    expect(rename(frames("qwen3:4b"))).toBe(frames("local"));
   });
 });
 
