@@ -168,8 +168,14 @@ const CR_LINE_ENDS = /\r\n?/g;
 
 function parseFrame(text: string): SseFrame | null {
   if (text.length === 0) return null;
-  // Fast path: the overwhelmingly common single "data: ..." line.
-  if (text.startsWith("data: ") && text.indexOf("\n") === -1) return { event: undefined, data: text.slice(6) };
+  // Fast paths: the overwhelmingly common single "data: ..." line (chat completions), and
+  // "event: ...\ndata: ..." (the Responses and Messages streams), read without splitting lines.
+  if (text.startsWith("data: ")) {
+    if (text.indexOf("\n") === -1) return { event: undefined, data: text.slice(6) };
+  } else if (text.startsWith("event: ")) {
+    const nl = text.indexOf("\n");
+    if (nl !== -1 && text.startsWith("data: ", nl + 1) && text.indexOf("\n", nl + 1) === -1) return { event: text.slice(7, nl), data: text.slice(nl + 7) };
+  }
   let event: string | undefined;
   let data: string | undefined;
   for (const line of text.split("\n")) {

@@ -104,3 +104,20 @@ describe("readSseFrames line ends (CRLF, CR, LF) at every split point", () => {
     expect((await it.next()).value).toMatchObject({ data: "x" });
   });
 });
+
+describe("frame shapes", () => {
+  const parse = (text: string) => collectPushed([text]);
+  it("reads `event:` + `data:` frames (Responses, Messages) and lone `data:` frames, and every other shape, as the SSE rules say", () => {
+    expect(parse('event: response.created\ndata: {"a":1}\n\n')).toEqual([{ event: "response.created", data: '{"a":1}' }]);
+    expect(parse("data: {}\n\n")).toEqual([{ event: undefined, data: "{}" }]);
+    // No space after the colon, several data lines, a comment, an id, fields in another order.
+    expect(parse("event:ping\ndata:x\n\n")).toEqual([{ event: "ping", data: "x" }]);
+    expect(parse("event: e\ndata: a\ndata: b\n\n")).toEqual([{ event: "e", data: "a\nb" }]);
+    expect(parse("event: e\n: note\ndata: a\n\n")).toEqual([{ event: "e", data: "a" }]);
+    expect(parse("id: 7\nevent: e\ndata: a\n\n")).toEqual([{ event: "e", data: "a" }]);
+    expect(parse("data: a\nevent: e\n\n")).toEqual([{ event: "e", data: "a" }]);
+    expect(parse("event: e\nretry: 10\n\n")).toEqual([]);
+    // Spaces beyond the first after the colon are the value's.
+    expect(parse("event:  e\ndata:  a\n\n")).toEqual([{ event: " e", data: " a" }]);
+  });
+});
