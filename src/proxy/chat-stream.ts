@@ -32,10 +32,10 @@ export interface ProxyStreamHooks {
  * arrive, each `data` payload untouched but for the model name, every frame of one
  * upstream read in one write. Only a chunk that may carry usage (or every chunk, when
  * the answer may be cached) is parsed; a read that is whole frames with nothing to change
- * but the model name is passed on as its text (its comment and `id:` lines too). A client whose buffer is full pauses the
- * upstream read until it drains. If the upstream dies mid-stream the client gets one
- * OpenAI-style error chunk (`data: {"error":{...}}`) and the stream closes; if the
- * client goes away the upstream call is aborted.
+ * but the model name is passed on as its text (its comment and `id:` lines too). A client
+ * whose buffer is full pauses the upstream read until it drains. If the upstream dies
+ * mid-stream the client gets one OpenAI-style error chunk (`data: {"error":{...}}`) and the
+ * stream closes; if the client goes away the upstream call is aborted.
  */
 export function proxiedSseBody(body: UpstreamBody, hooks: ProxyStreamHooks): StreamBody {
   return {
