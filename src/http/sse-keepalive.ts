@@ -60,7 +60,7 @@ export class SseKeepalive {
     return entry;
   }
 
-  /** Streams being watched (for tests and shutdown). */
+  /** Streams being watched. */
   get size(): number {
     return this.open.size;
   }

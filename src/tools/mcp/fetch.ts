@@ -32,8 +32,7 @@ export async function mcpFetch(input: string | URL | Request, init: RequestInit 
   try {
     res = await request(url, { method, headers: plainHeaders(init.headers), body: bodyOf(init.body), signal, dispatcher: mcpAgent() });
   } catch (err) {
-    if (signal?.aborted) throw signal.reason;
-    throw new TypeError("fetch failed", { cause: err });
+    throw failure(err, signal);
   }
   const headers = new Headers();
   for (const name in res.headers) {
@@ -53,10 +52,14 @@ export async function mcpFetch(input: string | URL | Request, init: RequestInit 
   try {
     text = await res.body.text();
   } catch (err) {
-    if (signal?.aborted) throw signal.reason;
-    throw new TypeError("fetch failed", { cause: err });
+    throw failure(err, signal);
   }
   return new Response(text, { status: res.statusCode, headers });
+}
+
+/** What fetch rejects with: the signal's reason after an abort, else TypeError("fetch failed") with the cause. */
+function failure(err: unknown, signal: AbortSignal | undefined): unknown {
+  return signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: err });
 }
 
 function plainHeaders(h: RequestInit["headers"]): Record<string, string> | undefined {
