@@ -55,15 +55,13 @@ export function requestShell(rt: Runtime): RequestShell {
     return sendError(c, err);
   };
 
-  const limitBody = fastBodyLimit({
-    maxSize: rt.config.server.max_body_bytes,
-    onError: () => {
-      throw new ApiError(413, `The request body is larger than the router's limit of ${rt.config.server.max_body_bytes} bytes.`, {
-        type: "invalid_request_error",
-        code: "request_too_large",
-      });
-    },
-  });
+  // server.max_body_bytes as the config says now (a reload changes it): the limit is rebuilt when it does.
+  const limitOf = (size: number) => ({ size, run: fastBodyLimit({ maxSize: size, onError: () => tooLarge(size) }) });
+  let limit = limitOf(rt.config.server.max_body_bytes);
+  const limitBody = (c: Context<AppEnv>, handle: () => Response | Promise<Response>): Promise<Response> => {
+    if (rt.config.server.max_body_bytes !== limit.size) limit = limitOf(rt.config.server.max_body_bytes);
+    return limit.run(c, handle);
+  };
 
   // The caller's key, then (under /v1/) the body limit, then the handler; any error is answered here.
   const admit = async (c: Context<AppEnv>, handle: () => Response | Promise<Response>): Promise<Response> => {
@@ -95,7 +93,8 @@ export function requestShell(rt: Runtime): RequestShell {
       ? await rt.tracing.within(span, () => withLogContext({ requestId, ...logIds(span) }, () => admit(c, handle)))
       : await withLogContext({ requestId }, () => admit(c, handle));
     if (!outgoing) {
-      // Under `app.request` (tests): the header goes on the Response itself.
+      // Under `app.request` (tests): the header goes on the Response itself, as hono hands it
+      // back from `c.res` (which merges what the handler set with `c.header`).
       c.res = res;
       res = c.res;
       res.headers.set("x-request-id", requestId);
@@ -131,6 +130,10 @@ export function requestShell(rt: Runtime): RequestShell {
   };
 
   return { run, answerError };
+}
+
+function tooLarge(size: number): never {
+  throw new ApiError(413, `The request body is larger than the router's limit of ${size} bytes.`, { type: "invalid_request_error", code: "request_too_large" });
 }
 
 /** True when the client went away before its answer (socket closed, or the request's signal aborted). */

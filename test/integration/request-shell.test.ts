@@ -2,6 +2,7 @@ import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureLog, type CapturedLog } from "../helpers/log-capture.js";
 import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
+import { buildConfig } from "../../src/config/load.js";
 import { startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
 import { postResponses, waitUntil } from "../helpers/wait.js";
 
@@ -88,5 +89,26 @@ describe("the request shell", () => {
     expect(counted(after, "401") - counted(before, "401")).toBe(1);
     expect(counted(after, "413") - counted(before, "413")).toBe(2);
     expect(counted(after, "404") - counted(before, "404")).toBe(1);
+  });
+
+  it("a reloaded max_body_bytes is the limit it enforces and the one its 413 names", async () => {
+    const cfg = twoKindConfig(chat.url, oai.url);
+    const own = await startTestRouter({ ...cfg, server: { max_body_bytes: 2048 } });
+    try {
+      const body = { model: "local", input: "x".repeat(3000) };
+      const first = await postResponses(own.url, body);
+      expect(first.status).toBe(413);
+      expect(((await first.json()) as { error: { message: string } }).error.message).toContain("limit of 2048 bytes");
+      // Raised: the same body now passes, declared or chunked.
+      own.runtime.applyConfig(buildConfig({ ...cfg, server: { host: "127.0.0.1", port: 0, max_body_bytes: 8192 } }));
+      expect((await postResponses(own.url, body)).status).toBe(200);
+      // Lowered below it: refused, and the message names the limit in force.
+      own.runtime.applyConfig(buildConfig({ ...cfg, server: { host: "127.0.0.1", port: 0, max_body_bytes: 1024 } }));
+      const lowered = await postResponses(own.url, { model: "local", input: "x".repeat(1500) });
+      expect(lowered.status).toBe(413);
+      expect(((await lowered.json()) as { error: { message: string } }).error.message).toContain("limit of 1024 bytes");
+    } finally {
+      await own.close(500);
+    }
   });
 });
