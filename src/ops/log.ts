@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { pino, type Logger } from "pino";
+import { stdoutLines } from "./log-lines.js";
 import { prettyStream } from "./log-pretty.js";
 
 export type { Logger };
@@ -27,7 +28,7 @@ export function withLogContext<T>(fields: LogContext, fn: () => T): T {
  * in a logged object.
  */
 export function createLogger(level: string, destination?: NodeJS.WritableStream, format: LogFormat = "json"): Logger {
-  const out = format === "pretty" ? prettyStream(destination ?? process.stdout, destination === undefined && process.stdout.isTTY === true) : (destination ?? stdoutLines());
+  const out = format === "pretty" ? prettyStream(destination ?? process.stdout, destination === undefined && process.stdout.isTTY === true) : (destination ?? stdoutLines(droppedNotice));
   const logger = pino(
     {
       level,
@@ -51,94 +52,6 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream,
   return logger;
 }
 
-/**
- * JSON lines on stdout, written in batches: a busy router logs a line per request, and a write
- * system call per line was ~3% of a small request's CPU. Lines wait at most LOG_FLUSH_MS (or
- * until LOG_BATCH_CHARS are pending), and whatever is pending is written before the process exits.
- */
-function stdoutLines(): pino.DestinationStream {
-  const lines = new LineBatch(pino.destination({ dest: 1, sync: false }));
-  // One exit hook for every batch (a process that builds several routers, tests, would
-  // otherwise add a listener each); a batch whose destination closed is forgotten.
-  if (!exitHooked) {
-    exitHooked = true;
-    process.once("exit", () => {
-      for (const batch of pending) {
-        try {
-          batch.flushSync();
-        } catch {
-          // stdout already gone (a closed pipe): nothing left to write to.
-        }
-      }
-    });
-  }
-  pending.add(lines);
-  lines.dest.once("close", () => pending.delete(lines));
-  return lines;
-}
-
-/**
- * Lines kept in an array and handed to the destination joined, once per batch. sonic-boom's
- * own batching (`minLength`) appends each line to a growing string and measures its byte
- * length at every write, which flattens it: ~4 KB allocated per line at a 4 KB batch.
- */
-class LineBatch {
-  private lines: string[] = [];
-  private chars = 0;
-  private timer: NodeJS.Timeout | null = null;
-
-  constructor(readonly dest: ReturnType<typeof pino.destination>) {}
-
-  write(line: string): boolean {
-    this.lines.push(line);
-    this.chars += line.length;
-    if (this.chars >= LOG_BATCH_CHARS) this.hand();
-    else if (this.timer === null) {
-      this.timer = setTimeout(this.onTimer, LOG_FLUSH_MS);
-      this.timer.unref();
-    }
-    return true;
-  }
-
-  /** pino's `logger.flush(cb)`. */
-  flush(cb?: (err?: Error) => void): void {
-    this.hand();
-    this.dest.flush(cb);
-  }
-
-  flushSync(): void {
-    this.hand();
-    this.dest.flushSync();
-  }
-
-  private readonly onTimer = (): void => {
-    this.timer = null;
-    this.hand();
-  };
-
-  private hand(): void {
-    if (this.timer !== null) {
-      clearTimeout(this.timer);
-      this.timer = null;
-    }
-    if (this.lines.length === 0) return;
-    const text = this.lines.length === 1 ? this.lines[0]! : this.lines.join("");
-    this.lines = [];
-    this.chars = 0;
-    this.dest.write(text);
-  }
-}
-
-/** The batches of stdout lines still open: flushed when the process exits. */
-const pending = new Set<LineBatch>();
-let exitHooked = false;
-
-/** A batch is handed to stdout once this many characters are pending. */
-const LOG_BATCH_CHARS = 4096;
-
-/** The longest a log line waits in the batch before it is written. */
-export const LOG_FLUSH_MS = 100;
-
 const BASE = { service: "responses-router" };
 
 let isoMs = -1;
@@ -157,6 +70,11 @@ function isoTimeField(): string {
 }
 const KNOWN_FORMAT = Symbol("router line format");
 const BASE_JSON = JSON.stringify(BASE).slice(1, -1);
+
+/** The line stdout batching writes after it had to drop lines (log-lines.ts), in pino's format. */
+function droppedNotice(dropped: number): string {
+  return `{"level":"warn"${isoTimeField()},${BASE_JSON},"dropped":${dropped},"msg":"log lines dropped: stdout was not being read"}\n`;
+}
 
 type LineFields = Record<string, string | number | undefined>;
 
