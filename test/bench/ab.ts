@@ -8,7 +8,7 @@
  *   npx tsx test/bench/ab.ts --dists .bench/dist-base,dist --paths translated-json,native-stream --rounds 5 [--floors]
  * --prof DIR profiles that child's last round only (test/bench/prof-child.mjs -> .bench/prof/steady.cpuprofile);
  * --c1 N first sends N sequential requests per server and path (the warm-up of the latency section).
- * Paths: the bench's (translated-json ... chat-stream, plus -store and -cached variants), chat-stream-long and native-stream-long
+ * Paths: the bench's (translated-json ... chat-stream, plus -store and -cached variants), chat-stream-long, translated-stream-long and native-stream-long
  * (2,000 deltas each, c=8: CPU per request / 2,000 is a chunk's) and mcp-round (one hosted MCP tool round, c=16; no floor).
  * A dist may carry node flags after "@" (comma-free, space-separated): `--dists dist,dist@--max-semi-space-size=32`.
  */
@@ -47,6 +47,7 @@ const PATHS: Record<string, { up?: { path: string; body: string }; r: { path: st
   // Long streams (2,000 deltas written one by one, as tokens arrive): CPU per request / 2,000 is the cost of a chunk.
   // The router's model name is not the backend's (as in most configs): every chunk's `model` is renamed.
   "chat-stream-long": { up: { path: "/v1/chat/completions", body: cb("chat-long", true) }, r: { path: "/v1/chat/completions", body: cb("team-long", true) }, c: 8 },
+  "translated-stream-long": { up: { path: "/v1/chat/completions", body: cb("chat-long", true) }, r: { path: "/v1/responses", body: rb("team-long", true) }, c: 8 },
   "native-stream-long": { up: { path: "/v1/responses", body: rb("oai-long", true) }, r: { path: "/v1/responses", body: rb("oai-long", true) }, c: 8 },
   // One hosted MCP tool round per streamed response (listing, round 1 with the call, the call, round 2), as the bench's tools section, at its concurrency.
   "mcp-round": { r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16 },

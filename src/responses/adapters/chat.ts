@@ -2,7 +2,7 @@
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import { EventJson } from "../../wire/event-json.js";
-import { ChatStreamTranslator, chatCompletionToResponse, responsesToChatRequest, wantsReasoningSummary } from "../../translate/index.js";
+import { ChatStreamTranslator, FrameShape, chatCompletionToResponse, responsesToChatRequest, textOnlyContent, wantsReasoningSummary } from "../../translate/index.js";
 import type { StreamTranslatorOptions, ToolNameMap } from "../../translate/index.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import { UpstreamFailure } from "../../upstream/errors.js";
@@ -66,6 +66,8 @@ class ChatStream extends CountedStream<ChatStreamTranslator> {
   private readonly json = new EventJson();
   /** Made once: push runs per upstream chunk. */
   private readonly write = (ev: StreamEvent): string => this.json.text(ev);
+  /** Text chunks shaped like the last one read without parsing. */
+  private readonly shape = new FrameShape("content");
 
   constructor(tr: ChatStreamTranslator, rd: ReadContext) {
     super(tr, rd, "translated");
@@ -82,11 +84,19 @@ class ChatStream extends CountedStream<ChatStreamTranslator> {
       this.chunks.flush();
       return END;
     }
+    const text = this.shape.read(frame.data);
+    if (text !== undefined) {
+      sendEvents(sink, this.tr.pushText(text), this.write, !frame.more);
+      this.chunks.add(frame.more);
+      return null;
+    }
     const chunk = JSON.parse(frame.data) as Record<string, unknown>;
     if (chunk.error) {
       const ep = attempt.endpoint;
       throw new UpstreamFailure(ep.name, "status", scrubSecret(errorMessage(chunk.error), ep.config.api_key), 500, undefined, undefined, { jsonBody: true });
     }
+    const learned = textOnlyContent(chunk as ChatChunk);
+    if (learned !== undefined) this.shape.learn(frame.data, learned);
     sendEvents(sink, this.tr.push(chunk as ChatChunk), this.write, !frame.more);
     this.chunks.add(frame.more);
     return null;

@@ -40,6 +40,22 @@ import { isCompleteJson } from "./stream-state.js";
 
 export type { StreamTranslatorOptions } from "./stream-state.js";
 
+/**
+ * The text of a chunk whose only news is text for choice 0: no usage, error, finish reason,
+ * logprobs, reasoning, refusal or tool call (a `role` is no news). Undefined for any other chunk.
+ * What `pushText` takes in place of `push` for a chunk of the same shape.
+ */
+export function textOnlyContent(chunk: ChatChunkLike): string | undefined {
+  if (chunk.usage || chunk.error) return undefined;
+  const choices = chunk.choices;
+  if (!choices || choices.length !== 1) return undefined;
+  const choice = choices[0]!;
+  const d = choice.delta;
+  if ((choice.index ?? 0) !== 0 || choice.finish_reason || choice.logprobs || !d) return undefined;
+  if (typeof d.content !== "string" || !d.content || d.reasoning_content || d.reasoning || d.refusal || (d.tool_calls && d.tool_calls.length > 0)) return undefined;
+  return d.content;
+}
+
 export class ChatStreamTranslator {
   private seq: number;
   private started = false;
@@ -110,6 +126,18 @@ export class ChatStreamTranslator {
       }
       if (choice.finish_reason) this.finishReason = choice.finish_reason;
     }
+    return out;
+  }
+
+  /**
+   * A chunk whose only news is text for choice 0 (`textOnlyContent`): the events `push` makes of
+   * it, for a caller that read the text without parsing the chunk (translate/frame-shape.ts).
+   */
+  pushText(text: string): StreamEvent[] {
+    if (this.ended) return [];
+    const out: StreamEvent[] = [];
+    if (!this.started) this.startInto(out);
+    if (text) this.messageDelta("output_text", text, null, out);
     return out;
   }
 
