@@ -25,19 +25,20 @@ export class FrameShape {
   /**
    * Learns `data`'s shape: `value` is what parsing it gave for the field. Only when the key occurs
    * once and the value is written as JSON.stringify writes it (then the text after it is known);
-   * otherwise the shape is forgotten.
+   * otherwise the shape is forgotten (false).
    */
-  learn(data: string, value: string): void {
+  learn(data: string, value: string): boolean {
     this.head = "";
     this.tail = "";
     const key = data.indexOf(this.keyText);
-    if (key === -1 || data.indexOf(this.keyText, key + 1) !== -1) return;
+    if (key === -1 || data.indexOf(this.keyText, key + 1) !== -1) return false;
     let at = key + this.keyText.length;
     while (data.charCodeAt(at) === 32) at++;
     const literal = JSON.stringify(value);
-    if (!data.startsWith(literal, at)) return;
+    if (!data.startsWith(literal, at)) return false;
     this.head = data.slice(0, at);
     this.tail = data.slice(at + literal.length);
+    return true;
   }
 
   /** The field's value when `data` is the learned frame with only that value changed, else undefined. */

@@ -8,7 +8,7 @@
  *   npx tsx test/bench/ab.ts --dists .bench/dist-base,dist --paths translated-json,native-stream --rounds 5 [--floors]
  * --prof DIR profiles that child's last round only (test/bench/prof-child.mjs -> .bench/prof/steady.cpuprofile);
  * --c1 N first sends N sequential requests per server and path (the warm-up of the latency section).
- * Paths: the bench's (translated-json ... chat-stream, plus -store and -cached variants), chat-stream-long, translated-stream-long and native-stream-long
+ * Paths: the bench's (translated-json ... chat-stream, plus -store and -cached variants), chat-stream-long, translated-stream-long, anthropic-stream-long and native-stream-long
  * (2,000 deltas each, c=8: CPU per request / 2,000 is a chunk's) and mcp-round (one hosted MCP tool round, c=16; no floor).
  * A dist may carry node flags after "@" (comma-free, space-separated): `--dists dist,dist@--max-semi-space-size=32`.
  */
@@ -48,6 +48,7 @@ const PATHS: Record<string, { up?: { path: string; body: string }; r: { path: st
   // The router's model name is not the backend's (as in most configs): every chunk's `model` is renamed.
   "chat-stream-long": { up: { path: "/v1/chat/completions", body: cb("chat-long", true) }, r: { path: "/v1/chat/completions", body: cb("team-long", true) }, c: 8 },
   "translated-stream-long": { up: { path: "/v1/chat/completions", body: cb("chat-long", true) }, r: { path: "/v1/responses", body: rb("team-long", true) }, c: 8 },
+  "anthropic-stream-long": { up: { path: "/v1/messages", body: mb("ant-long", true) }, r: { path: "/v1/responses", body: rb("ant-long", true) }, c: 8 },
   "native-stream-long": { up: { path: "/v1/responses", body: rb("oai-long", true) }, r: { path: "/v1/responses", body: rb("oai-long", true) }, c: 8 },
   // One hosted MCP tool round per streamed response (listing, round 1 with the call, the call, round 2), as the bench's tools section, at its concurrency.
   "mcp-round": { r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16 },
@@ -69,7 +70,7 @@ const cfg = {
     { name: "ant-ep", url: `${mockOrigin}/v1`, kind: "anthropic", api_key: "sk-bench", max_concurrency: 4096 },
   ],
   ...(mcp ? { tools: { mcp: { servers: [{ label: "bench", url: mcp.url, require_approval: "never", allowed_tools: ["echo"] }] } } } : {}),
-  models: { "chat-mcp": { endpoints: ["chat-ep"], upstream_model: "chat-mcp" }, "chat-s": { endpoints: ["chat-ep"], upstream_model: "chat-s" }, "team-long": { endpoints: ["chat-ep"], upstream_model: "chat-long" }, "oai-long": { endpoints: ["oai-ep"] }, "chat-cached": { endpoints: ["chat-ep"], upstream_model: "chat-s", cache: { ttl: "1h" } }, "oai-s": { endpoints: ["oai-ep"] }, "ant-s": { endpoints: ["ant-ep"] } },
+  models: { "chat-mcp": { endpoints: ["chat-ep"], upstream_model: "chat-mcp" }, "chat-s": { endpoints: ["chat-ep"], upstream_model: "chat-s" }, "team-long": { endpoints: ["chat-ep"], upstream_model: "chat-long" }, "oai-long": { endpoints: ["oai-ep"] }, "ant-long": { endpoints: ["ant-ep"] }, "chat-cached": { endpoints: ["chat-ep"], upstream_model: "chat-s", cache: { ttl: "1h" } }, "oai-s": { endpoints: ["oai-ep"] }, "ant-s": { endpoints: ["ant-ep"] } },
   logging: { level: "info" },
 };
 const servers: { name: string; child: Child; up: boolean }[] = [];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FrameShape } from "../../src/translate/frame-shape.js";
 import { textOnlyContent } from "../../src/translate/chat/stream.js";
+import { DeltaShape } from "../../src/translate/anthropic/delta-shape.js";
 
 const chunk = (delta: object, extra: object = {}) => JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: null }], ...extra });
 
@@ -83,5 +84,41 @@ describe("textOnlyContent", () => {
       {},
     ];
     for (const c of cases) expect(textOnlyContent(c as Parameters<typeof textOnlyContent>[0])).toBeUndefined();
+  });
+});
+
+describe("DeltaShape (Messages stream deltas)", () => {
+  const text = (t: string, index = 0) => JSON.stringify({ type: "content_block_delta", index, delta: { type: "text_delta", text: t } });
+  const thinking = (t: string, index = 0) => JSON.stringify({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: t } });
+  const parsedLearn = (s: DeltaShape, data: string) => s.learn(data, JSON.parse(data) as Record<string, unknown>);
+
+  it("reads text and thinking deltas shaped like the last one learned, at its block index", () => {
+    const s = new DeltaShape();
+    expect(s.read(text("a"))).toBeUndefined();
+    parsedLearn(s, thinking("hm", 0));
+    expect(s.read(thinking('so "x"'))).toEqual(JSON.parse(thinking('so "x"')));
+    expect(s.read(text("a"))).toBeUndefined();
+    parsedLearn(s, text("Hi", 1));
+    expect(s.read(text(" there", 1))).toEqual(JSON.parse(text(" there", 1)));
+    expect(s.read(text(" there", 2))).toBeUndefined();
+    expect(s.read(thinking("hm", 0))).toBeUndefined();
+  });
+
+  it("learns nothing from an event with anything more than the delta's text", () => {
+    const s = new DeltaShape();
+    for (const data of [
+      JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "a", extra: 1 } }),
+      JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "a" }, extra: 1 }),
+      JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "abc" } }),
+      JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{" } }),
+      JSON.stringify({ index: 0, delta: { type: "text_delta", text: "a" } }),
+    ]) {
+      parsedLearn(s, data);
+      expect(s.read(text("b"))).toBeUndefined();
+    }
+    parsedLearn(s, text("a"));
+    parsedLearn(s, JSON.stringify({ type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "abc" } }));
+    // A signature (or any other event) leaves the last text shape learned: it still reads text.
+    expect(s.read(text("b"))).toEqual(JSON.parse(text("b")));
   });
 });

@@ -1,7 +1,7 @@
 /** `kind: anthropic` endpoints: the request translated to POST /v1/messages, the answer translated back (translate/anthropic/). */
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
-import { AnthropicStreamTranslator, anthropicErrorBody, messageToResponse, modelBetaHeader, responsesToMessagesRequest, versionTraits } from "../../translate/anthropic/index.js";
+import { AnthropicStreamTranslator, DeltaShape, anthropicErrorBody, messageToResponse, modelBetaHeader, responsesToMessagesRequest, versionTraits } from "../../translate/anthropic/index.js";
 import type { AnswerOptions, AnthropicRequestOptions, Message, RawMessageStreamEvent } from "../../translate/anthropic/index.js";
 import { clientText, hasHiddenParts } from "../../translate/openai/rewrite.js";
 import { EventJson } from "../../wire/event-json.js";
@@ -81,11 +81,16 @@ export function betaHeader(plan: Plan, lease: Lease): Record<string, string> | u
   return modelBetaHeader(lease.endpoint.config.anthropic_beta, plan.modelCfg.anthropic_beta);
 }
 
+/** What a Messages stream frame carries. */
+type UpstreamEvent = RawMessageStreamEvent | { type: "error"; error?: { type?: string; message?: string } } | { type: "ping" };
+
 class AnthropicStream extends CountedStream<AnthropicStreamTranslator> {
   /** message_stop arrived: the stream ended as Anthropic ends one. */
   private stopped = false;
   /** Made once: push runs per upstream event. */
   private readonly write: (ev: StreamEvent) => string;
+  /** Text and thinking deltas shaped like the last one read without parsing. */
+  private readonly shape = new DeltaShape();
   constructor(tr: AnthropicStreamTranslator, rd: ReadContext, hide: boolean) {
     super(tr, rd, "translated");
     const json = new EventJson();
@@ -104,9 +109,13 @@ class AnthropicStream extends CountedStream<AnthropicStreamTranslator> {
       this.stopped = true;
       return END;
     }
-    const ev = JSON.parse(frame.data) as RawMessageStreamEvent | { type: "error"; error?: { type?: string; message?: string } } | { type: "ping" };
-    // The event's name is in its data; a server that puts it only on the `event:` line is read too.
-    if (typeof ev.type !== "string" && frame.event) (ev as { type: string }).type = frame.event;
+    let ev = this.shape.read(frame.data) as UpstreamEvent | undefined;
+    if (ev === undefined) {
+      ev = JSON.parse(frame.data) as UpstreamEvent;
+      this.shape.learn(frame.data, ev);
+      // The event's name is in its data; a server that puts it only on the `event:` line is read too (its frames are not learned).
+      if (typeof ev.type !== "string" && frame.event) (ev as { type: string }).type = frame.event;
+    }
     this.chunks.add(frame.more);
     switch (ev.type) {
       case "ping":

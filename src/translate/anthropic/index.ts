@@ -5,6 +5,7 @@ export { itemsToMessages } from "./request-input.js";
 export { anthropicUsageToResponses, messageToResponse, terminalFromStopReason } from "./response.js";
 export type { AnswerOptions } from "./response.js";
 export { AnthropicStreamTranslator } from "./stream.js";
+export { DeltaShape } from "./delta-shape.js";
 export { DEFAULT_ANTHROPIC_VERSION, anthropicHeaders, modelBetaHeader, versionTraits } from "./version.js";
 export { anthropicErrorBody, paramOf } from "./errors.js";
 export { decodeThinking, encodeThinking } from "./types.js";
