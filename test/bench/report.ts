@@ -161,7 +161,7 @@ export function renderTable(r: BenchResults): string {
 function streamLines(r: BenchResults): string[] {
   const c = r.streamsCpu;
   const out: string[] = [];
-  if (c.inProcess) out.push(`CPU per chunk, in process: translator ${f(c.inProcess.translatorUsPerChunk, 2)} µs; SSE parse + JSON + translate + serialise ${f(c.inProcess.pipelineUsPerChunk, 2)} µs (${c.inProcess.chunks} chunks)`);
+  if (c.inProcess) out.push(`CPU per chunk, in process: translator ${f(c.inProcess.translatorUsPerChunk, 2)} µs; SSE parse + read + translate + serialise ${f(c.inProcess.pipelineUsPerChunk, 2)} µs (${c.inProcess.chunks} chunks)`);
   if (c.routerTranslatedUs !== undefined)
     out.push(
       `CPU per chunk, whole server process over long streams: router translated ${f(c.routerTranslatedUs, 1)} µs, router native ${f(c.routerNativeUs, 1)} µs` +

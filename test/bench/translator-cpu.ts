@@ -2,15 +2,17 @@
  * CPU per translated chunk, in process, with process.cpuUsage(): the stream hot path
  * as execute.ts runs it, in two cuts:
  *   - translator: ChatStreamTranslator.push() on already-parsed chunks;
- *   - pipeline:   upstream bytes -> readSseFrames -> JSON.parse -> push -> JSON.stringify
- *                 per event -> SSE framing -> one TextEncoder.encode per upstream chunk
- *                 (what the router does per chunk, minus the sockets).
+ *   - pipeline:   upstream bytes -> SseParser -> the chunk read by its shape (FrameShape) or
+ *                 parsed -> the translator -> EventJson per event -> SSE framing, one string
+ *                 per upstream read (what the chat adapter does per chunk, minus the sockets).
  * Run alone: `node --import tsx test/bench/translator-cpu.ts`.
  */
 import { randomId } from "../../src/wire/ids.js";
-import { ChatStreamTranslator, responseSkeleton } from "../../src/translate/index.js";
+import { ChatStreamTranslator, FrameShape, responseSkeleton, textOnlyContent } from "../../src/translate/index.js";
 import type { ChatChunkLike } from "../../src/translate/index.js";
-import { readSseFrames } from "../../src/upstream/sse.js";
+import { SseParser, type SseFrame } from "../../src/upstream/sse.js";
+import { EventJson } from "../../src/wire/event-json.js";
+import type { StreamEvent } from "../../src/wire/types.js";
 
 /** The translators' clock: when a response completes (`completed_at`). */
 const CLOCK = () => 1_700_000_100;
@@ -72,29 +74,39 @@ export async function measureTranslatorCpu(streams = 200, maxMs = 10_000): Promi
     }
   });
 
-  const encoder = new TextEncoder();
+  // What the chat adapter does per upstream read (responses/adapters/chat.ts), minus the sockets:
+  // the SSE parser, each chunk read by its shape (or parsed and learned), the translator, the
+  // events serialised as the router serialises them, one string written per read.
   let sinkBytes = 0;
   const runPipeline = async () => {
     const tr = new ChatStreamTranslator(skeleton(), randomId, CLOCK);
+    const json = new EventJson();
+    const shape = new FrameShape("content");
+    const parser = new SseParser();
     let pending = "";
-    const flush = () => {
-      if (pending.length === 0) return;
-      sinkBytes += encoder.encode(pending).length;
-      pending = "";
+    const send = (events: StreamEvent[]) => {
+      for (const ev of events) pending += `event: ${ev.type}\ndata: ${json.text(ev)}\n\n`;
     };
-    for (const ev of tr.start()) pending += `event: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`;
-    flush();
-    async function* body() {
-      for (const f of frames) yield f;
+    send(tr.start());
+    sinkBytes += pending.length;
+    pending = "";
+    const onFrame = (frame: SseFrame) => {
+      if (frame.data === "[DONE]") return true;
+      const text = shape.read(frame.data);
+      if (text !== undefined) return void send(tr.pushText(text));
+      const chunk = JSON.parse(frame.data) as ChatChunkLike;
+      const learned = textOnlyContent(chunk);
+      if (learned !== undefined) shape.learn(frame.data, learned);
+      send(tr.push(chunk));
+    };
+    for (const f of frames) {
+      parser.push(f, onFrame);
+      sinkBytes += pending.length;
+      pending = "";
     }
-    for await (const frame of readSseFrames(body())) {
-      if (frame.data === "[DONE]") break;
-      const events = tr.push(JSON.parse(frame.data) as ChatChunkLike);
-      for (const ev of events) pending += `event: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`;
-      flush();
-    }
-    for (const ev of tr.finish()) pending += `event: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`;
-    flush();
+    send(tr.finish());
+    sinkBytes += pending.length;
+    pending = "";
   };
   for (let s = 0; s < 20; s++) await runPipeline();
   let nP = 0;
