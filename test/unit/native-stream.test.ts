@@ -192,3 +192,35 @@ describe("NativeStreamMachine", () => {
     expect(m.response.instructions).toBe("key [redacted]");
   });
 });
+
+describe("NativeStreamMachine: a snapshot repeated by the next lifecycle event", () => {
+  const snapshot = { ...nativeResponse("", "gpt-4.1", "resp_up"), status: "in_progress", output: [], usage: null };
+  /** OpenAI's layout (sequence_number before the response) or the response first. */
+  const event = (type: string, seq: number, response: object, seqFirst: boolean) =>
+    seqFirst ? JSON.stringify({ type, sequence_number: seq, response }) : JSON.stringify({ type, response, sequence_number: seq });
+
+  for (const seqFirst of [true, false]) {
+    it(`gives the client the same text as parsing it would (${seqFirst ? "sequence_number first" : "response first"})`, () => {
+      const m = machine();
+      m.push("response.created", event("response.created", 0, snapshot, seqFirst));
+      const again = m.push("response.in_progress", event("response.in_progress", 1, snapshot, seqFirst));
+      // What a machine that parses the same event makes of it.
+      const parsed = machine().push("response.in_progress", event("response.in_progress", 1, snapshot, seqFirst));
+      expect(again).toMatchObject({ type: "response.in_progress", terminal: false });
+      expect(again.data).toBe(parsed.data);
+      expect(again.data).not.toContain("resp_up");
+      expect(m.sequence).toBe(2);
+    });
+  }
+
+  it("parses an event whose snapshot changed, or whose layout is another", () => {
+    const m = machine();
+    m.push("response.created", event("response.created", 0, snapshot, true));
+    const changed = m.push("response.in_progress", event("response.in_progress", 1, { ...snapshot, metadata: { k: "v" } }, true));
+    expect((JSON.parse(changed.data) as { response: { metadata: object; id: string } }).response).toMatchObject({ metadata: { k: "v" }, id: "resp_router" });
+    const spaced = JSON.stringify({ type: "response.in_progress", sequence_number: 2, response: snapshot }, null, 1);
+    const out = m.push("response.in_progress", spaced);
+    expect(JSON.parse(out.data)).toMatchObject({ type: "response.in_progress", sequence_number: 2, response: { id: "resp_router", metadata: {} } });
+    expect(m.sequence).toBe(3);
+  });
+});

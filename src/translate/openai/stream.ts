@@ -51,6 +51,12 @@ export class NativeStreamMachine {
   private openFrames: string[] = [];
   private snapshot: ResponseObject;
   private final: ResponseObject | null = null;
+  /**
+   * The last non-terminal lifecycle event's response text, as the upstream wrote it and as the
+   * client got it: an upstream's `response.in_progress` usually repeats `response.created`'s
+   * snapshot, which is then not parsed and serialised again (`sameSnapshot`).
+   */
+  private lastSnapshot: { upstream: string; client: string } | null = null;
 
   /** `fields.defaults` (the router's skeleton) is the snapshot until the upstream sends its own. */
   constructor(
@@ -72,7 +78,7 @@ export class NativeStreamMachine {
 
   push(eventName: string | undefined, data: string): NativeFrame {
     const type = eventName ?? sniffType(data);
-    if (type !== undefined && (LIFECYCLE_EVENTS.has(type) || type === "error")) return this.parsedFrame(type, data);
+    if (type !== undefined && (LIFECYCLE_EVENTS.has(type) || type === "error")) return this.sameSnapshot(data) ?? this.parsedFrame(type, data);
     if (type !== undefined && type.startsWith("response.output_item.")) return this.itemFrame(type, data);
     this.trackRaw(data);
     if (this.open.size > 0) this.openFrames.push(data);
@@ -136,6 +142,16 @@ export class NativeStreamMachine {
     return { type, data: text, terminal: false };
   }
 
+  /** A non-terminal lifecycle event whose response is the text the previous one carried: that one's client text, with this event's type and number. */
+  private sameSnapshot(text: string): NativeFrame | null {
+    const last = this.lastSnapshot;
+    if (last === null) return null;
+    const parts = lifecycleParts(text);
+    if (parts === null || parts.body !== last.upstream || TERMINAL_EVENTS.has(parts.type)) return null;
+    this.lastSequence = parts.sequence;
+    return { type: parts.type, data: parts.head + last.client + parts.tail, terminal: false };
+  }
+
   private parsedFrame(type: string, text: string): NativeFrame {
     const parsed = JSON.parse(text) as JsonObject;
     if (typeof parsed.sequence_number === "number") this.lastSequence = parsed.sequence_number;
@@ -169,6 +185,10 @@ export class NativeStreamMachine {
     if (terminal) {
       this.final = parsed.response as ResponseObject;
       this.ended = true;
+    } else if (LIFECYCLE_EVENTS.has(t)) {
+      const up = lifecycleParts(text);
+      const client = up && lifecycleParts(data);
+      this.lastSnapshot = up && client ? { upstream: up.body, client: client.body } : null;
     }
     return { type: t, data, terminal, parsed };
   }
@@ -332,6 +352,31 @@ function rawOutputIndex(data: string): number | undefined {
   if (at <= 0 || data.charCodeAt(at - 1) === 92 /* \\ */ || data.indexOf(key, at + key.length) !== -1) return undefined;
   const n = Number.parseInt(data.slice(at + key.length, at + key.length + 12), 10);
   return Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
+const LIFECYCLE_HEAD = /^\{"type":"(response\.[a-z_]+)",(?:"sequence_number":(\d+),)?"response":\{/;
+const SEQUENCE_TAIL = /^,"sequence_number":(\d+)\}$/;
+
+/**
+ * A lifecycle event's text taken apart, when it is exactly `{"type":...,"sequence_number":N,"response":{...}}`
+ * or `{"type":...,"response":{...},"sequence_number":N}` with no space: then `body` is the
+ * response's text, and `head` + a response's text + `tail` is the same event carrying that response.
+ * Null for any other layout.
+ */
+function lifecycleParts(text: string): { type: string; sequence: number; head: string; body: string; tail: string } | null {
+  const m = LIFECYCLE_HEAD.exec(text);
+  if (m === null) return null;
+  const bodyStart = m[0].length - 1;
+  if (m[2] !== undefined) {
+    if (!text.endsWith("}}")) return null;
+    return { type: m[1]!, sequence: Number(m[2]), head: m[0].slice(0, -1), body: text.slice(bodyStart, -1), tail: "}" };
+  }
+  const at = text.lastIndexOf(',"sequence_number":');
+  if (at <= bodyStart) return null;
+  const tail = text.slice(at);
+  const n = SEQUENCE_TAIL.exec(tail);
+  if (n === null || text.charCodeAt(at - 1) !== 125 /* } */) return null;
+  return { type: m[1]!, sequence: Number(n[1]), head: m[0].slice(0, -1), body: text.slice(bodyStart, at), tail };
 }
 
 function sniffType(data: string): string | undefined {
