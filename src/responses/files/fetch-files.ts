@@ -26,24 +26,51 @@ interface FileRef {
   param: string;
 }
 
+/** Where an item's parts are: a message's `content`, a tool output's `output`. */
+const PART_LISTS = ["content", "output"] as const;
+
+/** A part whose `file_url` the router must fetch: an input_file without `file_data`. */
+function isFileUrlPart(part: Item | undefined): part is Item & { file_url: string } {
+  return part?.type === "input_file" && typeof part.file_url === "string" && part.file_url !== "" && !part.file_data;
+}
+
 /** The `file_url`s of message parts and tool outputs without `file_data`, with the param that names each. */
 function fileUrls(plan: Plan): FileRef[] {
   const refs: FileRef[] = [];
-  const scan = (items: Item[], at: (i: number) => string) =>
-    items.forEach((item, i) => {
-      for (const key of ["content", "output"]) {
-        const parts = item[key];
+  const scan = (items: Item[], at: (i: number) => string) => {
+    for (let i = 0; i < items.length; i++) {
+      for (const key of PART_LISTS) {
+        const parts = items[i]![key];
         if (!Array.isArray(parts)) continue;
         (parts as Item[]).forEach((part, j) => {
-          if (part?.type === "input_file" && typeof part.file_url === "string" && part.file_url && !part.file_data) {
-            refs.push({ url: part.file_url, param: `${at(i)}.${key}[${j}].file_url` });
-          }
+          if (isFileUrlPart(part)) refs.push({ url: part.file_url, param: `${at(i)}.${key}[${j}].file_url` });
         });
       }
-    });
+    }
+  };
   scan(plan.history, () => "previous_response_id");
   scan(plan.input, (i) => `input[${i}]`);
   return refs;
+}
+
+/**
+ * Whether `fetchFileUrls` has anything to do for the plan: a `file_url` part not fetched yet.
+ * A look that allocates nothing, for the request path (almost no request has one).
+ */
+export function hasFileUrlsToFetch(plan: Plan): boolean {
+  return plan.files === undefined && (anyFileUrl(plan.history) || anyFileUrl(plan.input));
+}
+
+function anyFileUrl(items: Item[]): boolean {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    for (let k = 0; k < PART_LISTS.length; k++) {
+      const parts = item[PART_LISTS[k]!];
+      if (!Array.isArray(parts)) continue;
+      for (let j = 0; j < parts.length; j++) if (isFileUrlPart(parts[j] as Item)) return true;
+    }
+  }
+  return false;
 }
 
 /** Whether any endpoint that may serve the plan (its pool, then its fallbacks) is one the router translates for. */
