@@ -24,7 +24,7 @@ import { callStore, requireConnected } from "./create/store-access.js";
 import { StreamShutdown } from "./create/stream-shutdown.js";
 import { tracePlan } from "./create/trace.js";
 import { validateCreateRequest } from "./create/validate.js";
-import { fetchFileUrls, hasFileUrlsToFetch } from "./files/fetch-files.js";
+import { fetchFileUrls } from "./files/fetch-files.js";
 
 export interface RequestContext {
   owner: string | null;
@@ -146,7 +146,7 @@ export class ResponsesService {
       const response = await this.keepWithoutOutput(plan, ctx);
       return plan.stream ? this.withoutOutputEvents(plan, response) : { kind: "json", text: JSON.stringify(response), endpoint: "none", model: plan.model };
     }
-    if (hasFileUrlsToFetch(plan)) plan = await fetchFileUrls(plan, ctx.signal); // file_url contents for a chat or anthropic backend (the compactor may read them too)
+    plan = await fetchFileUrls(plan, ctx.signal); // file_url contents for a chat or anthropic backend (the compactor may read them too)
     plan = await this.compactor.apply(plan, ctx.signal, ctx.stats); // context_management over its threshold
 
     const key = plan.useCache ? cacheKey(plan.req, plan.model, [...plan.history, ...plan.input]) : null;

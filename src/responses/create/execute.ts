@@ -16,7 +16,7 @@ import { AnthropicRequest } from "../adapters/anthropic.js";
 import { CompactTriggerRequest, endsWithCompactionTrigger } from "../compaction/trigger-adapter.js";
 import { countCompaction } from "../compaction/compact.js";
 import type { Plan } from "./plan.js";
-import { fetchFileUrls, hasFileUrlsToFetch } from "../files/fetch-files.js";
+import { fetchFileUrls } from "../files/fetch-files.js";
 import { traceOutcome } from "./trace.js";
 
 export interface RunOutcome {
@@ -69,7 +69,7 @@ const ADAPTERS: Record<Endpoint["config"]["kind"], new (plan: Plan, lease: Lease
  * `response.failed` inside the stream. The client's model name stays on the response.
  */
 export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress", laterRound = false): Promise<Connection> {
-  if (hasFileUrlsToFetch(plan)) plan = await fetchFileUrls(plan, signal); // file_url contents for a chat or anthropic backend, before any translation
+  plan = await fetchFileUrls(plan, signal); // file_url contents for a chat or anthropic backend, before any translation
   const attempt = await UpstreamAttempt.open(rt, {
     model: plan.model,
     steps: fallbackSteps(plan.cfg, plan.model, plan.modelCfg, plan.targets),

@@ -53,11 +53,8 @@ function fileUrls(plan: Plan): FileRef[] {
   return refs;
 }
 
-/**
- * Whether `fetchFileUrls` has anything to do for the plan: a `file_url` part not fetched yet.
- * A look that allocates nothing, for the request path (almost no request has one).
- */
-export function hasFileUrlsToFetch(plan: Plan): boolean {
+/** Whether the plan has a `file_url` part not fetched yet: a look that allocates nothing. */
+function hasFileUrlsToFetch(plan: Plan): boolean {
   return plan.files === undefined && (anyFileUrl(plan.history) || anyFileUrl(plan.input));
 }
 
@@ -79,14 +76,20 @@ function mayServeTranslated(plan: Plan): boolean {
   return fallbackSteps(plan.cfg, plan.model, plan.modelCfg, plan.targets).some((s) => s.targets.some((t) => kinds.get(t.endpoint) !== "openai"));
 }
 
-/** What a plan with nothing to fetch carries, so a later call (connect after the service's) does not scan it again. */
+/** What a plan carries whose `file_url`s no endpoint that may serve it would read (every one `kind: openai`): a later call (connect after the service's) does not look again. */
 const NO_FILES: Readonly<Record<string, FetchedFile>> = Object.freeze(Object.create(null));
 
-/** The plan with the contents of its `file_url`s (when a chat or anthropic backend may serve it). */
-export async function fetchFileUrls(plan: Plan, signal: AbortSignal): Promise<Plan> {
-  if (plan.files) return plan;
+/**
+ * The plan with the contents of its `file_url`s (when a chat or anthropic backend may serve it).
+ * A plan with none to fetch (almost every request) is returned as it is, not through a promise.
+ */
+export function fetchFileUrls(plan: Plan, signal: AbortSignal): Plan | Promise<Plan> {
+  return hasFileUrlsToFetch(plan) ? fetchAll(plan, signal) : plan;
+}
+
+async function fetchAll(plan: Plan, signal: AbortSignal): Promise<Plan> {
+  if (!mayServeTranslated(plan)) return { ...plan, files: NO_FILES };
   const refs = fileUrls(plan);
-  if (refs.length === 0 || !mayServeTranslated(plan)) return { ...plan, files: NO_FILES };
   const files: Record<string, FetchedFile> = Object.create(null);
   for (const ref of refs) {
     if (!(ref.url in files)) files[ref.url] = await fetchFile(plan.cfg, ref, signal);
