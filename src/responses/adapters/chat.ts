@@ -78,28 +78,27 @@ class ChatStream extends CountedStream<ChatStreamTranslator> {
   }
 
   push(frame: SseFrame, sink: EventSink): typeof END | null {
-    const { attempt } = this.rd;
-    attempt.firstToken();
+    this.rd.attempt.firstToken();
     if (frame.data === "[DONE]") {
       this.chunks.flush();
       return END;
     }
     const text = this.shape.read(frame.data);
-    if (text !== undefined) {
-      sendEvents(sink, this.tr.pushText(text), this.write, !frame.more);
-      this.chunks.add(frame.more);
-      return null;
-    }
-    const chunk = JSON.parse(frame.data) as Record<string, unknown>;
+    sendEvents(sink, text !== undefined ? this.tr.pushText(text) : this.parsed(frame.data), this.write, !frame.more);
+    this.chunks.add(frame.more);
+    return null;
+  }
+
+  /** A chunk not read by its shape: parsed (learned when it qualifies) and translated. */
+  private parsed(data: string): StreamEvent[] {
+    const chunk = JSON.parse(data) as Record<string, unknown>;
     if (chunk.error) {
-      const ep = attempt.endpoint;
+      const ep = this.rd.attempt.endpoint;
       throw new UpstreamFailure(ep.name, "status", scrubSecret(errorMessage(chunk.error), ep.config.api_key), 500, undefined, undefined, { jsonBody: true });
     }
     const learned = textOnlyContent(chunk as ChatChunk);
-    if (learned !== undefined) this.shape.learn(frame.data, learned);
-    sendEvents(sink, this.tr.push(chunk as ChatChunk), this.write, !frame.more);
-    this.chunks.add(frame.more);
-    return null;
+    if (learned !== undefined) this.shape.learn(data, learned);
+    return this.tr.push(chunk as ChatChunk);
   }
 
   serialise(ev: StreamEvent): string {
