@@ -1,3 +1,5 @@
+import { Slots } from "../ops/slots.js";
+
 /**
  * SSE comment lines (`: keepalive`) on a stream that has been silent for a while: a tool call
  * between model rounds, a long prefill or a reasoning model thinking can leave a stream without
@@ -24,9 +26,11 @@ class Entry implements KeptAlive {
   writes = 0;
   /** `writes` as of the previous tick (none yet: a stream is not idle before its first tick). */
   seen = -1;
+  /** Its place among the open streams; -1 once done. */
+  slot = -1;
 
   constructor(
-    private readonly open: Set<Entry>,
+    private readonly open: Slots<Entry>,
     readonly write: (text: string) => void,
     /** False when nothing should be written now (ended, or the client is not reading). */
     readonly writable: () => boolean,
@@ -37,14 +41,17 @@ class Entry implements KeptAlive {
   }
 
   done(): void {
-    this.open.delete(this);
+    if (this.slot < 0) return;
+    this.open.remove(this.slot);
+    this.slot = -1;
   }
 }
 
 const NONE: KeptAlive = { wrote() {}, done() {} };
 
 export class SseKeepalive {
-  private readonly open = new Set<Entry>();
+  /** Slots, not a Set: every stream comes and goes (ops/slots.ts says why). */
+  private readonly open = new Slots<Entry>();
   private timer: NodeJS.Timeout | null = null;
   private every = 0;
 
@@ -55,7 +62,7 @@ export class SseKeepalive {
   watch(write: (text: string) => void, writable: () => boolean): KeptAlive {
     if (this.intervalMs() <= 0) return NONE;
     const entry = new Entry(this.open, write, writable);
-    this.open.add(entry);
+    entry.slot = this.open.add(entry);
     this.schedule();
     return entry;
   }
@@ -80,15 +87,17 @@ export class SseKeepalive {
       this.timer = null;
       return;
     }
-    for (const entry of this.open) {
-      const idle = entry.writes === entry.seen;
-      entry.seen = entry.writes;
-      // The comment counts as a write of the next period: a silent stream gets one per interval, not per tick.
-      if (idle && entry.writable()) {
-        entry.write(KEEPALIVE_COMMENT);
-        entry.writes++;
-      }
-    }
+    this.open.forEach(visit);
     this.schedule();
   };
+}
+
+function visit(entry: Entry): void {
+  const idle = entry.writes === entry.seen;
+  entry.seen = entry.writes;
+  // The comment counts as a write of the next period: a silent stream gets one per interval, not per tick.
+  if (idle && entry.writable()) {
+    entry.write(KEEPALIVE_COMMENT);
+    entry.writes++;
+  }
 }

@@ -2,6 +2,7 @@ import { scrubSecret } from "../ops/secrets.js";
 import { midStreamError } from "../upstream/mid-stream.js";
 import type { UpstreamBody } from "../upstream/body.js";
 import { pipeSseFrames, type SseFrame } from "../upstream/sse.js";
+import type { Deadline } from "../runtime/deadline.js";
 import type { ChatChunkAccumulator } from "./chat-cache.js";
 import { textBody, type StreamBody } from "../wire/sse-writer.js";
 
@@ -23,8 +24,8 @@ export interface ProxyStreamHooks {
   onEnd(outcome: { ok: true; everyChunkRead: boolean } | { ok: false; cancelled: boolean; error: unknown }): void;
   /** Aborts the upstream call (the client went away). */
   abort(): void;
-  /** Aborts at the shutdown deadline: the stream then ends with an error chunk saying so. */
-  deadline?: AbortSignal;
+  /** The shutdown deadline: when it passes the stream ends with an error chunk saying so. */
+  deadline?: Deadline;
 }
 
 /**
@@ -43,10 +44,11 @@ export function proxiedSseBody(body: UpstreamBody, hooks: ProxyStreamHooks): Str
       let ended = false;
       let first = true;
       let usable = hooks.accumulator !== null;
+      let deadlineSlot = -1;
       const end = (outcome: Parameters<ProxyStreamHooks["onEnd"]>[0]) => {
         if (ended) return false;
         ended = true;
-        hooks.deadline?.removeEventListener("abort", onDeadline);
+        hooks.deadline?.forget(deadlineSlot);
         hooks.onEnd(outcome);
         return true;
       };
@@ -56,8 +58,9 @@ export function proxiedSseBody(body: UpstreamBody, hooks: ProxyStreamHooks): Str
       };
       // At the shutdown deadline: one error chunk (the openai SDK raises it), then the end.
       const onDeadline = () => {
-        if (!end({ ok: false, cancelled: true, error: hooks.deadline!.reason })) return;
-        out.write(shutdownFrame(hooks.deadline!.reason));
+        const reason = hooks.deadline!.reason;
+        if (!end({ ok: false, cancelled: true, error: reason })) return;
+        out.write(shutdownFrame(reason));
         out.end();
         stop();
       };
@@ -133,11 +136,9 @@ export function proxiedSseBody(body: UpstreamBody, hooks: ProxyStreamHooks): Str
             end({ ok: false, cancelled: false, error });
           },
         });
-      if (hooks.deadline?.aborted) onDeadline();
-      else {
-        hooks.deadline?.addEventListener("abort", onDeadline, { once: true });
-        pump();
-      }
+      // A deadline already passed ends the stream here, before any read.
+      if (hooks.deadline) deadlineSlot = hooks.deadline.listen(onDeadline);
+      if (!ended) pump();
       return () => {
         if (end({ ok: false, cancelled: true, error: new DOMException("client disconnected", "AbortError") })) stop();
       };

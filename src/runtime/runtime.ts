@@ -1,4 +1,3 @@
-import { setMaxListeners } from "node:events";
 import { McpSessionPool } from "../tools/mcp/pool.js";
 import { preloadMcpSdk } from "../tools/mcp/session.js";
 import type { ModelTarget, RouterConfig } from "../config/load.js";
@@ -14,22 +13,7 @@ import type { Stores } from "../store/index.js";
 import { UpstreamClient } from "../upstream/client.js";
 import type { FailoverContext } from "../upstream/failover.js";
 import { TRACING_OFF, type Tracing } from "../tracing/index.js";
-
-/** Every open stream listens to this signal: no listener limit (Node would warn past 10). */
-function streamsEndController(): AbortController {
-  const c = new AbortController();
-  setMaxListeners(0, c.signal);
-  return c;
-}
-
-/** The reason streams end at the shutdown deadline. */
-export class ShutdownDeadline extends Error {
-  readonly code = "server_shutting_down";
-  constructor() {
-    super("The router is shutting down: this stream was ended at its shutdown deadline. Retry the request.");
-    this.name = "ShutdownDeadline";
-  }
-}
+import { Deadline } from "./deadline.js";
 
 /**
  * Everything a request needs, built once per router instance (no globals, so
@@ -43,11 +27,10 @@ export class Runtime {
   private prober: HealthProber | null = null;
   /** What /readyz reports: this process can serve (`serving`) or not yet / no longer. */
   phase: "starting" | "serving" | "draining" = "starting";
-  private readonly streamsEnd = streamsEndController();
+  /** The shutdown deadline: open streams and requests waiting for their answer are ended at it (endStreams). */
+  readonly streamsDeadline = new Deadline();
   /** Sessions to the operator's MCP servers, shared by the responses that use them (tools/mcp/pool.ts). */
   readonly mcpSessions = new McpSessionPool();
-  /** Requests waiting for their answer (see beforeDeadline): a Set, cheaper per request than a signal listener. */
-  private readonly waiting = new Set<() => void>();
 
   constructor(
     config: RouterConfig,
@@ -140,36 +123,26 @@ export class Runtime {
   }
 
   /**
-   * Aborts when the shutdown deadline (server.shutdown_timeout) passes: every open stream then
-   * ends with a terminal event (Responses: response.failed, chat: an error chunk) instead of a
-   * bare close. Streams listen to it while they run.
-   */
-  get streamsDeadline(): AbortSignal {
-    return this.streamsEnd.signal;
-  }
-
-  /**
    * Runs a request's work up to its answer (the upstream's 2xx headers for a stream, the whole
    * body for JSON). If the shutdown deadline passes first, `abort` stops the upstream call and
    * the client gets 503 server_shutting_down (which clients retry) rather than a cut connection.
    */
   async beforeDeadline<T>(abort: () => void, work: () => Promise<T>): Promise<T> {
-    this.waiting.add(abort);
+    const slot = this.streamsDeadline.listen(abort);
     try {
       return await work();
     } catch (err) {
-      const deadline = this.streamsEnd.signal;
-      if (!deadline.aborted) throw err;
-      throw new ApiError(503, (deadline.reason as Error).message, { type: "server_error", code: "server_shutting_down", headers: { "retry-after": "1" } });
+      const reason = this.streamsDeadline.reason;
+      if (!reason) throw err;
+      throw new ApiError(503, reason.message, { type: "server_error", code: "server_shutting_down", headers: { "retry-after": "1" } });
     } finally {
-      this.waiting.delete(abort);
+      this.streamsDeadline.forget(slot);
     }
   }
 
-  /** Shutdown reached its deadline: tell every open stream to end now. */
+  /** Shutdown reached its deadline: every open stream ends now (Responses: response.failed, chat: an error chunk), every request still waiting for its answer gets 503. */
   endStreams(): void {
-    this.streamsEnd.abort(new ShutdownDeadline());
-    for (const abort of this.waiting) abort();
+    this.streamsDeadline.pass();
   }
 
   /** A request moves to a fallback model (`from`'s whole pool failed before the first byte). */

@@ -10,6 +10,7 @@
  * --c1 N first sends N sequential requests per server and path (the warm-up of the latency section).
  * Paths: the bench's (translated-json ... chat-stream, plus -store and -cached variants), chat-stream-long, translated-stream-long, anthropic-stream-long and native-stream-long
  * (2,000 deltas each, c=8: CPU per request / 2,000 is a chunk's) and mcp-round (one hosted MCP tool round, c=16; no floor).
+ * --gc also reports each server's garbage-collection pauses per request (young + the rest, µs; test/bench/gc-observer.mjs).
  * A dist may carry node flags after "@" (comma-free, space-separated): `--dists dist,dist@--max-semi-space-size=32`.
  */
 import { spawnSync } from "node:child_process";
@@ -18,7 +19,7 @@ import { throughput, type Target } from "./clients.js";
 import { spawnNode, type Child } from "./procs.js";
 import { startMcpServer } from "../helpers/mcp-server.js";
 
-const { values: f } = parseArgs({ options: { dists: { type: "string" }, paths: { type: "string" }, rounds: { type: "string" }, duration: { type: "string" }, floors: { type: "boolean" }, prof: { type: "string" }, c1: { type: "string" } } });
+const { values: f } = parseArgs({ options: { dists: { type: "string" }, paths: { type: "string" }, rounds: { type: "string" }, duration: { type: "string" }, floors: { type: "boolean" }, prof: { type: "string" }, c1: { type: "string" }, gc: { type: "boolean" } } });
 const dists = (f.dists ?? "dist").split(",");
 const rounds = Number(f.rounds ?? 3);
 const dur = Number(f.duration ?? 3);
@@ -73,12 +74,24 @@ const cfg = {
   models: { "chat-mcp": { endpoints: ["chat-ep"], upstream_model: "chat-mcp" }, "chat-s": { endpoints: ["chat-ep"], upstream_model: "chat-s" }, "team-long": { endpoints: ["chat-ep"], upstream_model: "chat-long" }, "oai-long": { endpoints: ["oai-ep"] }, "ant-long": { endpoints: ["ant-ep"] }, "chat-cached": { endpoints: ["chat-ep"], upstream_model: "chat-s", cache: { ttl: "1h" } }, "oai-s": { endpoints: ["oai-ep"] }, "ant-s": { endpoints: ["ant-ep"] } },
   logging: { level: "info" },
 };
+const GC_ARGS = f.gc ? ["--import", "./test/bench/gc-observer.mjs"] : [];
+/** A server's GC pauses so far (ms), when it runs gc-observer.mjs. */
+const gcTime = (child: Child): Promise<{ young: number; old: number }> =>
+  new Promise((ok) => {
+    const on = (m: { gcTime?: { young: number; old: number } }) => {
+      if (!m?.gcTime) return;
+      child.proc.off("message", on);
+      ok(m.gcTime);
+    };
+    child.proc.on("message", on);
+    child.proc.send("gc-time");
+  });
 const servers: { name: string; child: Child; up: boolean }[] = [];
 for (const d of dists) {
   const [dir, flags = ""] = d.split("@");
   const child = await spawnNode({
     name: d,
-    args: [...flags.split(" ").filter(Boolean), f.prof === d ? "test/bench/prof-child.mjs" : "test/bench/router-child.mjs"],
+    args: [...flags.split(" ").filter(Boolean), ...GC_ARGS, f.prof === d ? "test/bench/prof-child.mjs" : "test/bench/router-child.mjs"],
     env: { BENCH_ROUTER_CONFIG: JSON.stringify(cfg), BENCH_ROUTER_DIST: dir!, NODE_ENV: "production" },
     cpus: "1",
     ready: { ipc: true },
@@ -86,13 +99,15 @@ for (const d of dists) {
   servers.push({ name: d, child, up: false });
 }
 if (f.floors) {
-  servers.push({ name: "hono", child: await spawnNode({ name: "hono", args: ["--import", "tsx", "test/bench/hono-proxy.ts", "--upstream", mockOrigin], cpus: "1", ready: { ipc: true } }), up: true });
-  servers.push({ name: "bare", child: await spawnNode({ name: "bare", args: ["--import", "tsx", "test/bench/bare-proxy.ts", "--upstream", mockOrigin], cpus: "1", ready: { ipc: true } }), up: true });
+  servers.push({ name: "hono", child: await spawnNode({ name: "hono", args: [...GC_ARGS, "--import", "tsx", "test/bench/hono-proxy.ts", "--upstream", mockOrigin], cpus: "1", ready: { ipc: true } }), up: true });
+  servers.push({ name: "bare", child: await spawnNode({ name: "bare", args: [...GC_ARGS, "--import", "tsx", "test/bench/bare-proxy.ts", "--upstream", mockOrigin], cpus: "1", ready: { ipc: true } }), up: true });
 }
 const res: Record<string, Record<string, number[]>> = {};
 // Cores the server used in each window: near 1 it was saturated; well under 1 the client core was the bottleneck, and an
 // unsaturated server's CPU per request is higher (fewer requests per event-loop turn), so compare windows alike.
 const cores: Record<string, Record<string, number[]>> = {};
+const gcYoung: Record<string, Record<string, number[]>> = {};
+const gcOld: Record<string, Record<string, number[]>> = {};
 if (f.c1) for (const s of servers) for (const p of paths) {
   const spec = s.up ? PATHS[p]!.up : PATHS[p]!.r;
   if (!spec) continue;
@@ -110,9 +125,16 @@ for (let r = 0; r < rounds; r++) {
       await throughput(t, conc, 1, 0);
       const profiling = f.prof === s.name && r === rounds - 1;
       if (profiling) s.child.proc.kill("SIGUSR2");
+      const g0 = f.gc ? await gcTime(s.child) : null;
       const c0 = s.child.cpuSeconds();
       const w0 = performance.now();
       const out = await throughput(t, conc, dur, 0);
+      if (g0) {
+        const g1 = await gcTime(s.child);
+        const per = (ms: number) => (out.requests > 0 ? (ms * 1000) / out.requests : Number.NaN);
+        ((gcYoung[p] ??= {})[s.name] ??= []).push(per(g1.young - g0.young));
+        ((gcOld[p] ??= {})[s.name] ??= []).push(per(g1.old - g0.old));
+      }
       ((cores[p] ??= {})[s.name] ??= []).push((s.child.cpuSeconds() - c0) / ((performance.now() - w0) / 1000));
       // A window in which no request completed (the machine stalled the client or the server) has no figure.
       const us = out.requests > 0 ? ((s.child.cpuSeconds() - c0) * 1e6) / out.requests : Number.NaN;
@@ -130,7 +152,7 @@ const med = (all: number[]) => {
   const a = all.filter(Number.isFinite).sort((x, y) => x - y);
   return a.length === 0 ? Number.NaN : a[Math.floor(a.length / 2)]!;
 };
-for (const p of paths) console.log(p.padEnd(18), servers.filter((s) => res[p]![s.name]).map((s) => `${s.name}=${med(res[p]![s.name]!).toFixed(0)} [${res[p]![s.name]!.map((x) => x.toFixed(0)).join(",")}] cores ${med(cores[p]![s.name]!).toFixed(2)}`).join("  "));
+for (const p of paths) console.log(p.padEnd(18), servers.filter((s) => res[p]![s.name]).map((s) => `${s.name}=${med(res[p]![s.name]!).toFixed(0)} [${res[p]![s.name]!.map((x) => x.toFixed(0)).join(",")}] cores ${med(cores[p]![s.name]!).toFixed(2)}${f.gc ? ` gc ${med(gcYoung[p]![s.name]!).toFixed(1)}+${med(gcOld[p]![s.name]!).toFixed(1)}` : ""}`).join("  "));
 for (const s of servers) await s.child.stop();
 await mock.stop();
 await mcp?.close();

@@ -8,6 +8,7 @@ import { TERMINAL_EVENT_FOR_STATUS } from "../../wire/protocol.js";
 import { emitted, numbered } from "../../wire/emitted.js";
 import { failedResponse } from "../../translate/index.js";
 import type { EmittedResponse, Item, ResponseObject, StreamEvent } from "../../wire/types.js";
+import type { Deadline } from "../../runtime/deadline.js";
 
 /**
  * Appends a job's stream events to the EventLog in order (one append at a time, so
@@ -121,9 +122,8 @@ export function followBody(
   afterSeq: number,
   finished: boolean,
   onStoreError: () => void,
-  shutdown?: { signal: AbortSignal; snapshot(): Promise<ResponseObject | null> },
+  shutdown?: { deadline: Deadline; snapshot(): Promise<ResponseObject | null> },
 ): StreamBody {
-  const deadline = shutdown?.signal;
   const stop = new AbortController();
   return sseBody(
     async (sink) => {
@@ -135,8 +135,7 @@ export function followBody(
         cut = true;
         stop.abort();
       };
-      if (deadline?.aborted) onDeadline();
-      else deadline?.addEventListener("abort", onDeadline, { once: true });
+      const deadlineSlot = shutdown ? shutdown.deadline.listen(onDeadline) : -1;
       try {
         for await (const event of log.follow(responseId, afterSeq, stop.signal)) {
           sink.send(event.type, JSON.stringify(event));
@@ -155,7 +154,7 @@ export function followBody(
         sink.send("error", JSON.stringify(error));
       } finally {
         if (grace) clearTimeout(grace);
-        deadline?.removeEventListener("abort", onDeadline);
+        shutdown?.deadline.forget(deadlineSlot);
       }
     },
     () => stop.abort(),

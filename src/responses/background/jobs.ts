@@ -107,7 +107,7 @@ export class BackgroundJobs {
 
   follow(id: string, afterSeq: number, finished: boolean): StreamBody {
     const snapshot = async () => (await this.rt.stores.responses.get(id))?.response ?? null;
-    return followBody(this.rt.stores.events, id, afterSeq, finished, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "follow" }), { signal: this.rt.streamsDeadline, snapshot });
+    return followBody(this.rt.stores.events, id, afterSeq, finished, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "follow" }), { deadline: this.rt.streamsDeadline, snapshot });
   }
 
   // ---- the worker ---------------------------------------------------------------

@@ -1,6 +1,7 @@
 import { clientText } from "../../translate/openai/rewrite.js";
 import { failedResponse } from "../../translate/index.js";
-import { ShutdownDeadline, type Runtime } from "../../runtime/runtime.js";
+import { ShutdownDeadline, type Deadline } from "../../runtime/deadline.js";
+import type { Runtime } from "../../runtime/runtime.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import { emitted } from "../../wire/emitted.js";
 import type { EmittedResponse } from "../../wire/types.js";
@@ -16,7 +17,8 @@ import type { PumpOptions, RunOutcome } from "./execute.js";
 export class StreamShutdown {
   private lastData = "";
   private hit = false;
-  private readonly deadline: AbortSignal;
+  private readonly deadline: Deadline;
+  private readonly slot: number;
   private readonly onDeadline = () => {
     this.hit = true;
     this.abortUpstream();
@@ -45,8 +47,7 @@ export class StreamShutdown {
     // young-generation collection then copied and promoted every recent stream, 2-8 ms pauses.)
     this.options = this;
     this.deadline = rt.streamsDeadline;
-    if (this.deadline.aborted) this.onDeadline();
-    else this.deadline.addEventListener("abort", this.onDeadline, { once: true });
+    this.slot = this.deadline.listen(this.onDeadline);
   }
 
   /** The run's outcome; when the deadline stopped it, as a failed response with its terminal event. */
@@ -65,6 +66,6 @@ export class StreamShutdown {
   }
 
   stop(): void {
-    this.deadline.removeEventListener("abort", this.onDeadline);
+    this.deadline.forget(this.slot);
   }
 }
