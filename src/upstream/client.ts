@@ -140,15 +140,21 @@ class UpstreamCall implements Dispatcher.DispatchHandler, BodySource {
   private body: UpstreamBody | null = null;
   /** A non-2xx answer: its status, raw headers and body so far. */
   private failed: { status: number; rawHeaders: Buffer[]; chunks: Buffer[] } | null = null;
-  private readonly onAbort: (() => void) | null = null;
+  private signal: AbortSignal | undefined;
+  private onAbort: (() => void) | null = null;
+  private resolve: ((reply: UpstreamReply) => void) | null;
+  private reject: ((err: unknown) => void) | null;
 
   constructor(
     private readonly client: UpstreamClient,
     private readonly route: string,
-    private readonly signal: AbortSignal | undefined,
-    private readonly resolve: (reply: UpstreamReply) => void,
-    private readonly reject: (err: unknown) => void,
+    signal: AbortSignal | undefined,
+    resolve: (reply: UpstreamReply) => void,
+    reject: (err: unknown) => void,
   ) {
+    this.signal = signal;
+    this.resolve = resolve;
+    this.reject = reject;
     if (!signal) return;
     if (signal.aborted) {
       this.reason = abortError(signal.reason);
@@ -172,7 +178,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, BodySource {
     if (status < 300) {
       this.resumeRead = resume;
       this.body = new UpstreamBody(this);
-      this.resolve({ status, body: this.body });
+      this.resolve!({ status, body: this.body });
     } else {
       this.failed = { status, rawHeaders, chunks: [] };
     }
@@ -194,16 +200,18 @@ class UpstreamCall implements Dispatcher.DispatchHandler, BodySource {
     if (this.body) this.body.fail(err);
     // A non-2xx answer whose body was lost: the status is enough.
     else if (this.failed) this.rejectStatus("");
-    else {
-      this.unlisten();
+    else if (this.reject) {
       // Our own abort (the client went away, whatever reason it carries) says nothing about the upstream.
-      this.reject(this.signal?.aborted ? err : this.client.classify(err));
+      const failure = this.signal?.aborted ? err : this.client.classify(err);
+      const reject = this.reject;
+      this.letGo();
+      reject(failure);
     }
   }
 
   // BodySource: what the body asks of the call.
   resume(): void {
-    this.resumeRead!();
+    this.resumeRead?.();
   }
 
   abort(err: Error): void {
@@ -211,15 +219,16 @@ class UpstreamCall implements Dispatcher.DispatchHandler, BodySource {
   }
 
   finished(): void {
-    this.unlisten();
+    this.letGo();
   }
 
   private rejectStatus(text: string): void {
-    this.unlisten();
     const { status, rawHeaders } = this.failed!;
+    const reject = this.reject!;
+    this.letGo();
     const cfg = this.client.config;
     const body = parseUpstreamErrorBody(text, status, cfg.api_key);
-    this.reject(
+    reject(
       new UpstreamFailure(cfg.name, "status", `HTTP ${status}`, status, cfg.kind === "anthropic" ? anthropicErrorBody(body, status) : body, parseRetryAfter(rawHeader(rawHeaders, "retry-after")), {
         route: this.route,
         jsonBody: isJsonErrorBody(text.trimStart()),
@@ -228,8 +237,22 @@ class UpstreamCall implements Dispatcher.DispatchHandler, BodySource {
     );
   }
 
-  private unlisten(): void {
+  /**
+   * The call is over: it stops listening to the caller's signal and lets go of what it reached
+   * (the body, the promise of the reply and whoever awaits it). undici may keep its handler,
+   * this object, after the call, and from the old generation a kept handler would keep all of
+   * that alive through every young-generation collection (ops/slots.ts tells the same story).
+   * `abortCall` stays: a body released before its end aborts the call afterwards.
+   */
+  private letGo(): void {
     if (this.onAbort) this.signal!.removeEventListener("abort", this.onAbort);
+    this.signal = undefined;
+    this.onAbort = null;
+    this.body = null;
+    this.failed = null;
+    this.resolve = null;
+    this.reject = null;
+    this.resumeRead = null;
   }
 }
 
