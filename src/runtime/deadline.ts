@@ -41,11 +41,16 @@ export class Deadline {
     if (slot >= 0) this.callbacks.remove(slot);
   }
 
-  /** The deadline passes: every callback runs, once. */
-  pass(): void {
+  /** The deadline passes: every callback runs, once; one that throws is reported to `onError` and keeps no other from running. */
+  pass(onError: (err: unknown) => void): void {
     if (this.why) return;
     this.why = new ShutdownDeadline();
-    const callbacks = this.callbacks;
-    callbacks.forEach((fn) => fn());
+    this.callbacks.forEach((fn) => {
+      try {
+        fn();
+      } catch (err) {
+        onError(err);
+      }
+    });
   }
 }

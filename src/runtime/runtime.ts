@@ -142,7 +142,7 @@ export class Runtime {
 
   /** Shutdown reached its deadline: every open stream ends now (Responses: response.failed, chat: an error chunk), every request still waiting for its answer gets 503. */
   endStreams(): void {
-    this.streamsDeadline.pass();
+    this.streamsDeadline.pass((err) => this.log.error({ err: (err as Error)?.message }, "a stream could not be ended at the shutdown deadline"));
   }
 
   /** A request moves to a fallback model (`from`'s whole pool failed before the first byte). */

@@ -46,7 +46,7 @@ async function run(way: Way, requests: number): Promise<void> {
   let youngCount = 0;
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
-      const kind = (e.detail as { kind: number }).kind;
+      const kind = (e as unknown as { detail: { kind: number } }).detail.kind;
       if (kind === constants.NODE_PERFORMANCE_GC_MINOR) {
         young += e.duration;
         youngCount++;

@@ -53,6 +53,10 @@ describe("Slots", () => {
 });
 
 describe("Deadline", () => {
+  const fail = (err: unknown) => {
+    throw err;
+  };
+
   it("runs each callback still listening once when it passes, with the reason set first", () => {
     const d = new Deadline();
     const calls: string[] = [];
@@ -66,16 +70,30 @@ describe("Deadline", () => {
     d.forget(b);
     expect(d.passed).toBe(false);
     expect(d.reason).toBeNull();
-    d.pass();
-    d.pass();
+    d.pass(fail);
+    d.pass(fail);
     expect(calls).toEqual(["a:true", "c"]);
     expect(d.reason).toBeInstanceOf(ShutdownDeadline);
     expect(d.reason!.code).toBe("server_shutting_down");
   });
 
+  it("runs every callback even when one throws, and reports that one's error", () => {
+    const d = new Deadline();
+    const calls: string[] = [];
+    const errors: unknown[] = [];
+    d.listen(() => calls.push("a"));
+    d.listen(() => {
+      throw new Error("one stream failed to end");
+    });
+    d.listen(() => calls.push("c"));
+    d.pass((err) => errors.push(err));
+    expect(calls).toEqual(["a", "c"]);
+    expect(errors.map((e) => (e as Error).message)).toEqual(["one stream failed to end"]);
+  });
+
   it("calls a listener that comes after the deadline at once, with nothing to forget", () => {
     const d = new Deadline();
-    d.pass();
+    d.pass(fail);
     let called = 0;
     const slot = d.listen(() => called++);
     expect(called).toBe(1);
