@@ -19,10 +19,6 @@ export class Deadline {
   private readonly callbacks = new Slots<() => void>();
   private why: ShutdownDeadline | null = null;
 
-  get passed(): boolean {
-    return this.why !== null;
-  }
-
   /** Set once the deadline has passed. */
   get reason(): ShutdownDeadline | null {
     return this.why;

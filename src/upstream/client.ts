@@ -202,10 +202,7 @@ class UpstreamCall implements Dispatcher.DispatchHandler, BodySource {
     else if (this.failed) this.rejectStatus("");
     else if (this.reject) {
       // Our own abort (the client went away, whatever reason it carries) says nothing about the upstream.
-      const failure = this.signal?.aborted ? err : this.client.classify(err);
-      const reject = this.reject;
-      this.letGo();
-      reject(failure);
+      this.rejectWith(this.signal?.aborted ? err : this.client.classify(err));
     }
   }
 
@@ -224,17 +221,22 @@ class UpstreamCall implements Dispatcher.DispatchHandler, BodySource {
 
   private rejectStatus(text: string): void {
     const { status, rawHeaders } = this.failed!;
-    const reject = this.reject!;
-    this.letGo();
     const cfg = this.client.config;
     const body = parseUpstreamErrorBody(text, status, cfg.api_key);
-    reject(
+    this.rejectWith(
       new UpstreamFailure(cfg.name, "status", `HTTP ${status}`, status, cfg.kind === "anthropic" ? anthropicErrorBody(body, status) : body, parseRetryAfter(rawHeader(rawHeaders, "retry-after")), {
         route: this.route,
         jsonBody: isJsonErrorBody(text.trimStart()),
         rateLimitHeaders: status === 429 ? rateLimitHeaders(rawHeaders) : undefined,
       }),
     );
+  }
+
+  /** The call ends in `err`: the caller's promise rejects with it, after the call let go. */
+  private rejectWith(err: unknown): void {
+    const reject = this.reject;
+    this.letGo();
+    reject?.(err);
   }
 
   /**
