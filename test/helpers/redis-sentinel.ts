@@ -40,6 +40,11 @@ export interface SentinelGroup {
    * resyncing (empty), which loses everything - a second failure, not a failover.
    */
   waitForHealthy(timeoutMs?: number): Promise<void>;
+  /**
+   * Where a key is, for a failure message: each running server's port, role and whether it
+   * holds the key, and the primary the sentinels name.
+   */
+  describeKey(key: string): Promise<string>;
   /** Stops every process of the group and removes its files. */
   stop(): Promise<void>;
 }
@@ -211,6 +216,20 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
         }
         return true;
       });
+    },
+    async describeKey(key) {
+      const named = await primaryPort().catch(() => null);
+      const parts: string[] = [];
+      for (const [port, child] of servers) {
+        if (!child) {
+          parts.push(`${port}: down`);
+          continue;
+        }
+        const role = (await ask(port, password, "ROLE")) as unknown[] | null;
+        const exists = await ask(port, password, "EXISTS", key);
+        parts.push(`${port}: ${String(role?.[0] ?? "no answer")}, ${exists === 1 ? "has" : "lacks"} the key`);
+      }
+      return `sentinels name ${named ?? "no primary"}; ${parts.join("; ")}`;
     },
     async stop() {
       const all = [...sentinelProcs, ...[...servers.values()].filter((c): c is ChildProcess => c !== null)];

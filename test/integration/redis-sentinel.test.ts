@@ -31,6 +31,9 @@ function sentinelConfig(upstreamUrl: string, prefix: string) {
 }
 
 async function setup(): Promise<{ up: MockUpstream; r: TestRouter; call: ReturnType<typeof callRouter> }> {
+  // What a test writes must reach a replica in sync: one still resyncing after the last test's
+  // failover would be promoted empty by this test's, a second failure rather than a failover.
+  await group.waitForHealthy();
   const up = await startMockUpstream();
   upstreams.push(up);
   const r = await startTestRouter(sentinelConfig(up.url, `rrsent:${process.pid}:${++prefixes}:`), { apiKey: "key-a" });
@@ -42,7 +45,8 @@ async function setup(): Promise<{ up: MockUpstream; r: TestRouter; call: ReturnT
 async function failover(during?: () => Promise<void>): Promise<void> {
   const old = await group.killPrimary();
   await during?.();
-  await group.waitForNewPrimary(old);
+  // An election the sentinels lose is tried again after twice the failover timeout (10 s here).
+  await group.waitForNewPrimary(old, 45_000);
   // With storage.durability: replica a write needs a replica again: the old primary rejoins as one.
   await group.rejoin(old);
   await group.waitForHealthy();
@@ -108,7 +112,7 @@ describe("Redis Sentinel", () => {
     const text = await backends.text();
     expect(text).not.toContain(PASSWORD);
     expect(JSON.parse(text).store).toEqual({ kind: "redis", reachable: true });
-  }, 60_000);
+  }, 120_000);
 
   it("a background job running across a failover ends exactly once and stays retrievable", async () => {
     const { up, r } = await setup();
@@ -123,8 +127,9 @@ describe("Redis Sentinel", () => {
       return got && got.status !== "queued" && got.status !== "in_progress" ? got : null;
       // The job waits for the store (up to ~16 s) and the group for its old primary to rejoin as a
       // replica (one replica here): on a loaded machine (the whole suite on 2 cores) that took > 30 s.
-    }, "the job to end", 75_000).catch((err: Error) => {
-      throw new Error(`${err.message}; last seen: ${last}; upstream calls: ${up.requests.length}`);
+    }, "the job to end", 75_000).catch(async (err: Error) => {
+      const where = await group.describeKey(`${r.config.storage.prefix}resp:${job.id}`);
+      throw new Error(`${err.message}; last seen: ${last}; upstream calls: ${up.requests.length}; the record: ${where}`);
     });
     // It either finished or failed cleanly; the upstream was asked once (never run twice).
     expect(["completed", "failed"]).toContain(done.status);
