@@ -1,9 +1,12 @@
 /**
  * A real MCP server for tests, built with the SDK's own server: Streamable HTTP (stateless,
- * a server per request) or the legacy SSE transport, on a loopback port. Its tools: `echo`,
+ * a server per request; or with `sessions`, a server per `mcp-session-id` it hands out; with
+ * `json`, answers as JSON instead of an event stream) or the legacy SSE transport, on a
+ * loopback port. Its tools: `echo`,
  * `add`, `lookup` (read-only), `fail` (the tool reports an error), `slow` (waits `ms`), `big`
  * (a result of `bytes` bytes). It records the calls and the headers it saw.
  */
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -21,6 +24,8 @@ export interface TestMcpServer {
   listCount: number;
   /** Sessions initialised (MCP `initialize` handshakes completed). */
   inits: number;
+  /** With `sessions`: forgets every session, as a restarted server would (their requests get 404). */
+  forgetSessions(): void;
   close(): Promise<void>;
 }
 
@@ -79,22 +84,38 @@ function build(state: { calls: TestMcpServer["calls"]; listCount: number; inits:
 }
 
 /** `rich`: also the `picture` (text + image) and `weather` (structured content) tools. */
-export async function startMcpServer(opts: { transport?: "streamable" | "sse"; name?: string; port?: number; rich?: boolean } = {}): Promise<TestMcpServer> {
+export async function startMcpServer(opts: { transport?: "streamable" | "sse"; name?: string; port?: number; rich?: boolean; sessions?: boolean; json?: boolean } = {}): Promise<TestMcpServer> {
   const transport = opts.transport ?? "streamable";
   const state = { calls: [] as TestMcpServer["calls"], listCount: 0, inits: 0 };
   const headers: IncomingMessage["headers"][] = [];
   const sse = new Map<string, SSEServerTransport>();
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
   const http: Server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     headers.push(req.headers);
     const path = (req.url ?? "/").split("?")[0];
     try {
+      if (transport === "streamable" && path === "/mcp" && opts.sessions) {
+        const id = req.headers["mcp-session-id"];
+        let t = typeof id === "string" ? sessions.get(id) : undefined;
+        if (!t && id !== undefined) {
+          res.writeHead(404, { "content-type": "application/json" }).end('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}');
+          return;
+        }
+        if (!t) {
+          const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, enableJsonResponse: opts.json, onsessioninitialized: (sid) => void sessions.set(sid, created) });
+          await build(state, opts.name ?? "test", opts.rich).connect(created);
+          t = created;
+        }
+        await t.handleRequest(req, res);
+        return;
+      }
       if (transport === "streamable" && path === "/mcp") {
         if (req.method !== "POST") {
           res.writeHead(405).end();
           return;
         }
         const server = build(state, opts.name ?? "test", opts.rich);
-        const t = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+        const t = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: opts.json });
         res.on("close", () => {
           void t.close();
           void server.close();
@@ -143,6 +164,7 @@ export async function startMcpServer(opts: { transport?: "streamable" | "sse"; n
     get inits() {
       return state.inits;
     },
+    forgetSessions: () => sessions.clear(),
     close: () =>
       new Promise<void>((r) => {
         for (const s of sockets) s.destroy();

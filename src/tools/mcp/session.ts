@@ -1,14 +1,15 @@
 /**
  * One connection to one MCP server for the length of one response: the official SDK client
- * over Streamable HTTP, falling back to the legacy SSE transport when the server does not
- * speak it (as OpenAI's and llama-stack's clients do). Headers and the `authorization` token
+ * over Streamable HTTP (the router's own transport, `http-transport.ts`), falling back to the
+ * SDK's legacy SSE transport when the server does not speak it (as OpenAI's and llama-stack's
+ * clients do). Headers and the `authorization` token
  * go on every request to the server and nowhere else: errors carry the server's message
  * with them scrubbed out.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { McpToolCallError } from "openai/resources/responses/responses";
 import { scrubSecrets } from "../../ops/secrets.js";
-import { mcpFetch } from "./fetch.js";
+import { McpConnectionError, McpHttpTransport } from "./http-transport.js";
 
 export interface McpTarget {
   label: string;
@@ -44,10 +45,7 @@ const CLIENT_INFO = { name: "responses-router", version: "1" };
  */
 let sdk: Sdk | null = null;
 let loading: Promise<Sdk> | null = null;
-type Sdk = typeof import("@modelcontextprotocol/sdk/client/index.js") &
-  typeof import("@modelcontextprotocol/sdk/client/sse.js") &
-  typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js") &
-  typeof import("@modelcontextprotocol/sdk/types.js");
+type Sdk = typeof import("@modelcontextprotocol/sdk/client/index.js") & typeof import("@modelcontextprotocol/sdk/client/sse.js") & typeof import("@modelcontextprotocol/sdk/types.js");
 
 /**
  * Loads the SDK ahead of the first session when the config lets MCP be used (operator servers,
@@ -61,10 +59,9 @@ function loadSdk(): Promise<Sdk> {
   loading ??= Promise.all([
     import("@modelcontextprotocol/sdk/client/index.js"),
     import("@modelcontextprotocol/sdk/client/sse.js"),
-    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
     import("@modelcontextprotocol/sdk/types.js"),
   ]).then(
-    ([client, sse, streamable, types]) => (sdk = { ...types, ...client, ...sse, ...streamable }),
+    ([client, sse, types]) => (sdk = { ...types, ...client, ...sse }),
     (err: unknown) => {
       loading = null; // a later session tries again
       throw err;
@@ -81,16 +78,15 @@ export class McpSession {
 
   /** Connects (Streamable HTTP, else SSE); rejects with a message fit for the client when neither works. */
   static async open(target: McpTarget, timeoutMs: number, signal: AbortSignal): Promise<McpSession> {
-    const { Client, SSEClientTransport, StreamableHTTPClientTransport } = await loadSdk();
+    const { Client, SSEClientTransport } = await loadSdk();
     const headers: Record<string, string> = { ...target.headers };
     if (target.authorization) headers.Authorization = `Bearer ${target.authorization}`;
     const secrets = [...Object.values(target.headers), target.authorization ?? ""];
-    const requestInit: RequestInit = { headers };
     const options = { timeout: timeoutMs, signal };
     let first: unknown;
     const streamable = new Client(CLIENT_INFO);
     try {
-      await bounded(streamable.connect(new StreamableHTTPClientTransport(target.url, { requestInit, fetch: mcpFetch }), options), timeoutMs);
+      await bounded(streamable.connect(new McpHttpTransport(target.url, headers), options), timeoutMs);
       return new McpSession(streamable, secrets);
     } catch (err) {
       await streamable.close().catch(() => {});
@@ -100,7 +96,7 @@ export class McpSession {
     const sse = new Client(CLIENT_INFO);
     try {
       // The SSE transport's start (waiting for the server's `endpoint` event) is no request: only this bounds it.
-      await bounded(sse.connect(new SSEClientTransport(target.url, { requestInit }), options), timeoutMs);
+      await bounded(sse.connect(new SSEClientTransport(target.url, { requestInit: { headers } }), options), timeoutMs);
       return new McpSession(sse, secrets);
     } catch (err) {
       await sse.close().catch(() => {});
@@ -177,7 +173,8 @@ function isMcpError(err: unknown): err is InstanceType<Sdk["McpError"]> {
 /** A session the server no longer knows (HTTP 404), a closed connection, or a request that could not be sent. */
 export function isStale(err: unknown): boolean {
   if (isMcpError(err)) return err.code === sdk!.ErrorCode.ConnectionClosed;
-  if (err instanceof TypeError) return true; // fetch failed: the connection could not be made or was gone
+  if (err instanceof McpConnectionError) return true;
+  if (err instanceof TypeError) return true; // the legacy SSE transport's fetch failed: the connection could not be made or was gone
   return (err as { code?: unknown }).code === 404;
 }
 
