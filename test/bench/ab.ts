@@ -31,7 +31,7 @@ const rb = (model: string, stream: boolean, store = false) => JSON.stringify({ m
 const cb = (model: string, stream: boolean) => JSON.stringify({ model, messages: [{ role: "user", content: INPUT }], stream, ...(stream ? { stream_options: { include_usage: true } } : {}) });
 const mb = (model: string, stream: boolean) => JSON.stringify({ model, max_tokens: 8192, messages: [{ role: "user", content: [{ type: "text", text: INPUT }] }], ...(stream ? { stream } : {}) });
 /** `up`: the same request as a floor sends it (none: the path is the router's alone); `c`: concurrency (64 unless given). */
-const PATHS: Record<string, { up?: { path: string; body: string }; r: { path: string; body: string }; c?: number }> = {
+const PATHS: Record<string, { up?: { path: string; body: string }; r: { path: string; body: string }; c?: number; honoOnly?: boolean }> = {
   "translated-json": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/responses", body: rb("chat-s", false) } },
   "translated-stream": { up: { path: "/v1/chat/completions", body: cb("chat-s", true) }, r: { path: "/v1/responses", body: rb("chat-s", true) } },
   // store: true (the API's default, what an SDK sends unless told otherwise): the memory store keeps each response.
@@ -52,7 +52,8 @@ const PATHS: Record<string, { up?: { path: string; body: string }; r: { path: st
   "anthropic-stream-long": { up: { path: "/v1/messages", body: mb("ant-long", true) }, r: { path: "/v1/responses", body: rb("ant-long", true) }, c: 8 },
   "native-stream-long": { up: { path: "/v1/responses", body: rb("oai-long", true) }, r: { path: "/v1/responses", body: rb("oai-long", true) }, c: 8 },
   // One hosted MCP tool round per streamed response (listing, round 1 with the call, the call, round 2), as the bench's tools section, at its concurrency.
-  "mcp-round": { r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16 },
+  // Its hono floor (--floors) makes the same exchanges, parsing nothing: test/bench/hono-proxy.ts /floor/mcp-round.
+  "mcp-round": { up: { path: "/floor/mcp-round", body: JSON.stringify({ model: "chat-mcp", messages: [{ role: "user", content: "hi" }], stream: true, stream_options: { include_usage: true }, tools: [{ type: "function", function: { name: "bench__echo", parameters: { type: "object", properties: { text: { type: "string" } } } } }] }) }, r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16, honoOnly: true },
 };
 const paths = (f.paths ?? Object.keys(PATHS).join(",")).split(",");
 // Every child runs on this process's node: `npx tsx` (or `npm run`) finds the project's node
@@ -99,7 +100,7 @@ for (const d of dists) {
   servers.push({ name: d, child, up: false });
 }
 if (f.floors) {
-  servers.push({ name: "hono", child: await spawnNode({ name: "hono", args: [...GC_ARGS, "--import", "tsx", "test/bench/hono-proxy.ts", "--upstream", mockOrigin], cpus: "1", ready: { ipc: true } }), up: true });
+  servers.push({ name: "hono", child: await spawnNode({ name: "hono", args: [...GC_ARGS, "--import", "tsx", "test/bench/hono-proxy.ts", "--upstream", mockOrigin, ...(mcp ? ["--mcp", mcp.url] : [])], cpus: "1", ready: { ipc: true } }), up: true });
   servers.push({ name: "bare", child: await spawnNode({ name: "bare", args: [...GC_ARGS, "--import", "tsx", "test/bench/bare-proxy.ts", "--upstream", mockOrigin], cpus: "1", ready: { ipc: true } }), up: true });
 }
 const res: Record<string, Record<string, number[]>> = {};
@@ -110,7 +111,7 @@ const gcYoung: Record<string, Record<string, number[]>> = {};
 const gcOld: Record<string, Record<string, number[]>> = {};
 if (f.c1) for (const s of servers) for (const p of paths) {
   const spec = s.up ? PATHS[p]!.up : PATHS[p]!.r;
-  if (!spec) continue;
+  if (!spec || (s.name === "bare" && PATHS[p]!.honoOnly)) continue;
   const c0 = s.child.cpuSeconds();
   for (let i = 0; i < Number(f.c1); i++) await (await fetch(`http://127.0.0.1:${s.child.port}${spec.path}`, { method: "POST", headers: { "content-type": "application/json" }, body: spec.body })).text();
   console.log(`c=1 warm ${s.name} ${p}: ${(((s.child.cpuSeconds() - c0) * 1e6) / Number(f.c1)).toFixed(0)} us/req`);
@@ -119,7 +120,7 @@ for (let r = 0; r < rounds; r++) {
   for (const p of paths) {
     for (const s of servers) {
       const spec = s.up ? PATHS[p]!.up : PATHS[p]!.r;
-      if (!spec) continue;
+      if (!spec || (s.name === "bare" && PATHS[p]!.honoOnly)) continue;
       const conc = PATHS[p]!.c ?? 64;
       const t: Target = { name: s.name, origin: `http://127.0.0.1:${s.child.port}`, ...spec };
       await throughput(t, conc, 1, 0);

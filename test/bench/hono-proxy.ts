@@ -4,7 +4,12 @@
  * it, and answers JSON as text (c.body) or a stream through a web ReadableStream, as
  * the router does, but parses, validates, logs and counts nothing.
  *
- * Run as a child: `node --import tsx test/bench/hono-proxy.ts --upstream http://127.0.0.1:P`;
+ * With an MCP server (`--mcp URL`), `POST /floor/mcp-round` is the floor of one hosted tool
+ * round: the model's first round read whole, the server's tools/list and tools/call (JSON-RPC
+ * POSTs, answers read whole), the second round (with the tool's result) streamed to the client.
+ * It parses nothing it does not have to and assumes the call the bench's model always makes.
+ *
+ * Run as a child: `node --import tsx test/bench/hono-proxy.ts --upstream http://127.0.0.1:P [--mcp URL]`;
  * reports `{ ready: true, port }` over IPC.
  */
 import { serve } from "@hono/node-server";
@@ -13,14 +18,35 @@ import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
 
-export async function startHonoProxy(upstream: string, port = 0): Promise<{ port: number; close(): Promise<void> }> {
+export async function startHonoProxy(upstream: string, port = 0, mcpUrl?: string): Promise<{ port: number; close(): Promise<void> }> {
   const pool = new Pool(upstream, { connections: 1100, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
   const app = new Hono();
+  const mcp = mcpUrl ? new URL(mcpUrl) : null;
+  const mcpPool = mcp ? new Pool(mcp.origin, { connections: 256, keepAliveTimeout: 30_000 }) : null;
+  const rpc = async (id: number, method: string, params: unknown): Promise<string> => {
+    const up = await mcpPool!.request({ method: "POST", path: mcp!.pathname, headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id, method, params }) });
+    return up.body.text();
+  };
+  app.post("/floor/mcp-round", async (c) => {
+    const req = JSON.parse(await c.req.text()) as { model: string; messages: unknown[] };
+    const first = await pool.request({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...req, stream: true }) });
+    await first.body.text();
+    await rpc(1, "tools/list", {});
+    const result = await rpc(2, "tools/call", { name: "echo", arguments: { text: "bench" } });
+    const messages = [...req.messages, { role: "assistant", tool_calls: [{ id: "call_1", type: "function", function: { name: "bench__echo", arguments: '{"text":"bench"}' } }] }, { role: "tool", tool_call_id: "call_1", content: result.length > 0 ? "echo: bench" : "" }];
+    const up = await pool.request({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...req, messages, stream: true }), signal: c.req.raw.signal });
+    return streamed(up);
+  });
   app.post("/v1/*", async (c) => {
     const body = await c.req.text();
     const up = await pool.request({ method: "POST", path: c.req.path, headers: { "content-type": "application/json" }, body, signal: c.req.raw.signal });
     const type = String(up.headers["content-type"] ?? "application/json");
     if (!type.startsWith("text/event-stream")) return c.body(await up.body.text(), up.statusCode as 200, { "content-type": type });
+    return streamed(up);
+  });
+  /** An upstream event stream through a web ReadableStream, as the router's framework answers one. */
+  const streamed = (up: Awaited<ReturnType<Pool["request"]>>): Response => {
+    const type = String(up.headers["content-type"] ?? "text/event-stream");
     const encoder = new TextEncoder();
     const it = up.body[Symbol.asyncIterator]();
     const stream = new ReadableStream<Uint8Array>({
@@ -34,7 +60,7 @@ export async function startHonoProxy(upstream: string, port = 0): Promise<{ port
       },
     });
     return new Response(stream, { status: up.statusCode, headers: { "content-type": type, "cache-control": "no-cache" } });
-  });
+  };
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: "127.0.0.1", port }, () => resolve(s));
   });
@@ -43,15 +69,16 @@ export async function startHonoProxy(upstream: string, port = 0): Promise<{ port
     close: async () => {
       await new Promise<void>((r) => server.close(() => r()));
       await pool.destroy();
+      await mcpPool?.destroy();
     },
   };
 }
 
 const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/^.*\//, ""));
 if (isMain) {
-  const { values } = parseArgs({ options: { upstream: { type: "string" }, port: { type: "string" } } });
+  const { values } = parseArgs({ options: { upstream: { type: "string" }, port: { type: "string" }, mcp: { type: "string" } } });
   if (!values.upstream) throw new Error("--upstream is required");
-  const proxy = await startHonoProxy(values.upstream, values.port ? Number(values.port) : 0);
+  const proxy = await startHonoProxy(values.upstream, values.port ? Number(values.port) : 0, values.mcp);
   const msg = { ready: true, port: proxy.port };
   if (process.send) process.send(msg);
   else console.log(JSON.stringify(msg));
