@@ -9,7 +9,8 @@
  * --prof DIR profiles that child's last round only (test/bench/prof-child.mjs -> .bench/prof/steady.cpuprofile);
  * --c1 N first sends N sequential requests per server and path (the warm-up of the latency section).
  * Paths: the bench's (translated-json ... chat-stream, plus -store and -cached variants), chat-stream-long, translated-stream-long, anthropic-stream-long and native-stream-long
- * (2,000 deltas each, c=8: CPU per request / 2,000 is a chunk's) and mcp-round (one hosted MCP tool round, c=16; no floor).
+ * (2,000 deltas each, c=8: CPU per request / 2,000 is a chunk's), mcp-round (one hosted MCP tool round, c=16; its hono
+ * floor with --floors) and mcp-round-long (the same, its second round a long answer: a tool-loop round's chunk).
  * --gc also reports each server's garbage-collection pauses per request (young + the rest, µs; test/bench/gc-observer.mjs).
  * A dist may carry node flags after "@" (comma-free, space-separated): `--dists dist,dist@--max-semi-space-size=32`.
  */
@@ -54,6 +55,8 @@ const PATHS: Record<string, { up?: { path: string; body: string }; r: { path: st
   // One hosted MCP tool round per streamed response (listing, round 1 with the call, the call, round 2), as the bench's tools section, at its concurrency.
   // Its hono floor (--floors) makes the same exchanges, parsing nothing: test/bench/hono-proxy.ts /floor/mcp-round.
   "mcp-round": { up: { path: "/floor/mcp-round", body: JSON.stringify({ model: "chat-mcp", messages: [{ role: "user", content: "hi" }], stream: true, stream_options: { include_usage: true }, tools: [{ type: "function", function: { name: "bench__echo", parameters: { type: "object", properties: { text: { type: "string" } } } } }] }) }, r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16, honoOnly: true },
+  // The same with a long answer (2,000 deltas) in the second round: CPU per response / 2,000 is a tool-loop round's chunk.
+  "mcp-round-long": { r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp-long", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 8 },
 };
 const paths = (f.paths ?? Object.keys(PATHS).join(",")).split(",");
 // Every child runs on this process's node: `npx tsx` (or `npm run`) finds the project's node
@@ -61,7 +64,7 @@ const paths = (f.paths ?? Object.keys(PATHS).join(",")).split(",");
 console.log(`node ${process.version} (${process.execPath})`);
 
 // The MCP server of the mcp-round path: the SDK's own, in this process (the client core).
-const mcp = paths.includes("mcp-round") ? await startMcpServer() : null;
+const mcp = paths.some((p) => p.startsWith("mcp-round")) ? await startMcpServer() : null;
 const mock = await spawnNode({ name: "mock", args: ["--import", "tsx", "test/bench/mock-server.ts", "--latency-ms", "0"], cpus: "0", ready: { ipc: true } });
 const mockOrigin = `http://127.0.0.1:${mock.port}`;
 const cfg = {
@@ -72,7 +75,7 @@ const cfg = {
     { name: "ant-ep", url: `${mockOrigin}/v1`, kind: "anthropic", api_key: "sk-bench", max_concurrency: 4096 },
   ],
   ...(mcp ? { tools: { mcp: { servers: [{ label: "bench", url: mcp.url, require_approval: "never", allowed_tools: ["echo"] }] } } } : {}),
-  models: { "chat-mcp": { endpoints: ["chat-ep"], upstream_model: "chat-mcp" }, "chat-s": { endpoints: ["chat-ep"], upstream_model: "chat-s" }, "team-long": { endpoints: ["chat-ep"], upstream_model: "chat-long" }, "oai-long": { endpoints: ["oai-ep"] }, "ant-long": { endpoints: ["ant-ep"] }, "chat-cached": { endpoints: ["chat-ep"], upstream_model: "chat-s", cache: { ttl: "1h" } }, "oai-s": { endpoints: ["oai-ep"] }, "ant-s": { endpoints: ["ant-ep"] } },
+  models: { "chat-mcp": { endpoints: ["chat-ep"], upstream_model: "chat-mcp" }, "chat-mcp-long": { endpoints: ["chat-ep"], upstream_model: "chat-mcp-long" }, "chat-s": { endpoints: ["chat-ep"], upstream_model: "chat-s" }, "team-long": { endpoints: ["chat-ep"], upstream_model: "chat-long" }, "oai-long": { endpoints: ["oai-ep"] }, "ant-long": { endpoints: ["ant-ep"] }, "chat-cached": { endpoints: ["chat-ep"], upstream_model: "chat-s", cache: { ttl: "1h" } }, "oai-s": { endpoints: ["oai-ep"] }, "ant-s": { endpoints: ["ant-ep"] } },
   logging: { level: "info" },
 };
 const GC_ARGS = f.gc ? ["--import", "./test/bench/gc-observer.mjs"] : [];

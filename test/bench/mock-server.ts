@@ -14,7 +14,8 @@
  *               SLOW_HOLD_MS (open-streams / RSS measurement)
  *   "...-tool"  a call of the `lookup` function tool, every turn (tool-loop measurements)
  *   "...-mcp"   (chat) a call of the MCP tool `bench__echo` until the request carries a tool
- *               result, then a short answer (the router's MCP tool round)
+ *               result, then a short answer (the router's MCP tool round); "...-mcp-long":
+ *               then a long one
  *   anything else: SMALL_CHUNKS text deltas (a short answer)
  * `--latency-ms N` waits N ms before the response headers (a fixed "model" latency).
  *
@@ -246,7 +247,7 @@ export async function startFastMock(opts: MockOptions = {}): Promise<{ port: num
     req.on("end", () => {
       const model = MODEL.exec(body)?.[1] ?? "mock";
       const stream = STREAM.test(body);
-      const mcpCall = path === "chat" && model.endsWith("-mcp") && !TOOL_RESULT.test(body + full);
+      const mcpCall = path === "chat" && (model.endsWith("-mcp") || model.endsWith("-mcp-long")) && !TOOL_RESULT.test(body + full);
       if (latency > 0) setTimeout(() => reply(res, path, model, stream, mcpCall), latency);
       else reply(res, path, model, stream, mcpCall);
     });

@@ -26,6 +26,8 @@ export interface Sequence {
 }
 
 const LIFECYCLE = new Set(["response.created", "response.queued", "response.in_progress"]);
+/** Deltas the sink only renumbers and moves: most of a round's events, taken on their text (`movedEvent`). */
+const PLAIN_DELTAS = new Set(["response.output_text.delta", "response.reasoning_text.delta", "response.reasoning_summary_text.delta", "response.refusal.delta"]);
 
 export class RoundSink implements EventSink {
   /** function_call item id (the round's) -> the hosted item streamed in its place. */
@@ -46,6 +48,14 @@ export class RoundSink implements EventSink {
 
   send(type: string, data: string): void {
     if (LIFECYCLE.has(type)) return;
+    if (PLAIN_DELTAS.has(type)) {
+      const moved = movedEvent(data, this.base, this.count.next);
+      if (moved !== null) {
+        this.count.next++;
+        this.out.send(type, moved);
+        return;
+      }
+    }
     const ev = JSON.parse(data) as Record<string, unknown>;
     const index = typeof ev.output_index === "number" ? ev.output_index + this.base : undefined;
     if (index !== undefined) ev.output_index = index;
@@ -139,4 +149,52 @@ export class RoundSink implements EventSink {
   flush(): void {
     this.out.flush?.();
   }
+}
+
+const SEQUENCE_KEY = ',"sequence_number":';
+const INDEX_KEY = ',"output_index":';
+
+/**
+ * An event's JSON with its `output_index` moved by `base` and its `sequence_number` set to `seq`,
+ * without parsing it: the same bytes `forward` writes, for an event in the shape the translators
+ * write deltas in (`output_index` before anything nested, `sequence_number` the last key); null
+ * for any other. The keys are found by their text: inside a JSON string a `"` is escaped, so
+ * `,"output_index":` can only be a key, and one before the first `{` or `[` is the event's own.
+ */
+export function movedEvent(data: string, base: number, seq: number): string | null {
+  const last = data.length - 1;
+  const tail = data.lastIndexOf(SEQUENCE_KEY);
+  if (tail === -1 || data.charCodeAt(last) !== CLOSE_BRACE || !digits(data, tail + SEQUENCE_KEY.length, last)) return null;
+  const head = tail + SEQUENCE_KEY.length;
+  if (base === 0) return `${data.slice(0, head)}${seq}}`;
+  const at = data.indexOf(INDEX_KEY);
+  if (at === -1 || at > tail || opensBefore(data, at)) return null;
+  const from = at + INDEX_KEY.length;
+  let end = from;
+  while (end < tail && isDigit(data.charCodeAt(end))) end++;
+  if (end === from || data.charCodeAt(end) !== COMMA) return null;
+  return `${data.slice(0, from)}${Number(data.slice(from, end)) + base}${data.slice(end, head)}${seq}}`;
+}
+
+const CLOSE_BRACE = 125;
+const COMMA = 44;
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+/** `data[from, to)` is a non-empty run of digits. */
+function digits(data: string, from: number, to: number): boolean {
+  if (to <= from) return false;
+  for (let i = from; i < to; i++) if (!isDigit(data.charCodeAt(i))) return false;
+  return true;
+}
+
+/** Whether an object or array opens inside the event before `at` (past its own opening brace). */
+function opensBefore(data: string, at: number): boolean {
+  for (let i = 1; i < at; i++) {
+    const c = data.charCodeAt(i);
+    if (c === 123 || c === 91) return true;
+  }
+  return false;
 }
