@@ -19,6 +19,7 @@ import { parseArgs } from "node:util";
 import { throughput, type Target } from "./clients.js";
 import { spawnNode, type Child } from "./procs.js";
 import { startMcpServer } from "../helpers/mcp-server.js";
+import { FLOOR_BODY } from "./tool-round.js";
 
 const { values: f } = parseArgs({ options: { dists: { type: "string" }, paths: { type: "string" }, rounds: { type: "string" }, duration: { type: "string" }, floors: { type: "boolean" }, prof: { type: "string" }, c1: { type: "string" }, gc: { type: "boolean" } } });
 const dists = (f.dists ?? "dist").split(",");
@@ -54,7 +55,7 @@ const PATHS: Record<string, { up?: { path: string; body: string }; r: { path: st
   "native-stream-long": { up: { path: "/v1/responses", body: rb("oai-long", true) }, r: { path: "/v1/responses", body: rb("oai-long", true) }, c: 8 },
   // One hosted MCP tool round per streamed response (listing, round 1 with the call, the call, round 2), as the bench's tools section, at its concurrency.
   // Its hono floor (--floors) makes the same exchanges, parsing nothing: test/bench/hono-proxy.ts /floor/mcp-round.
-  "mcp-round": { up: { path: "/floor/mcp-round", body: JSON.stringify({ model: "chat-mcp", messages: [{ role: "user", content: "hi" }], stream: true, stream_options: { include_usage: true }, tools: [{ type: "function", function: { name: "bench__echo", parameters: { type: "object", properties: { text: { type: "string" } } } } }] }) }, r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16, honoOnly: true },
+  "mcp-round": { up: { path: "/floor/mcp-round", body: FLOOR_BODY }, r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16, honoOnly: true },
   // The same with a long answer (2,000 deltas) in the second round: CPU per response / 2,000 is a tool-loop round's chunk.
   "mcp-round-long": { r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp-long", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 8 },
 };

@@ -4,7 +4,7 @@ import type { Summary } from "./clients.js";
 import { limiterLine, type LimiterCost } from "./limiter.js";
 import { renderToolLoops, type ToolLoopResult } from "./websocket.js";
 import { tracingLine, type TracingCost } from "./tracing-cost.js";
-import { toolRoundLine, type ToolRoundCost } from "./tool-round.js";
+import { toolRoundLine, toolRoundTarget, type ToolRoundCost } from "./tool-round.js";
 
 export interface TargetResult {
   latency?: Summary;
@@ -131,6 +131,8 @@ function targetsLines(r: BenchResults): string[] {
   const c = r.streamsCpu;
   if (c.routerTranslatedUs !== undefined) lines.push(`stream translation: ${f(c.routerTranslatedUs, 1)} µs CPU per chunk in the router process (<= 20: ${check(c.routerTranslatedUs <= 20)})`);
   for (const o of r.openStreams ?? []) lines.push(`${o.streams} open ${o.label} streams: ${f(o.rssMb, 0)} MB RSS (1,000 in <= 200 MB: ${check(o.streams >= 1000 ? o.rssMb <= 200 : undefined)})`);
+  const tool = r.toolRound && toolRoundTarget(r.toolRound);
+  if (tool) lines.push(tool);
   return lines;
 }
 

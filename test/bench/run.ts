@@ -295,7 +295,7 @@ function estimateSeconds(): number {
   // Four ways x two kinds x LOOPS loops of TURNS turns, ~1 ms a turn on this machine.
   if (SECTIONS.has("ws")) s += 2 * 4 * (LOOPS + 3) * TURNS * 0.0015;
   if (SECTIONS.has("tracing")) s += 3 * 3 * 2 * (DURATION + 1);
-  if (SECTIONS.has("tools")) s += 3 * 2 * (DURATION + 1) + 3;
+  if (SECTIONS.has("tools")) s += 3 * 3 * (DURATION + 1) + 3;
   return Math.round(s);
 }
 
@@ -598,10 +598,15 @@ async function main(): Promise<void> {
     // ---- hosted tools: CPU per response, a plain answer next to one MCP tool round ----
     let toolRound: BenchResults["toolRound"];
     if (SECTIONS.has("tools")) {
-      log("hosted tool round: CPU per response, plain vs one MCP call over loopback, interleaved rounds");
+      log("hosted tool round: CPU per response, plain vs one MCP call over loopback vs its hono floor, interleaved rounds");
       toolRound = await measureToolRound({
         start: async (name, extra) => {
           const c = await startRouterChild(name, mockUrl, "", flags.profile === true, {}, extra);
+          children.push(c);
+          return c;
+        },
+        startFloor: async (mcpUrl) => {
+          const c = await spawnNode({ name: "hono-tools", args: [...TSX, "test/bench/hono-proxy.ts", "--upstream", mockOrigin, "--mcp", mcpUrl], cpus: SERVER_CPU, ready: { ipc: true } });
           children.push(c);
           return c;
         },
