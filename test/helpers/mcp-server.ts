@@ -19,8 +19,9 @@ export interface TestMcpServer {
   url: string;
   port: number;
   calls: { name: string; args: Record<string, unknown> }[];
-  /** Headers of every HTTP request the server received. */
+  /** Headers of every HTTP request the server received, and their methods. */
   headers: IncomingMessage["headers"][];
+  methods: string[];
   listCount: number;
   /** Sessions initialised (MCP `initialize` handshakes completed). */
   inits: number;
@@ -88,10 +89,12 @@ export async function startMcpServer(opts: { transport?: "streamable" | "sse"; n
   const transport = opts.transport ?? "streamable";
   const state = { calls: [] as TestMcpServer["calls"], listCount: 0, inits: 0 };
   const headers: IncomingMessage["headers"][] = [];
+  const methods: string[] = [];
   const sse = new Map<string, SSEServerTransport>();
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const http: Server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     headers.push(req.headers);
+    methods.push(req.method ?? "");
     const path = (req.url ?? "/").split("?")[0];
     try {
       if (transport === "streamable" && path === "/mcp" && opts.sessions) {
@@ -158,6 +161,7 @@ export async function startMcpServer(opts: { transport?: "streamable" | "sse"; n
     port,
     calls: state.calls,
     headers,
+    methods,
     get listCount() {
       return state.listCount;
     },

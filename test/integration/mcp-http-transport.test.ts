@@ -205,7 +205,7 @@ describe("sessions over the transport, against the SDK's own server", () => {
   });
   const signal = () => AbortSignal.timeout(5_000);
 
-  it("a server with sessions: the id it hands out goes on every later request; once it forgets the session, a call is stale", async () => {
+  it("a server with sessions: the id it hands out goes on every later request, and its DELETE when the session closes", async () => {
     const session = await McpSession.open({ label: "s", url: new URL(stateful.url), headers: {} }, 5_000, signal());
     const tools = await session.listTools(5_000, signal());
     expect(tools.map((t) => t.name)).toContain("echo");
@@ -216,6 +216,16 @@ describe("sessions over the transport, against the SDK's own server", () => {
     expect(new Set(ids.slice(1)).size).toBe(1);
     expect(stateful.headers.at(-1)!["mcp-protocol-version"]).toMatch(/^\d{4}-\d{2}-\d{2}$/);
 
+    // Closing a session deletes it on the server.
+    const requests = stateful.headers.length;
+    await session.close();
+    await until(() => stateful.headers.length > requests);
+    expect(stateful.methods.at(-1)).toBe("DELETE");
+    expect(stateful.headers.at(-1)!["mcp-session-id"]).toBe(ids[1]);
+  });
+
+  it("a session the server has forgotten (restarted): the call is stale, for the pool to open a new one", async () => {
+    const session = await McpSession.open({ label: "s", url: new URL(stateful.url), headers: {} }, 5_000, signal());
     stateful.forgetSessions();
     const gone = await session.callTool("echo", { text: "again" }, { timeoutMs: 5_000, maxResultBytes: 1_000, signal: signal() });
     expect(gone).toMatchObject({ ok: false, stale: true, error: { type: "http_error", code: 404 } });

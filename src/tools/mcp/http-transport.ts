@@ -9,7 +9,8 @@
  * keeps: the server's `mcp-session-id` and the negotiated `mcp-protocol-version` on every later
  * request, redirects followed only within the server's origin (and for a POST only 307/308,
  * which keep the method), a send that fails rejecting with the HTTP status as `code` (404 on a
- * session: the server forgot it), and no listener left on a signal after a request.
+ * session: the server forgot it), no listener left on a signal after a request, and a DELETE
+ * of the session when it closes.
  * What it leaves out: the optional GET stream for messages the server starts (the router needs
  * none between its calls), resuming an answer stream that broke (the call fails and the model is
  * told), and OAuth flows (the operator's token goes as a header).
@@ -46,6 +47,8 @@ export class McpConnectionError extends Error {
 }
 
 const MAX_REDIRECTS = 5;
+/** How long a closing session's DELETE may take. */
+const TERMINATE_TIMEOUT_MS = 5_000;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const ACCEPT = "application/json, text/event-stream";
 
@@ -94,8 +97,24 @@ export class McpHttpTransport implements Transport {
   }
 
   async close(): Promise<void> {
-    if (!this.controller.signal.aborted) this.controller.abort(new Error("The MCP session was closed."));
+    if (!this.controller.signal.aborted) {
+      this.controller.abort(new Error("The MCP session was closed."));
+      // As the protocol asks of a client done with a session: the server may let go of it now.
+      if (this.sessionId !== undefined) void this.terminate(this.sessionId);
+    }
     this.onclose?.();
+  }
+
+  /** DELETE with the session's id; whatever the answer (405: the server keeps sessions until they expire), nothing waits for it. */
+  private async terminate(session: string): Promise<void> {
+    const headers: Record<string, string> = { ...this.headers, "mcp-session-id": session };
+    if (this.protocolVersion !== undefined) headers["mcp-protocol-version"] = this.protocolVersion;
+    try {
+      const res = await request(this.url, { method: "DELETE", headers, signal: AbortSignal.timeout(TERMINATE_TIMEOUT_MS), dispatcher: mcpAgent() });
+      await res.body.dump();
+    } catch {
+      // The session expires on the server by itself.
+    }
   }
 
   /** The POST, following a redirect that stays within the server's origin and keeps the method. */
