@@ -42,6 +42,12 @@ beforeAll(async () => {
           setTimeout(() => res.write(`id: 7\ndata: ${result(id).slice(0, 10)}`), 10);
           setTimeout(() => res.end(`${result(id).slice(10)}\n\n`), 20);
           return;
+        case "/sse-cut":
+          res.writeHead(200, { "content-type": "text/event-stream" }).end('data: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n\n');
+          return;
+        case "/bad-json":
+          res.writeHead(200, { "content-type": "application/json" }).end("{not json");
+          return;
         case "/accepted":
           res.writeHead(202).end();
           return;
@@ -120,6 +126,21 @@ describe("the MCP Streamable HTTP transport", () => {
     expect(got).toEqual([{ jsonrpc: "2.0", method: "notifications/progress", params: {} }, { jsonrpc: "2.0", id: 3, result: { ok: true } }]);
     expect(errors).toEqual([]);
     await t.close();
+  });
+
+  it("an event stream that ends without the answer: the request gets an error answer at once (not a stale one, which would run the call again)", async () => {
+    const { t, got } = await transport("/sse-cut");
+    await t.send(request(12));
+    await until(() => got.length === 2);
+    expect(got[1]).toEqual({ jsonrpc: "2.0", id: 12, error: { code: -32603, message: "The MCP server's event stream ended before it answered." } });
+  });
+
+  it("an answer that cannot be read is the server's failure, not a connection's (not stale)", async () => {
+    const { t } = await transport("/bad-json");
+    const err = await t.send(request(13)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(McpHttpError);
+    expect(err).toMatchObject({ code: -1 });
+    expect(isStale(err)).toBe(false);
   });
 
   it("a JSON batch hands on each message; a notification's 202 and an answer to no request hand on nothing", async () => {

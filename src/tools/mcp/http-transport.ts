@@ -51,6 +51,10 @@ const MAX_REDIRECTS = 5;
 const TERMINATE_TIMEOUT_MS = 5_000;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const ACCEPT = "application/json, text/event-stream";
+/** JSON-RPC's internal error: an answer the server could not give. */
+const INTERNAL_ERROR = -32603;
+/** As much of an error answer's body as goes into its message. */
+const ERROR_TEXT_CHARS = 1_000;
 
 export class McpHttpTransport implements Transport {
   onclose?: () => void;
@@ -77,23 +81,34 @@ export class McpHttpTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage | JSONRPCMessage[]): Promise<void> {
+    let res: Dispatcher.ResponseData;
     try {
-      const res = await this.post(JSON.stringify(message));
+      res = await this.post(JSON.stringify(message));
+    } catch (err) {
+      // No answer: the connection could not be made or broke before the server answered.
+      throw this.reported(this.controller.signal.aborted ? (err as Error) : new McpConnectionError(`The MCP server could not be reached: ${describe(err)}`, { cause: err }));
+    }
+    try {
       const session = res.headers["mcp-session-id"];
       if (typeof session === "string" && session.length > 0) this.sessionId = session;
       if (res.statusCode < 200 || res.statusCode > 299) throw await this.failure(res);
       // Notifications and responses are answered 202 without a body; only a request gets messages back.
-      if (res.statusCode === 202 || !hasRequest(message)) return void res.body.dump().catch(() => {});
+      const asked = requestIds(message);
+      if (res.statusCode === 202 || asked.length === 0) return void res.body.dump().catch(() => {});
       const type = mediaType(res.headers["content-type"]);
-      if (type === "text/event-stream") return this.readEvents(res.body);
+      if (type === "text/event-stream") return this.readEvents(res.body, asked);
       if (type === "application/json") return this.deliver(await res.body.json());
       void res.body.dump().catch(() => {});
       throw new McpHttpError(-1, `The MCP server answered with an unexpected content type: ${type || "none"}`);
     } catch (err) {
-      const error = this.controller.signal.aborted || err instanceof McpHttpError ? (err as Error) : new McpConnectionError(`The MCP server could not be reached: ${describe(err)}`, { cause: err });
-      this.onerror?.(error);
-      throw error;
+      // The server answered: whatever broke after that is no reason to run the call again elsewhere.
+      throw this.reported(err instanceof McpHttpError || this.controller.signal.aborted ? (err as Error) : new McpHttpError(-1, `The MCP server's answer could not be read: ${describe(err)}`));
     }
+  }
+
+  private reported(err: Error): Error {
+    this.onerror?.(err);
+    return err;
   }
 
   async close(): Promise<void> {
@@ -138,7 +153,7 @@ export class McpHttpTransport implements Transport {
 
   /** The error a non-2xx answer rejects the send with: its status, and its text (or where an unfollowed redirect pointed). */
   private async failure(res: Dispatcher.ResponseData): Promise<McpHttpError> {
-    const text = await res.body.text().catch(() => "");
+    const text = (await res.body.text().catch(() => "")).slice(0, ERROR_TEXT_CHARS);
     const target = REDIRECT_STATUSES.has(res.statusCode) ? redirectTarget(this.url, res.headers.location) : null;
     if (target) {
       target.username = target.password = target.search = target.hash = "";
@@ -147,9 +162,14 @@ export class McpHttpTransport implements Transport {
     return new McpHttpError(res.statusCode, `The MCP server answered HTTP ${res.statusCode}${text ? `: ${text}` : ""}`);
   }
 
-  /** An event stream's `message` events, each handed on as it arrives; a stream that breaks is reported, and its call waits no more than its timeout. */
-  private readEvents(body: Dispatcher.ResponseData["body"]): void {
+  /**
+   * An event stream's `message` events, each handed on as it arrives. A request the stream ends
+   * (or breaks) without answering gets an error answer then, rather than waiting out its timeout;
+   * not a ConnectionClosed one, which would run the call again on a new session.
+   */
+  private readEvents(body: Dispatcher.ResponseData["body"], asked: (string | number)[]): void {
     const parser = new SseParser();
+    const open = new Set(asked);
     const onFrame = (frame: SseFrame): void => {
       if (frame.data.length === 0 || (frame.event !== undefined && frame.event !== "message")) return;
       let message: unknown;
@@ -159,12 +179,23 @@ export class McpHttpTransport implements Transport {
         this.onerror?.(new Error(`The MCP server sent an event that is not JSON: ${frame.data.slice(0, 200)}`));
         return;
       }
+      const id = (message as { id?: unknown } | null)?.id;
+      if ((typeof id === "string" || typeof id === "number") && !("method" in (message as object))) open.delete(id);
       this.deliver(message);
     };
+    const unanswered = (why: string) => {
+      for (const id of open) this.onmessage?.({ jsonrpc: "2.0", id, error: { code: INTERNAL_ERROR, message: why } });
+      open.clear();
+    };
     body.on("data", (chunk: Buffer) => parser.push(chunk, onFrame));
-    body.on("end", () => parser.end(onFrame));
+    body.on("end", () => {
+      parser.end(onFrame);
+      unanswered("The MCP server's event stream ended before it answered.");
+    });
     body.on("error", (err: Error) => {
-      if (!this.controller.signal.aborted) this.onerror?.(new McpConnectionError(`The MCP server's event stream broke: ${describe(err)}`, { cause: err }));
+      if (this.controller.signal.aborted) return;
+      this.onerror?.(new McpConnectionError(`The MCP server's event stream broke: ${describe(err)}`, { cause: err }));
+      unanswered(`The MCP server's event stream broke before it answered: ${describe(err)}`);
     });
   }
 
@@ -175,9 +206,11 @@ export class McpHttpTransport implements Transport {
   }
 }
 
-function hasRequest(message: JSONRPCMessage | JSONRPCMessage[]): boolean {
-  const all = Array.isArray(message) ? message : [message];
-  return all.some((m) => "method" in m && "id" in m && m.id !== undefined);
+/** The ids of the requests among what was sent (notifications and responses have none to answer). */
+function requestIds(message: JSONRPCMessage | JSONRPCMessage[]): (string | number)[] {
+  const ids: (string | number)[] = [];
+  for (const m of Array.isArray(message) ? message : [message]) if ("method" in m && "id" in m && m.id !== undefined) ids.push(m.id);
+  return ids;
 }
 
 /** A Content-Type's media type, lower-cased, without its parameters. */
