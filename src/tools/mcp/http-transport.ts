@@ -5,13 +5,13 @@
  *
  * It replaces the SDK's transport, which wraps every answer in WHATWG Headers, a Response and
  * two TransformStreams (a TextDecoderStream, whose close alone builds an Error and its stack
- * trace): that was most of the router's CPU for an MCP call. What the SDK's does and this one
- * keeps: the server's `mcp-session-id` and the negotiated `mcp-protocol-version` on every later
+ * trace): that was most of the router's CPU for an MCP call. Kept from the SDK's transport:
+ * the server's `mcp-session-id` and the negotiated `mcp-protocol-version` on every later
  * request, redirects followed only within the server's origin (and for a POST only 307/308,
  * which keep the method), a send that fails rejecting with the HTTP status as `code` (404 on a
- * session: the server forgot it), no listener left on a signal after a request, and a DELETE
- * of the session when it closes.
- * What it leaves out: the optional GET stream for messages the server starts (the router needs
+ * session: the server forgot it). Added: a DELETE of the session when it closes (the SDK's
+ * leaves that to its caller), and an answer stream that ends unanswered fails its request at
+ * once. What it leaves out: the optional GET stream for messages the server starts (the router needs
  * none between its calls), resuming an answer stream that broke (the call fails and the model is
  * told), and OAuth flows (the operator's token goes as a header).
  */

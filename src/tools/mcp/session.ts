@@ -2,9 +2,8 @@
  * One connection to one MCP server for the length of one response: the official SDK client
  * over Streamable HTTP (the router's own transport, `http-transport.ts`), falling back to the
  * SDK's legacy SSE transport when the server does not speak it (as OpenAI's and llama-stack's
- * clients do). Headers and the `authorization` token
- * go on every request to the server and nowhere else: errors carry the server's message
- * with them scrubbed out.
+ * clients do). Headers and the `authorization` token go on every request to the server and
+ * nowhere else: errors carry the server's message with them scrubbed out.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { McpToolCallError } from "openai/resources/responses/responses";
