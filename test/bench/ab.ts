@@ -6,7 +6,7 @@
  * (see BENCHMARKS.md), so compare medians of 4+ rounds. Build the "before" into its own dir:
  *   npm run build && cp -r dist .bench/dist-base   (then change, build, and:)
  *   npx tsx test/bench/ab.ts --dists .bench/dist-base,dist --paths translated-json,native-stream --rounds 5 [--floors]
- * --prof DIR profiles that child's last round only (test/bench/prof-child.mjs -> .bench/prof/steady.cpuprofile);
+ * --prof DIR profiles that child's last round only (test/bench/prof-child.mjs -> .bench/prof/steady.cpuprofile; `--prof hono` the floor's, with --floors);
  * --c1 N first sends N sequential requests per server and path (the warm-up of the latency section).
  * Paths: the bench's (translated-json ... chat-stream, plus -store and -cached variants), chat-stream-long, translated-stream-long, anthropic-stream-long and native-stream-long
  * (2,000 deltas each, c=8: CPU per request / 2,000 is a chunk's), mcp-round (one hosted MCP tool round, c=16; its hono
@@ -104,7 +104,9 @@ for (const d of dists) {
   servers.push({ name: d, child, up: false });
 }
 if (f.floors) {
-  servers.push({ name: "hono", child: await spawnNode({ name: "hono", args: [...GC_ARGS, "--import", "tsx", "test/bench/hono-proxy.ts", "--upstream", mockOrigin, ...(mcp ? ["--mcp", mcp.url] : [])], cpus: "1", ready: { ipc: true } }), up: true });
+  const honoArgs = ["--upstream", mockOrigin, ...(mcp ? ["--mcp", mcp.url] : [])];
+  const honoMain = f.prof === "hono" ? "test/bench/prof-child.mjs" : "test/bench/hono-proxy.ts";
+  servers.push({ name: "hono", child: await spawnNode({ name: "hono", args: [...GC_ARGS, "--import", "tsx", honoMain, ...honoArgs], env: { PROF_MAIN: "./hono-proxy.ts" }, cpus: "1", ready: { ipc: true } }), up: true });
   servers.push({ name: "bare", child: await spawnNode({ name: "bare", args: [...GC_ARGS, "--import", "tsx", "test/bench/bare-proxy.ts", "--upstream", mockOrigin], cpus: "1", ready: { ipc: true } }), up: true });
 }
 const res: Record<string, Record<string, number[]>> = {};

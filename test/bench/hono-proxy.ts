@@ -74,8 +74,8 @@ export async function startHonoProxy(upstream: string, port = 0, mcpUrl?: string
   };
 }
 
-const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/^.*\//, ""));
-if (isMain) {
+/** Runs the floor as a child (argv as below); also the entry prof-child.mjs calls (PROF_MAIN) when ab.ts --prof hono profiles it. */
+export async function main(): Promise<void> {
   const { values } = parseArgs({ options: { upstream: { type: "string" }, port: { type: "string" }, mcp: { type: "string" } } });
   if (!values.upstream) throw new Error("--upstream is required");
   const proxy = await startHonoProxy(values.upstream, values.port ? Number(values.port) : 0, values.mcp);
@@ -86,3 +86,6 @@ if (isMain) {
   process.on("SIGTERM", stop);
   process.on("disconnect", stop);
 }
+
+const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/^.*\//, ""));
+if (isMain) await main();
