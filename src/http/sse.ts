@@ -45,7 +45,7 @@ function writeToNode(body: StreamBody, out: NodeOutgoing, keepalive: SseKeepaliv
     headersTimer = undefined;
   };
   let alive: KeptAlive | undefined;
-  const write = (text: string): boolean => {
+  const write = (text: string | Uint8Array): boolean => {
     headersGone();
     alive?.wrote();
     return out.writableEnded || out.destroyed ? true : out.write(text);

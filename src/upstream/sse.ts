@@ -11,6 +11,11 @@ export interface FrameConsumer {
    * For a consumer that passes frames through and only needs some of them parsed.
    */
   onWholeRead?(text: string): boolean;
+  /**
+   * The same offer made before a read is decoded (`SseParser.wholeBytes`): true takes the read as
+   * its bytes (passed on as they came), false has it decoded and offered or parsed as above.
+   */
+  onWholeBytes?(chunk: Buffer): boolean;
   /** One frame, in the turn its upstream read arrived; true stops reading (the rest of the body is released). */
   onFrame: FrameHandler;
   /** The body ended by itself (after its last frame). Not called after a stop. */
@@ -31,6 +36,7 @@ export function pipeSseFrames(body: UpstreamBody, consumer: FrameConsumer): void
   body.attach({
     onChunk(chunk) {
       if (stopped) return;
+      if (consumer.onWholeBytes && parser.wholeBytes(chunk) && consumer.onWholeBytes(chunk)) return;
       const text = parser.decode(chunk);
       if (consumer.onWholeRead && parser.wholeFrames(text) && consumer.onWholeRead(text)) return;
       if (!parser.pushText(text, consumer.onFrame)) return;

@@ -34,6 +34,8 @@ export class SseParser {
   private readonly decoder = new TextDecoder();
   private buf = "";
   private skipLf = false;
+  /** The decoder holds no bytes of a character split across reads (the last read decoded ended with an ASCII byte). */
+  private decoderClean = true;
 
   /** One upstream read. Returns true when `onFrame` asked to stop (no further frame of the read is parsed). */
   push(chunk: Uint8Array | string, onFrame: FrameHandler): boolean {
@@ -42,7 +44,20 @@ export class SseParser {
 
   /** One read as text; a multi-byte character split across reads waits for its rest. */
   decode(chunk: Uint8Array | string): string {
-    return typeof chunk === "string" ? chunk : this.decoder.decode(chunk, { stream: true });
+    if (typeof chunk === "string") return chunk;
+    this.decoderClean = chunk.length === 0 ? this.decoderClean : chunk[chunk.length - 1]! < 0x80;
+    return this.decoder.decode(chunk, { stream: true });
+  }
+
+  /**
+   * Whether `chunk` (the next read, not decoded) is whole frames that need no parser state, as
+   * `wholeFrames` says of text: nothing held from earlier reads (in the buffer or the decoder),
+   * no CR, and it ends with a frame's blank line. Such a read may be taken as its bytes: the
+   * parser's state stays what it was (it ends in LF, so the decoder would hold nothing after it).
+   */
+  wholeBytes(chunk: Uint8Array): boolean {
+    const n = chunk.length;
+    return this.buf.length === 0 && !this.skipLf && this.decoderClean && n >= 2 && chunk[n - 1] === LF && chunk[n - 2] === LF && chunk.indexOf(CR) === -1;
   }
 
   /**

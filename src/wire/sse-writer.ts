@@ -13,12 +13,18 @@ export interface EventSink {
   send(type: string, data: string): void;
   /** Called after each upstream chunk: a chance to write batched events at once. */
   flush?(): void;
+  /**
+   * Whole event frames as the client gets them (`event: <type>\ndata: <json>\n\n` each, the
+   * same bytes `send` would write), the last one numbered `sequence`: an upstream read passed
+   * on as it came. Only a sink that writes SSE text has it; without it, frames go one by one.
+   */
+  sendRaw?(frames: Uint8Array, sequence: number): void;
 }
 
 /** Where a body's text goes: the client's connection. */
 export interface TextSink {
-  /** Writes text; false when the client's buffer is full (`ready()` before writing more). */
-  write(text: string): boolean;
+  /** Writes text (or bytes of it); false when the client's buffer is full (`ready()` before writing more). */
+  write(text: string | Uint8Array): boolean;
   /** Resolves when the client can take more (or is gone). */
   ready(): Promise<void>;
   /** The body is complete. */
@@ -31,6 +37,7 @@ export interface StreamBody {
 }
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /**
  * A text/event-stream body driven by `run`. Events are batched per upstream
@@ -53,6 +60,11 @@ export function sseBody(run: (sink: EventSink) => Promise<void>, onCancel: () =>
           if (pending.length === 0 || closed) return;
           out.write(pending);
           pending = "";
+        },
+        sendRaw(frames) {
+          // After events still batched: one write of both, as text (rare: a read is flushed at its end).
+          if (pending.length > 0) pending += decoder.decode(frames);
+          else if (!closed) out.write(frames);
         },
       };
       run(sink)
@@ -104,7 +116,7 @@ export function webStream(body: StreamBody): ReadableStream<Uint8Array> {
         cancel = body.start({
           write(text) {
             if (done) return true;
-            controller.enqueue(encoder.encode(text));
+            controller.enqueue(typeof text === "string" ? encoder.encode(text) : text);
             return (controller.desiredSize ?? 0) > 0;
           },
           ready: () => (done ? Promise.resolve() : new Promise<void>((resolve) => (wake = resolve))),

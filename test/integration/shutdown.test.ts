@@ -125,8 +125,9 @@ describe("graceful shutdown (SIGTERM)", () => {
     const router = await startChildRouter(file);
     try {
       // The upstream sends its first events (through the first delta), then stays open without a terminal event.
+      // One read each: the delta reaches the client as the upstream's bytes, and the closing events number on from it.
       const frames = nativeEvents(nativeResponse("Hello there, a long answer")).slice(0, 5);
-      up.enqueue("/responses", { kind: "sse", frames, holdOpenMs: 30_000 });
+      up.enqueue("/responses", { kind: "sse", frames, delayMs: 20, holdOpenMs: 30_000 });
       const res = await postResponses(router.url, { model: "gpt-4.1", input: "endless", stream: true });
       const head = await readUntil(res, (t) => t.includes("response.output_text.delta"));
       router.kill("SIGTERM");

@@ -61,6 +61,12 @@ export interface StreamTranslation {
   start(sink: EventSink): void;
   /** One upstream frame: writes what it yields; the upstream's own terminal event is returned, held back. */
   push(frame: SseFrame, sink: EventSink): HeldTerminal | typeof END | null;
+  /**
+   * One upstream read of whole frames, offered as its bytes before it is parsed: true when the
+   * kind passed it to the sink as it came (`EventSink.sendRaw`), false to have it parsed and
+   * pushed frame by frame. Absent: every read is parsed.
+   */
+  pushRaw?(chunk: Buffer, sink: EventSink): boolean;
   /** The upstream ended: the closing events, terminal last. */
   finish(): StreamEvent[];
   /** The upstream broke: open items closed, `response.failed` last. */
@@ -137,6 +143,12 @@ export class ChunkCount {
   add(more: boolean | undefined): void {
     this.n++;
     if (!more) this.flush();
+  }
+
+  /** The chunks of a whole upstream read at once. */
+  addRead(chunks: number): void {
+    this.n += chunks;
+    this.flush();
   }
 
   flush(): void {

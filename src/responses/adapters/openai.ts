@@ -82,6 +82,18 @@ class NativeStream extends CountedStream<NativeStreamMachine> {
     return null;
   }
 
+  /** A read of deltas (and the other events the router changes nothing in) goes out as its bytes: nothing of it is parsed. */
+  pushRaw(chunk: Buffer, sink: EventSink): boolean {
+    if (!sink.sendRaw) return false;
+    const read = this.tr.passRead(chunk);
+    if (read === null) return false;
+    if (read.delta) this.rd.attempt.firstToken();
+    this.chunks.addRead(read.frames);
+    sink.sendRaw(chunk, this.tr.sequence - 1);
+    sink.flush?.();
+    return true;
+  }
+
   serialise(ev: StreamEvent): string {
     return this.tr.serialise(ev);
   }

@@ -218,6 +218,17 @@ function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, A
     };
     tr.start(sink); // a throw here rejects, as before the upstream body is read
     pipeSseFrames(attempt.reply.body, {
+      onWholeBytes: tr.pushRaw
+        ? (chunk) => {
+            if (settled) return false;
+            try {
+              return tr.pushRaw!(chunk, sink);
+            } catch (err) {
+              broke(err);
+              return true;
+            }
+          }
+        : undefined,
       onFrame(frame) {
         if (settled) return true;
         try {

@@ -16,6 +16,8 @@ import type { PumpOptions, RunOutcome } from "./execute.js";
  */
 export class StreamShutdown {
   private lastData = "";
+  /** The sequence number of the last frames sent as bytes (`sendRaw`), while nothing was sent after them. */
+  private lastRaw: number | undefined;
   private hit = false;
   private readonly deadline: Deadline;
   private readonly slot: number;
@@ -37,9 +39,16 @@ export class StreamShutdown {
     this.sink = {
       send: (type, data) => {
         this.lastData = data;
+        this.lastRaw = undefined;
         sink.send(type, data);
       },
       flush: () => sink.flush?.(),
+      sendRaw: sink.sendRaw
+        ? (frames, sequence) => {
+            this.lastRaw = sequence;
+            sink.sendRaw!(frames, sequence);
+          }
+        : undefined,
     };
     // The pump reads `keepPartialOnAbort` from this object's class getter. (An object literal
     // with a getter closure per stream gave every stream its own hidden class, in old space,
@@ -54,7 +63,7 @@ export class StreamShutdown {
   outcome(out: RunOutcome): RunOutcome {
     if (!this.hit) return out;
     const reason = new ShutdownDeadline();
-    const last = this.lastData ? (JSON.parse(this.lastData) as { sequence_number?: number }).sequence_number : undefined;
+    const last = this.lastRaw ?? (this.lastData ? (JSON.parse(this.lastData) as { sequence_number?: number }).sequence_number : undefined);
     const response = failedResponse(out.response, { code: reason.code, message: reason.message });
     const event = emitted({ type: "response.failed", response: response as unknown as EmittedResponse, sequence_number: (last ?? -1) + 1 });
     return { ...out, response, terminal: { type: event.type, data: clientText(event, out.hideEncryptedReasoning, out.hideSearchSources) } };

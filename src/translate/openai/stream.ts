@@ -9,10 +9,12 @@
  * reference to the frame while an item is open), output_item.added/done (which carry no
  * router-owned field) with their output_index read from the text and the frame kept as the
  * item, parsed only if the item is needed (the stream stops without a terminal event) -
- * unless hidden encrypted reasoning or the scrub must change the text: then parsed. Only
- * when the stream stops mid-item are the open items' frames parsed, to close them (as
- * `incomplete`, with the text they got) with the events a complete stream would have had,
- * so partial output survives cancel and failure.
+ * unless hidden encrypted reasoning or the scrub must change the text: then parsed. A whole
+ * upstream read of deltas and the like is not even decoded (`passRead`): it goes to the client
+ * as its bytes, and the machine keeps its last sequence number and, while an item is open, the
+ * read itself. Only when the stream stops mid-item are the open items' frames parsed, to
+ * close them (as `incomplete`, with the text they got) with the events a complete stream
+ * would have had, so partial output survives cancel and failure.
  */
 import type { ResponseError, ResponseOutputItem } from "openai/resources/responses/responses";
 import { numbered, type EmittedFields } from "../../wire/emitted.js";
@@ -20,6 +22,7 @@ import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } f
 import { LIFECYCLE_EVENTS, TERMINAL_EVENTS } from "../../wire/protocol.js";
 import { applyRouterFields, clientText, type RouterFields } from "./rewrite.js";
 import { failedResponse } from "../skeleton.js";
+import { passableFrames, passedFrameData, type PassableRead } from "./passable.js";
 
 export interface NativeFrame {
   type: string;
@@ -39,6 +42,8 @@ type Failure = { code: string; message: string };
 
 export class NativeStreamMachine {
   private upstreamId: string | null = null;
+  /** `upstreamId` as bytes, to find it in a read passed on as its bytes (`passRead`). */
+  private upstreamIdBytes: Buffer | null = null;
   private lastSequence = -1;
   private ended = false;
   /**
@@ -47,8 +52,11 @@ export class NativeStreamMachine {
    */
   private readonly items: (Item | string)[] = [];
   private readonly open = new Set<number>();
-  /** Raw frames received while an item is open (parsed only if the stream stops mid-item). */
-  private openFrames: string[] = [];
+  /**
+   * Raw frames received while an item is open (parsed only if the stream stops mid-item): a
+   * frame's data, or a whole read passed on as its bytes.
+   */
+  private openFrames: (string | Uint8Array)[] = [];
   private snapshot: ResponseObject;
   private final: ResponseObject | null = null;
   /**
@@ -84,6 +92,26 @@ export class NativeStreamMachine {
     if (this.open.size > 0) this.openFrames.push(data);
     if (this.upstreamId !== null && data.includes(this.upstreamId)) data = data.split(this.upstreamId).join(this.fields.id);
     return { type: type ?? "message", data, terminal: false };
+  }
+
+  /**
+   * An upstream read of whole frames that may go to the client as it came (passable.ts), when it
+   * also holds no upstream id to rewrite: the stream's state advances as the frames say (their
+   * last sequence number, the open items' frames) and the read's frames are returned; null when
+   * any frame must be read on its own (`push`). Not before the first lifecycle event (the
+   * upstream's id is not known yet) and not after the end.
+   */
+  passRead(chunk: Buffer): PassableRead | null {
+    if (this.ended || this.upstreamIdBytes === null) return null;
+    const read = passableFrames(chunk);
+    if (read === null || chunk.indexOf(this.upstreamIdBytes) !== -1) return null;
+    const at = chunk.lastIndexOf(SEQUENCE_KEY);
+    if (at !== -1) {
+      const n = Number.parseInt(chunk.toString("latin1", at + SEQUENCE_KEY.length, at + SEQUENCE_KEY.length + 16), 10);
+      if (Number.isFinite(n)) this.lastSequence = n;
+    }
+    if (this.open.size > 0) this.openFrames.push(chunk);
+    return read;
   }
 
   /**
@@ -159,7 +187,10 @@ export class NativeStreamMachine {
     const terminal = TERMINAL_EVENTS.has(t);
     if (LIFECYCLE_EVENTS.has(t) && parsed.response && typeof parsed.response === "object") {
       const resp = parsed.response as JsonObject;
-      if (typeof resp.id === "string" && this.upstreamId === null) this.upstreamId = resp.id;
+      if (typeof resp.id === "string" && this.upstreamId === null) {
+        this.upstreamId = resp.id;
+        this.upstreamIdBytes = Buffer.from(resp.id);
+      }
       applyRouterFields(resp, this.fields);
       if (!terminal) this.snapshot = resp as ResponseObject;
     }
@@ -195,9 +226,9 @@ export class NativeStreamMachine {
 
   /** Reads sequence_number from a raw frame without parsing all of it (it is near the end). */
   private trackRaw(data: string): void {
-    const at = data.lastIndexOf('"sequence_number":');
+    const at = data.lastIndexOf(SEQUENCE_KEY);
     if (at !== -1) {
-      const n = Number.parseInt(data.slice(at + 18), 10);
+      const n = Number.parseInt(data.slice(at + SEQUENCE_KEY.length), 10);
       if (Number.isFinite(n)) this.lastSequence = n;
     }
   }
@@ -259,7 +290,8 @@ interface OpenPart {
  * Replays the raw frames of open items onto copies of those items: content parts and
  * their text, refusals, summaries, call arguments. Returns the parts, done or not.
  */
-function rebuild(items: Item[], open: Set<number>, frames: string[]): OpenPart[] {
+function rebuild(items: Item[], open: Set<number>, raw: (string | Uint8Array)[]): OpenPart[] {
+  const frames = raw.flatMap((f) => (typeof f === "string" ? [f] : passedFrameData(f)));
   for (const index of open) {
     const item = items[index]!;
     items[index] = { ...item, ...(Array.isArray(item.content) ? { content: [...(item.content as JsonObject[])] } : {}), ...(Array.isArray(item.summary) ? { summary: [...(item.summary as JsonObject[])] } : {}) };
@@ -354,6 +386,7 @@ function rawOutputIndex(data: string): number | undefined {
   return Number.isInteger(n) && n >= 0 ? n : undefined;
 }
 
+const SEQUENCE_KEY = '"sequence_number":';
 const LIFECYCLE_HEAD = /^\{"type":"(response\.[a-z_]+)",(?:"sequence_number":(\d+),)?"response":\{/;
 const SEQUENCE_TAIL = /^,"sequence_number":(\d+)\}$/;
 
