@@ -3,6 +3,9 @@ import { SseParser, type FrameHandler, type SseFrame } from "../wire/sse-parser.
 
 export { SseParser, type FrameHandler, type SseFrame };
 
+/** What a consumer did with a read offered as its bytes (`FrameConsumer.onWholeBytes`). */
+export type WholeBytes = "taken" | "stop" | "parse";
+
 /** What reads an upstream body's frames as they arrive (`pipeSseFrames`). */
 export interface FrameConsumer {
   /**
@@ -12,10 +15,12 @@ export interface FrameConsumer {
    */
   onWholeRead?(text: string): boolean;
   /**
-   * The same offer made before a read is decoded (`SseParser.wholeBytes`): true takes the read as
-   * its bytes (passed on as they came), false has it decoded and offered or parsed as above.
+   * The same offer made before a read is decoded (`SseParser.wholeBytes`): "taken" (the consumer
+   * read it as bytes), "stop" (taken, and the protocol ended in it: the rest of the body is
+   * released, as when `onFrame` stops) or "parse" (nothing of it was read: it is decoded and
+   * offered or parsed as above).
    */
-  onWholeBytes?(chunk: Buffer): boolean;
+  onWholeBytes?(chunk: Buffer): WholeBytes;
   /** One frame, in the turn its upstream read arrived; true stops reading (the rest of the body is released). */
   onFrame: FrameHandler;
   /** The body ended by itself (after its last frame). Not called after a stop. */
@@ -33,15 +38,21 @@ export interface FrameConsumer {
 export function pipeSseFrames(body: UpstreamBody, consumer: FrameConsumer): void {
   const parser = new SseParser();
   let stopped = false;
+  const stop = () => {
+    stopped = true;
+    body.release();
+  };
   body.attach({
     onChunk(chunk) {
       if (stopped) return;
-      if (consumer.onWholeBytes && parser.wholeBytes(chunk) && consumer.onWholeBytes(chunk)) return;
+      if (consumer.onWholeBytes && parser.wholeBytes(chunk)) {
+        const took = consumer.onWholeBytes(chunk);
+        if (took === "taken") return;
+        if (took === "stop") return stop();
+      }
       const text = parser.decode(chunk);
       if (consumer.onWholeRead && parser.wholeFrames(text) && consumer.onWholeRead(text)) return;
-      if (!parser.pushText(text, consumer.onFrame)) return;
-      stopped = true;
-      body.release();
+      if (parser.pushText(text, consumer.onFrame)) stop();
     },
     onEnd() {
       if (stopped) return;

@@ -37,7 +37,6 @@ export interface StreamBody {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /**
  * A text/event-stream body driven by `run`. Events are batched per upstream
@@ -49,6 +48,10 @@ export function sseBody(run: (sink: EventSink) => Promise<void>, onCancel: () =>
     start(out) {
       let closed = false;
       let pending = "";
+      // Bytes passed on as they came (sendRaw), held until the flush: one read's alone (the
+      // common case: a read of deltas), or with the text batched around them, in order.
+      let single: Uint8Array | null = null;
+      let parts: (string | Uint8Array)[] | null = null;
       const sink: EventSink = {
         send(type, data) {
           // A data field a native upstream sent over several lines (SSE joins them with "\n")
@@ -57,14 +60,28 @@ export function sseBody(run: (sink: EventSink) => Promise<void>, onCancel: () =>
           pending += `event: ${type}\ndata: ${data}\n\n`;
         },
         flush() {
-          if (pending.length === 0 || closed) return;
+          if (closed) return;
+          // Writes of one turn leave in one socket write (a Node response corks its socket until the next tick).
+          if (single !== null) out.write(single);
+          else if (parts !== null) for (const part of parts) out.write(part);
+          single = null;
+          parts = null;
+          if (pending.length === 0) return;
           out.write(pending);
           pending = "";
         },
         sendRaw(frames) {
-          // After events still batched: one write of both, as text (rare: a read is flushed at its end).
-          if (pending.length > 0) pending += decoder.decode(frames);
-          else if (!closed) out.write(frames);
+          // Held until the flush like any event: the pump flushes what precedes a terminal event
+          // from a microtask, so that it leaves with it (execute.ts).
+          if (single === null && parts === null && pending.length === 0) {
+            single = frames;
+            return;
+          }
+          parts ??= single !== null ? [single] : [];
+          single = null;
+          if (pending.length > 0) parts.push(pending);
+          parts.push(frames);
+          pending = "";
         },
       };
       run(sink)

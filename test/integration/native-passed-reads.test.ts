@@ -60,6 +60,23 @@ describe("native deltas passed as the upstream's bytes", () => {
     expect(chunksAfter! - chunksBefore).toBe(frames.length);
   });
 
+  it("a whole stream in one read: lifecycle and item events read on their own between runs of passed bytes, in order", async () => {
+    const frames = upstreamFrames();
+    oai.enqueue("/responses", { kind: "sse", frames: [frames.map(wire).join("")] });
+    const text = await post({ model: "gpt-4.1", input: "hi", stream: true });
+    const passed = frames.filter((f) => !/^response\.[a-z_]+$/.test(f.event) && !f.event.startsWith("response.output_item."));
+    for (const f of passed) expect(text).toContain(wire(f));
+    const events = parseSse(text).map((f) => f.data as ResponseStreamEvent);
+    assertResponsesGrammar(events as never);
+    expect(events.map((e) => e.type)).toEqual(frames.map((f) => f.event));
+    events.forEach((e, i) => expect(e.sequence_number).toBe(i));
+    expect(text).not.toContain("resp_upstream_1");
+    const { final } = await runThroughOpenAISdk(events as never);
+    expect(final.output_text).toBe(words.join(""));
+    // The terminal event left after the response was stored.
+    expect((await router.client.responses.retrieve(final.id)).output_text).toBe(words.join(""));
+  });
+
   it("a delta that names the upstream's response id is read on its own and gets the router's, as frame by frame", async () => {
     const frames = upstreamFrames(nativeEvents(nativeResponse("see resp_upstream_1 here", "gpt-4.1", "resp_upstream_1"), ["see ", "resp_upstream_1", " here"]));
     oai.enqueue("/responses", { kind: "sse", frames, delayMs: 5 });

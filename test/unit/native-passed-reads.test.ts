@@ -1,6 +1,6 @@
 import type { ResponseOutputMessage } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
-import { passableFrames, passedFrameData } from "../../src/translate/openai/passable.js";
+import { deltaEvent, frameBounds, passableEvent, passedFrameData } from "../../src/translate/openai/passable.js";
 import { NativeStreamMachine } from "../../src/translate/openai/stream.js";
 import { responseSkeleton } from "../../src/translate/skeleton.js";
 import { SseParser } from "../../src/wire/sse-parser.js";
@@ -15,28 +15,34 @@ const frame = (ev: { type: string }) => `event: ${ev.type}\ndata: ${JSON.stringi
 const bytes = (text: string) => Buffer.from(text);
 const delta = (text: string, seq: number) => frame({ type: "response.output_text.delta", item_id: "msg_up", output_index: 0, content_index: 0, delta: text, logprobs: [], sequence_number: seq } as never);
 
-describe("passableFrames: a read that may reach the client as its bytes", () => {
-  it("takes deltas and the other events the router changes nothing in, counting frames and telling deltas apart", () => {
-    expect(passableFrames(bytes(delta("a", 4) + delta("b", 5)))).toEqual({ frames: 2, delta: true });
+/** Which frames of a read pass as bytes: "pass", "read" (on its own), per frame; null when the read is not laid out as the router writes frames. */
+function classify(text: string): string[] | null {
+  const b = bytes(text);
+  const bounds: number[] = [];
+  if (!frameBounds(b, bounds)) return null;
+  const out: string[] = [];
+  for (let i = 0; i < bounds.length; i += 3) out.push(passableEvent(b, bounds[i]!, bounds[i + 1]!) ? (deltaEvent(b, bounds[i + 1]!) ? "delta" : "pass") : "read");
+  return out;
+}
+
+describe("passable frames: what of a read may reach the client as its bytes", () => {
+  it("deltas and the other events the router changes nothing in pass; lifecycle, output_item and error events are read on their own", () => {
     const part = frame({ type: "response.content_part.added", item_id: "msg_up", output_index: 0, content_index: 0, part: { type: "output_text", text: "" }, sequence_number: 3 } as never);
-    expect(passableFrames(bytes(part))).toEqual({ frames: 1, delta: false });
-    expect(passableFrames(bytes(frame({ type: "response.output_text.annotation.added" })))).toEqual({ frames: 1, delta: false });
+    expect(classify(delta("a", 4) + delta("b", 5))).toEqual(["delta", "delta"]);
+    expect(classify(part + frame({ type: "response.output_text.annotation.added" }) + frame({ type: "response.output_text.done" }))).toEqual(["pass", "pass", "pass"]);
+    expect(classify(frame({ type: "response.created" }) + frame({ type: "response.in_progress" }) + delta("a", 2) + frame({ type: "response.output_item.added" }) + frame({ type: "error" }) + frame({ type: "response.completed" }))).toEqual(["read", "read", "delta", "read", "read", "read"]);
   });
 
-  it("refuses any read with a frame the router rewrites, or laid out other than it writes frames", () => {
+  it("a read laid out other than the router writes frames is not taken apart at all", () => {
     const refused = [
-      frame({ type: "response.created" }), // lifecycle: the router's id and fields go in
-      frame({ type: "response.completed" }),
-      frame({ type: "response.output_item.added" }), // items are kept (and may be rewritten)
-      frame({ type: "error" }),
       `data: ${JSON.stringify({ type: "response.output_text.delta" })}\n\n`, // no event line: the router writes one
       `event: response.output_text.delta\ndata: {"a":\ndata: 1}\n\n`, // data over two lines
       `: keep-alive\n\nevent: response.output_text.delta\ndata: {}\n\n`, // a comment
       `event: response.output_text.delta\nid: 4\ndata: {}\n\n`, // another field
       `event: response.output_text.delta\ndata: {}\n`, // not a whole frame
     ];
-    for (const text of refused) expect(passableFrames(bytes(delta("a", 1) + text)), text).toBeNull();
-    expect(passableFrames(bytes(""))).toBeNull();
+    for (const text of refused) expect(classify(delta("a", 1) + text), text).toBeNull();
+    expect(classify("")).toBeNull();
   });
 
   it("gives back each frame's data as text (what the frame-by-frame way keeps of an open item)", () => {
@@ -65,27 +71,31 @@ describe("SseParser.wholeBytes", () => {
   });
 });
 
-describe("NativeStreamMachine.passRead", () => {
+describe("NativeStreamMachine.passRun", () => {
   const upstream = nativeEvents(nativeResponse("w0 w1 w2 w3 ", "gpt-4.1", "resp_up"), ["w0 ", "w1 ", "w2 ", "w3 "]).map((f) => ({ type: f.event, ...(f.data as object) }) as StreamEvent);
   const firstDelta = upstream.findIndex((e) => e.type === "response.output_text.delta");
+  const run = (m: NativeStreamMachine, text: string, prefix = "") => m.passRun(bytes(prefix + text), prefix.length, prefix.length + Buffer.byteLength(text));
 
-  it("passes nothing before the upstream's id is known, nor a read that carries it, nor after the end", () => {
+  it("passes nothing before the upstream's id is known, nor a run that names it, nor after the end", () => {
     const m = new NativeStreamMachine(fields);
-    expect(m.passRead(bytes(frame(upstream[firstDelta]!)))).toBeNull();
+    expect(run(m, frame(upstream[firstDelta]!))).toBe(false);
     for (const ev of upstream.slice(0, firstDelta)) m.push(ev.type, JSON.stringify(ev));
-    expect(m.passRead(bytes(frame({ type: "response.output_text.delta", delta: "see resp_up", sequence_number: 9 } as never)))).toBeNull();
-    expect(m.passRead(bytes(frame(upstream[firstDelta]!)))).toEqual({ frames: 1, delta: true });
+    expect(run(m, frame({ type: "response.output_text.delta", delta: "see resp_up", sequence_number: 9 } as never))).toBe(false);
+    // The id after the run (a later lifecycle event of the same read) does not matter.
+    const after = bytes(frame(upstream[firstDelta]!) + frame({ type: "response.completed", response: { id: "resp_up" } } as never));
+    expect(m.passRun(after, 0, Buffer.byteLength(frame(upstream[firstDelta]!)))).toBe(true);
+    expect(m.sequence).toBe((upstream[firstDelta] as { sequence_number: number }).sequence_number + 1);
     m.fail({ code: "server_error", message: "gone" });
-    expect(m.passRead(bytes(frame(upstream[firstDelta + 1]!)))).toBeNull();
+    expect(run(m, frame(upstream[firstDelta + 1]!))).toBe(false);
   });
 
-  it("a stream that dies after reads passed as bytes closes its open message with all of its text, numbered on", async () => {
+  it("a stream that dies after runs passed as bytes closes its open message with all of its text, numbered on", async () => {
     const m = new NativeStreamMachine(fields);
     const seen: StreamEvent[] = [];
     for (const ev of upstream.slice(0, firstDelta + 1)) seen.push(JSON.parse(m.push(ev.type, JSON.stringify(ev)).data) as StreamEvent);
-    // Two deltas in one read passed as bytes, then one read frame by frame.
+    // Two deltas in one run, in the middle of a read, passed as bytes; then one frame by frame.
     const passed = upstream.slice(firstDelta + 1, firstDelta + 3);
-    expect(m.passRead(bytes(passed.map(frame).join("")))).toEqual({ frames: 2, delta: true });
+    expect(run(m, passed.map(frame).join(""), frame({ type: "response.in_progress" }))).toBe(true);
     seen.push(...passed);
     expect(m.sequence).toBe((passed[1] as { sequence_number: number }).sequence_number + 1);
     const last = upstream[firstDelta + 3]!;

@@ -21,6 +21,29 @@ describe("webStream", () => {
     expect(await readAll(webStream(body))).toBe('event: response.created\ndata: {"a":1}\n\nevent: response.output_text.delta\ndata: {"b":\ndata: 2}\n\nevent: response.completed\ndata: {}\n\n');
   });
 
+  it("bytes passed as they came keep their place among the events, written at the flush", async () => {
+    const writes: (string | Uint8Array)[] = [];
+    const bytes = (text: string) => new TextEncoder().encode(text);
+    await new Promise<void>((resolve) => {
+      sseBody(async (sink) => {
+        sink.sendRaw!(bytes("event: a\ndata: 1\n\n"), 1); // alone
+        expect(writes).toEqual([]); // held until the flush
+        sink.flush!();
+        sink.send("b", "2");
+        sink.sendRaw!(bytes("event: c\ndata: 3\n\n"), 3); // after text
+        sink.sendRaw!(bytes("event: d\ndata: 4\n\n"), 4);
+        sink.send("e", "5");
+        sink.flush!();
+        sink.sendRaw!(bytes("event: f\ndata: 6\n\n"), 6);
+        sink.send("g", "7"); // text after bytes held alone
+        sink.sendRaw!(bytes("event: h\ndata: 8\n\n"), 8);
+      }, () => {}).start({ write: (t) => (writes.push(t), true), ready: () => Promise.resolve(), end: resolve });
+    });
+    const text = writes.map((w) => (typeof w === "string" ? w : decoder.decode(w))).join("");
+    expect(text).toBe(["a", "b", "c", "d", "e", "f", "g", "h"].map((t, i) => `event: ${t}\ndata: ${i + 1}\n\n`).join(""));
+    expect(writes[0]).toBeInstanceOf(Uint8Array); // the bytes themselves, never decoded
+  });
+
   it("is pulled: a writer told the stream is full waits until the reader asks for more", async () => {
     const log: string[] = [];
     const body: StreamBody = {

@@ -62,11 +62,12 @@ export interface StreamTranslation {
   /** One upstream frame: writes what it yields; the upstream's own terminal event is returned, held back. */
   push(frame: SseFrame, sink: EventSink): HeldTerminal | typeof END | null;
   /**
-   * One upstream read of whole frames, offered as its bytes before it is parsed: true when the
-   * kind passed it to the sink as it came (`EventSink.sendRaw`), false to have it parsed and
-   * pushed frame by frame. Absent: every read is parsed.
+   * One upstream read of whole frames, offered as its bytes before it is parsed: the kind writes
+   * what it yields (what it changes nothing in may go to the sink as it came, `EventSink.sendRaw`)
+   * and returns as `push` does for the read's last frame; false to have it parsed and pushed frame
+   * by frame instead (nothing of it was written). Absent: every read is parsed.
    */
-  pushRaw?(chunk: Buffer, sink: EventSink): boolean;
+  pushRaw?(chunk: Buffer, sink: EventSink): HeldTerminal | typeof END | null | false;
   /** The upstream ended: the closing events, terminal last. */
   finish(): StreamEvent[];
   /** The upstream broke: open items closed, `response.failed` last. */
@@ -145,10 +146,9 @@ export class ChunkCount {
     if (!more) this.flush();
   }
 
-  /** The chunks of a whole upstream read at once. */
-  addRead(chunks: number): void {
+  /** Several chunks of a read at once (not its last: `add` or `flush` follows). */
+  addMany(chunks: number): void {
     this.n += chunks;
-    this.flush();
   }
 
   flush(): void {

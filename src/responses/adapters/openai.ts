@@ -1,6 +1,7 @@
 /** `kind: openai` endpoints: the Responses request passed through (translate/openai/), the answer's ids and router fields rewritten. */
 import { applyRouterFields, nativeRequestBody, type RouterFields } from "../../translate/openai/rewrite.js";
 import { NativeStreamMachine } from "../../translate/openai/stream.js";
+import { deltaEvent, frameBounds, passableEvent } from "../../translate/openai/passable.js";
 import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
@@ -59,6 +60,9 @@ export class NativeRequest implements AdaptedRequest {
 }
 
 class NativeStream extends CountedStream<NativeStreamMachine> {
+  /** Where the frames of the read `pushRaw` is reading are (reused from read to read). */
+  private readonly bounds: number[] = [];
+
   constructor(m: NativeStreamMachine, rd: ReadContext) {
     super(m, rd, "native");
   }
@@ -82,16 +86,63 @@ class NativeStream extends CountedStream<NativeStreamMachine> {
     return null;
   }
 
-  /** A read of deltas (and the other events the router changes nothing in) goes out as its bytes: nothing of it is parsed. */
-  pushRaw(chunk: Buffer, sink: EventSink): boolean {
-    if (!sink.sendRaw) return false;
-    const read = this.tr.passRead(chunk);
-    if (read === null) return false;
-    if (read.delta) this.rd.attempt.firstToken();
-    this.chunks.addRead(read.frames);
-    sink.sendRaw(chunk, this.tr.sequence - 1);
+  /**
+   * A whole upstream read laid out as the router writes frames: runs of the events the router
+   * changes nothing in (deltas, as tokens arrive) go out as their bytes, never decoded; the other
+   * frames (lifecycle, output_item, a run that names the upstream's id) are decoded and pushed
+   * one by one. As `push`, the upstream's terminal event is returned (what follows it is not read).
+   */
+  pushRaw(chunk: Buffer, sink: EventSink): HeldTerminal | typeof END | null | false {
+    const bounds = this.bounds;
+    if (!sink.sendRaw || !frameBounds(chunk, bounds)) return false;
+    const last = bounds.length - 3;
+    let run = -1; // the frame (index into bounds) that starts a run of passable frames
+    for (let i = 0; i <= last; i += 3) {
+      if (passableEvent(chunk, bounds[i]!, bounds[i + 1]!)) {
+        if (run < 0) run = i;
+        if (i < last) continue;
+        const out = this.passRun(chunk, bounds, run, i + 3, sink);
+        if (out !== null) return out;
+        break;
+      }
+      if (run >= 0) {
+        const out = this.passRun(chunk, bounds, run, i, sink);
+        if (out !== null) return out;
+        run = -1;
+      }
+      const out = this.pushAt(chunk, bounds, i, sink);
+      if (out !== null) return out;
+    }
+    this.chunks.flush();
     sink.flush?.();
-    return true;
+    return null;
+  }
+
+  /** The frames `bounds[from, to)` as one run of bytes, or one by one when the machine will not pass them. */
+  private passRun(chunk: Buffer, bounds: number[], from: number, to: number, sink: EventSink): HeldTerminal | typeof END | null {
+    if (this.tr.passRun(chunk, bounds[from]!, bounds[to - 1]!)) {
+      let delta = false;
+      for (let i = from; i < to && !delta; i += 3) delta = deltaEvent(chunk, bounds[i + 1]!);
+      if (delta) this.rd.attempt.firstToken();
+      this.chunks.addMany((to - from) / 3);
+      const start = bounds[from]!;
+      const end = bounds[to - 1]!;
+      sink.sendRaw!(start === 0 && end === chunk.length ? chunk : chunk.subarray(start, end), this.tr.sequence - 1);
+      return null;
+    }
+    for (let i = from; i < to; i += 3) {
+      const out = this.pushAt(chunk, bounds, i, sink);
+      if (out !== null) return out;
+    }
+    return null;
+  }
+
+  /** The frame at `bounds[i]`, decoded and pushed; `more` unless it is the read's last. */
+  private pushAt(chunk: Buffer, bounds: number[], i: number, sink: EventSink): HeldTerminal | typeof END | null {
+    const start = bounds[i]!;
+    const nl = bounds[i + 1]!;
+    const end = bounds[i + 2]!;
+    return this.push({ event: chunk.toString("utf8", start + 7, nl), data: chunk.toString("utf8", nl + 7, end - 2), more: end < chunk.length }, sink);
   }
 
   serialise(ev: StreamEvent): string {

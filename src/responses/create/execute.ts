@@ -220,13 +220,17 @@ function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, A
     pipeSseFrames(attempt.reply.body, {
       onWholeBytes: tr.pushRaw
         ? (chunk) => {
-            if (settled) return false;
+            if (settled) return "stop";
             try {
-              return tr.pushRaw!(chunk, sink);
+              const held = tr.pushRaw!(chunk, sink);
+              if (held === false) return "parse";
+              if (held === null) return "taken";
+              if (held === END) closeWith(tr.finish());
+              else ended(held);
             } catch (err) {
               broke(err);
-              return true;
             }
+            return "stop";
           }
         : undefined,
       onFrame(frame) {

@@ -1,48 +1,57 @@
 /**
- * Reading an upstream read of a native Responses stream as bytes, to tell whether it can go to
- * the client as it came: every frame `event: response.<part>.<what>\ndata: <one line>\n\n` (the
- * layout the router writes, so the bytes are the ones it would write), none of them an event the
- * router rewrites (a lifecycle event such as `response.created` has one dot in its name, and
- * `error` none; output_item events carry items it keeps). Most of a stream is such reads: its
- * deltas, as tokens arrive.
+ * An upstream read of a native Responses stream read as bytes, to pass on as it came what the
+ * router changes nothing in. A read qualifies when every frame is laid out as the router writes
+ * frames (`event: <type>\ndata: <one line>\n\n`: the bytes are the ones it would write); then
+ * each frame is either passable - `response.<part>.<what>`, other than an output_item event:
+ * the deltas, as tokens arrive, and the parts' and texts' done events - or read on its own: a
+ * lifecycle event (`response.created`: one dot in its name) takes the router's id and fields,
+ * an output_item event carries an item the machine keeps, `error` is parsed.
  */
 
 const LF = 10;
 const DOT = 46;
+const EVENT = ascii("event: ");
 const EVENT_RESPONSE = ascii("event: response.");
 const DATA = ascii("data: ");
 const OUTPUT_ITEM = ascii("output_item.");
 const DELTA = ascii(".delta");
 
-/** A passable read: its frame count, and whether one of them is a delta (the first token's time). */
-export interface PassableRead {
-  frames: number;
-  delta: boolean;
-}
-
-/** The read's frames when it is passable as described above; null when any frame is not. */
-export function passableFrames(b: Uint8Array): PassableRead | null {
+/**
+ * Where each frame of a read is, when every frame is laid out as the router writes frames: three
+ * numbers a frame into `out` (emptied first) - its start, the end of its event line (the LF), its
+ * end (after its blank line). False when any frame is laid out otherwise (another field, a
+ * comment, data over several lines, no event line) or the read is not whole frames.
+ */
+export function frameBounds(b: Uint8Array, out: number[]): boolean {
+  out.length = 0;
   let pos = 0;
-  let frames = 0;
-  let delta = false;
   const n = b.length;
   while (pos < n) {
-    if (!startsWith(b, pos, EVENT_RESPONSE)) return null;
-    const name = pos + EVENT_RESPONSE.length;
-    const nl = b.indexOf(LF, name);
-    if (nl === -1) return null;
-    const dot = b.indexOf(DOT, name);
-    if (dot === -1 || dot > nl || startsWith(b, name, OUTPUT_ITEM) || !startsWith(b, nl + 1, DATA)) return null;
+    if (!startsWith(b, pos, EVENT)) return false;
+    const nl = b.indexOf(LF, pos + EVENT.length);
+    if (nl === -1 || !startsWith(b, nl + 1, DATA)) return false;
     const end = b.indexOf(LF, nl + 1 + DATA.length);
-    if (end === -1 || b[end + 1] !== LF) return null;
-    if (!delta && startsWith(b, nl - DELTA.length, DELTA)) delta = true;
-    frames++;
+    if (end === -1 || b[end + 1] !== LF) return false;
+    out.push(pos, nl, end + 2);
     pos = end + 2;
   }
-  return frames > 0 ? { frames, delta } : null;
+  return out.length > 0;
 }
 
-/** The data of each frame of a passable read, as text (what the per-frame way would have kept). */
+/** Whether the frame at `start` (its event line ending at `nl`) is one the router changes nothing in, by its type. */
+export function passableEvent(b: Uint8Array, start: number, nl: number): boolean {
+  if (!startsWith(b, start, EVENT_RESPONSE)) return false;
+  const name = start + EVENT_RESPONSE.length;
+  const dot = b.indexOf(DOT, name);
+  return dot !== -1 && dot < nl && !startsWith(b, name, OUTPUT_ITEM);
+}
+
+/** Whether the frame whose event line ends at `nl` is a delta (the time to first token counts from the first). */
+export function deltaEvent(b: Uint8Array, nl: number): boolean {
+  return startsWith(b, nl - DELTA.length, DELTA);
+}
+
+/** The data of each frame of passed bytes, as text (what the frame-by-frame way keeps of an open item). */
 export function passedFrameData(b: Uint8Array): string[] {
   const out: string[] = [];
   for (const frame of new TextDecoder().decode(b).split("\n\n")) {

@@ -9,12 +9,12 @@
  * reference to the frame while an item is open), output_item.added/done (which carry no
  * router-owned field) with their output_index read from the text and the frame kept as the
  * item, parsed only if the item is needed (the stream stops without a terminal event) -
- * unless hidden encrypted reasoning or the scrub must change the text: then parsed. A whole
- * upstream read of deltas and the like is not even decoded (`passRead`): it goes to the client
- * as its bytes, and the machine keeps its last sequence number and, while an item is open, the
- * read itself. Only when the stream stops mid-item are the open items' frames parsed, to
- * close them (as `incomplete`, with the text they got) with the events a complete stream
- * would have had, so partial output survives cancel and failure.
+ * unless hidden encrypted reasoning or the scrub must change the text: then parsed. Runs of
+ * deltas and the like in a whole upstream read are not even decoded (`passRun`): they go to the
+ * client as their bytes, and the machine keeps their last sequence number and, while an item
+ * is open, the bytes themselves. Only when the stream stops mid-item are the open items'
+ * frames parsed, to close them (as `incomplete`, with the text they got) with the events a
+ * complete stream would have had, so partial output survives cancel and failure.
  */
 import type { ResponseError, ResponseOutputItem } from "openai/resources/responses/responses";
 import { numbered, type EmittedFields } from "../../wire/emitted.js";
@@ -22,7 +22,7 @@ import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } f
 import { LIFECYCLE_EVENTS, TERMINAL_EVENTS } from "../../wire/protocol.js";
 import { applyRouterFields, clientText, type RouterFields } from "./rewrite.js";
 import { failedResponse } from "../skeleton.js";
-import { passableFrames, passedFrameData, type PassableRead } from "./passable.js";
+import { passedFrameData } from "./passable.js";
 
 export interface NativeFrame {
   type: string;
@@ -95,23 +95,24 @@ export class NativeStreamMachine {
   }
 
   /**
-   * An upstream read of whole frames that may go to the client as it came (passable.ts), when it
-   * also holds no upstream id to rewrite: the stream's state advances as the frames say (their
-   * last sequence number, the open items' frames) and the read's frames are returned; null when
-   * any frame must be read on its own (`push`). Not before the first lifecycle event (the
-   * upstream's id is not known yet) and not after the end.
+   * Frames of an upstream read, `chunk[start, end)`, that go to the client as they came: each one
+   * passable by its type (passable.ts), and the run holding no upstream id to rewrite. The
+   * stream's state advances as they say (their last sequence number; while an item is open, the
+   * bytes themselves). False, changing nothing, when they must be read one by one (`push`): before
+   * the first lifecycle event (the upstream's id is not known yet), after the end, or when the
+   * run names the upstream's id.
    */
-  passRead(chunk: Buffer): PassableRead | null {
-    if (this.ended || this.upstreamIdBytes === null) return null;
-    const read = passableFrames(chunk);
-    if (read === null || chunk.indexOf(this.upstreamIdBytes) !== -1) return null;
-    const at = chunk.lastIndexOf(SEQUENCE_KEY);
-    if (at !== -1) {
-      const n = Number.parseInt(chunk.toString("latin1", at + SEQUENCE_KEY.length, at + SEQUENCE_KEY.length + 16), 10);
-      if (Number.isFinite(n)) this.lastSequence = n;
+  passRun(chunk: Buffer, start: number, end: number): boolean {
+    if (this.ended || this.upstreamIdBytes === null) return false;
+    const id = chunk.indexOf(this.upstreamIdBytes, start);
+    if (id !== -1 && id < end) return false;
+    const at = chunk.lastIndexOf(SEQUENCE_KEY_BYTES, end - 1);
+    if (at >= start) {
+      const n = numberAt(chunk, at + SEQUENCE_KEY_BYTES.length, end);
+      if (n >= 0) this.lastSequence = n;
     }
-    if (this.open.size > 0) this.openFrames.push(chunk);
-    return read;
+    if (this.open.size > 0) this.openFrames.push(chunk.subarray(start, end));
+    return true;
   }
 
   /**
@@ -387,6 +388,19 @@ function rawOutputIndex(data: string): number | undefined {
 }
 
 const SEQUENCE_KEY = '"sequence_number":';
+const SEQUENCE_KEY_BYTES = Buffer.from(SEQUENCE_KEY);
+
+/** The non-negative integer written at `b[at]` (after any spaces), read from the bytes; -1 when there is none. */
+function numberAt(b: Uint8Array, at: number, end: number): number {
+  while (at < end && b[at] === 32) at++;
+  let n = -1;
+  for (; at < end; at++) {
+    const digit = b[at]! - 48;
+    if (digit < 0 || digit > 9) break;
+    n = (n < 0 ? 0 : n * 10) + digit;
+  }
+  return n;
+}
 const LIFECYCLE_HEAD = /^\{"type":"(response\.[a-z_]+)",(?:"sequence_number":(\d+),)?"response":\{/;
 const SEQUENCE_TAIL = /^,"sequence_number":(\d+)\}$/;
 
