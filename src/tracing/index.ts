@@ -11,8 +11,7 @@
  * (`carrier` when queueing, `startJob` when running).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapGetter, type TextMapSetter, type Tracer } from "@opentelemetry/api";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type TextMapGetter, type TextMapPropagator, type TextMapSetter, type Tracer } from "@opentelemetry/api";
 
 export type { Attributes, Span };
 export { SpanKind, SpanStatusCode };
@@ -26,6 +25,11 @@ export interface TraceCarrier {
 /** What the SDK set-up hands over: the tracer and a way to flush and stop the exporter. */
 export interface TracingBackend {
   tracer: Tracer;
+  /**
+   * W3C trace context in and out. The SDK's set-up brings it: @opentelemetry/core, where it
+   * lives, loads ~400 KB of semantic-convention constants a router without tracing never reads.
+   */
+  propagator: TextMapPropagator;
   /** Let prompt and completion text into spans (`tracing.capture_content`). */
   captureContent: boolean;
   /** `db.system.name` of store spans ("redis", or "memory" for the in-process store). */
@@ -34,7 +38,6 @@ export interface TracingBackend {
   shutdown(): Promise<void>;
 }
 
-const PROPAGATOR = new W3CTraceContextPropagator();
 const HEADER_GETTER: TextMapGetter<(name: string) => string | undefined> = {
   get: (read, key) => read(key),
   keys: () => ["traceparent", "tracestate"],
@@ -53,9 +56,11 @@ export class Tracing {
   /** The span work runs under, per async flow; only used when tracing is on. */
   private readonly scope = new AsyncLocalStorage<Context>();
   private readonly tracer: Tracer | null;
+  private readonly propagator: TextMapPropagator | null;
 
   constructor(private readonly backend: TracingBackend | null) {
     this.tracer = backend?.tracer ?? null;
+    this.propagator = backend?.propagator ?? null;
   }
 
   get on(): boolean {
@@ -73,7 +78,7 @@ export class Tracing {
    */
   startRequest(name: string, header: (name: string) => string | undefined, attributes?: Attributes): Span | undefined {
     if (!this.tracer) return undefined;
-    const parent = PROPAGATOR.extract(ROOT_CONTEXT, header, HEADER_GETTER);
+    const parent = this.propagator!.extract(ROOT_CONTEXT, header, HEADER_GETTER);
     return this.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
   }
 
@@ -101,7 +106,7 @@ export class Tracing {
   /** The `traceparent`/`tracestate` headers that carry `span` to the next hop (an upstream). */
   headers(span: Span): Record<string, string> {
     const out: Record<string, string> = {};
-    PROPAGATOR.inject(trace.setSpan(ROOT_CONTEXT, span), out, SETTER);
+    this.propagator?.inject(trace.setSpan(ROOT_CONTEXT, span), out, SETTER);
     return out;
   }
 
@@ -111,7 +116,7 @@ export class Tracing {
     const ctx = this.scope.getStore();
     if (!ctx) return undefined;
     const out: Record<string, string> = {};
-    PROPAGATOR.inject(ctx, out, SETTER);
+    this.propagator!.inject(ctx, out, SETTER);
     return out.traceparent ? (out as unknown as TraceCarrier) : undefined;
   }
 
@@ -121,7 +126,7 @@ export class Tracing {
    */
   startJob(name: string, carrier: TraceCarrier | undefined, attributes?: Attributes): Span | undefined {
     if (!this.tracer) return undefined;
-    const queued = carrier ? trace.getSpanContext(PROPAGATOR.extract(ROOT_CONTEXT, carrier as unknown as Record<string, string>, RECORD_GETTER)) : undefined;
+    const queued = carrier ? trace.getSpanContext(this.propagator!.extract(ROOT_CONTEXT, carrier as unknown as Record<string, string>, RECORD_GETTER)) : undefined;
     return this.tracer.startSpan(name, { kind: SpanKind.CONSUMER, attributes, links: queued ? [{ context: queued }] : undefined, root: true });
   }
 

@@ -5,7 +5,7 @@
  * turns it off whatever the file says. Read once at start: changing it needs a restart.
  */
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { parseKeyPairsIntoRecord } from "@opentelemetry/core";
+import { parseKeyPairsIntoRecord, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler, type SpanExporter } from "@opentelemetry/sdk-trace";
 import { Tracing, TRACING_OFF } from "./index.js";
@@ -109,6 +109,7 @@ export function createTracing(cfg: TracingConfig, env: Env, storeSystem: string,
   });
   const tracing = new Tracing({
     tracer: provider.getTracer("responses-router"),
+    propagator: new W3CTraceContextPropagator(),
     captureContent: settings.captureContent,
     storeSystem,
     flush: () => provider.forceFlush(),

@@ -4,8 +4,9 @@ import { describe, expect, it } from "vitest";
 
 /**
  * A router that uses neither Redis, tracing nor MCP does not load their libraries: ioredis and
- * BullMQ come with a Redis in the config, the OpenTelemetry SDK with tracing on, the MCP SDK
- * when MCP is configured (or with its first session) (~26 MB of resident memory together).
+ * BullMQ come with a Redis in the config, the OpenTelemetry SDK (and @opentelemetry/core, where
+ * the trace-context propagator lives) with tracing on, the MCP SDK when MCP is configured (or
+ * with its first session) (~26 MB of resident memory together).
  * Their own suites run them.
  */
 const FIXTURE = fileURLToPath(new URL("./fixtures/loaded-packages.ts", import.meta.url));
@@ -22,7 +23,8 @@ describe("libraries a router loads only when it uses them", () => {
     const loaded = loadedPackages({ endpoints: [{ name: "box", url: "http://127.0.0.1:9/v1", kind: "chat" }], models: { m: { endpoints: ["box"] } } });
     // What every router loads is seen (the check sees both ESM imports and CommonJS requires).
     expect(loaded).toEqual(expect.arrayContaining(["hono", "undici", "prom-client", "zod"]));
-    for (const lazy of ["ioredis", "bullmq", "@modelcontextprotocol/sdk", "@opentelemetry/sdk-trace", "@opentelemetry/exporter-trace-otlp-http", "@opentelemetry/resources"]) {
+    // @opentelemetry/core (the W3C propagator's home) brings the semantic conventions, ~400 KB of source.
+    for (const lazy of ["ioredis", "bullmq", "@modelcontextprotocol/sdk", "@opentelemetry/sdk-trace", "@opentelemetry/exporter-trace-otlp-http", "@opentelemetry/resources", "@opentelemetry/core", "@opentelemetry/semantic-conventions"]) {
       expect(loaded).not.toContain(lazy);
     }
   });
