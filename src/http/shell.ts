@@ -5,7 +5,7 @@ import { infoLine, withLogContext } from "../ops/log.js";
 import { NO_KEY } from "../keys/policy.js";
 import { NO_TOKENS, recordUsageOf } from "../keys/usage.js";
 import { usageDeps, type Runtime } from "../runtime/runtime.js";
-import { logIds } from "../tracing/index.js";
+import { logIds, type Span } from "../tracing/index.js";
 import { UpstreamFailure } from "../upstream/errors.js";
 import { authenticate } from "./auth.js";
 import { fastBodyLimit } from "./body-limit.js";
@@ -102,22 +102,7 @@ export function requestShell(rt: Runtime): RequestShell {
     // Answers written to the ServerResponse itself (streams, the hot JSON answers, errors) carry
     // their status there; the others are a Response node-server writes after this.
     const status = outgoing?.headersSent ? outgoing.statusCode : res.status;
-    const finish = () => {
-      const key = c.get("owner") ?? NO_KEY;
-      const tokens = stats.tokens ?? NO_TOKENS;
-      stats.gate?.settleOutcome(stats.tokens, status < 400);
-      // Usage counts answered requests (a 404 for another key's model, a 429 are not charged).
-      if (stats.metered && stats.model && status < 400) recordUsageOf(usageDeps(rt), key, stats.servedModel ?? stats.model, 1, tokens);
-      if (span) endRequestSpan(span, c.req.method, stats, status, c.get("owner"));
-      const seconds = (performance.now() - started) / 1000;
-      rt.metrics.requests.inc({ route: stats.route, model: stats.model, upstream: stats.endpoint, status: String(status), key });
-      if (stats.route === "/v1/responses" && c.req.method === "POST") rt.metrics.responses.inc({ transport: "http", model: stats.model, status: String(status) });
-      rt.metrics.requestDuration.observe({ route: stats.route, model: stats.model, upstream: stats.endpoint }, seconds);
-      if (stats.upstreamMs !== undefined) rt.metrics.overhead.observe({ route: stats.route }, Math.max(0, seconds - stats.upstreamMs / 1000));
-      if (stats.route in OPEN_ROUTES) return;
-      const fields = { requestId, method: c.req.method, route: stats.route, model: stats.model || undefined, servedModel: stats.servedModel, endpoint: stats.endpoint || undefined, status, ms: Math.round(seconds * 1000) };
-      accessLine(span ? { ...fields, ...logIds(span) } : fields);
-    };
+    const finish = accounting({ started, requestId, method: c.req.method, owner: c.get("owner"), stats, status, span });
     // Under @hono/node-server, account when the socket response closes (after its last
     // byte, or when the client went away): the access log line and the metrics are then
     // off the request's critical path, and a stream needs no TransformStream on every chunk.
@@ -129,7 +114,41 @@ export function requestShell(rt: Runtime): RequestShell {
     return res;
   };
 
+  /**
+   * The request's accounting once its answer is out (usage, span, metrics, access line). Made
+   * here, not in `run`: a closure there would share run's scope, which holds the hono Context
+   * (the request, its body text) and the handler, alive for as long as a stream stays open.
+   */
+  const accounting = (done: Finished) => (): void => {
+    const { stats, status, span, owner } = done;
+    const key = owner ?? NO_KEY;
+    const tokens = stats.tokens ?? NO_TOKENS;
+    stats.gate?.settleOutcome(stats.tokens, status < 400);
+    // Usage counts answered requests (a 404 for another key's model, a 429 are not charged).
+    if (stats.metered && stats.model && status < 400) recordUsageOf(usageDeps(rt), key, stats.servedModel ?? stats.model, 1, tokens);
+    if (span) endRequestSpan(span, done.method, stats, status, owner);
+    const seconds = (performance.now() - done.started) / 1000;
+    rt.metrics.requests.inc({ route: stats.route, model: stats.model, upstream: stats.endpoint, status: String(status), key });
+    if (stats.route === "/v1/responses" && done.method === "POST") rt.metrics.responses.inc({ transport: "http", model: stats.model, status: String(status) });
+    rt.metrics.requestDuration.observe({ route: stats.route, model: stats.model, upstream: stats.endpoint }, seconds);
+    if (stats.upstreamMs !== undefined) rt.metrics.overhead.observe({ route: stats.route }, Math.max(0, seconds - stats.upstreamMs / 1000));
+    if (stats.route in OPEN_ROUTES) return;
+    const fields = { requestId: done.requestId, method: done.method, route: stats.route, model: stats.model || undefined, servedModel: stats.servedModel, endpoint: stats.endpoint || undefined, status, ms: Math.round(seconds * 1000) };
+    accessLine(span ? { ...fields, ...logIds(span) } : fields);
+  };
+
   return { run, answerError };
+}
+
+/** What a request's accounting reads once its answer is out. */
+interface Finished {
+  started: number;
+  requestId: string;
+  method: string;
+  owner: string | null;
+  stats: RequestStats;
+  status: number;
+  span: Span | undefined;
 }
 
 function tooLarge(size: number): never {
