@@ -105,8 +105,10 @@ export class ClientLink {
   constructor(c: Context<AppEnv>) {
     // Under @hono/node-server, the ServerResponse's close event: reading `c.req.raw.signal`
     // costs a second AbortController (and EventTarget listeners) per request.
+    // `on`, not `once`: a response's close comes once (node guards it), and `once` wraps every
+    // listener in a closure of its own, kept per request for as long as a stream stays open.
     this.outgoing = nodeOutgoing(c);
-    if (this.outgoing) this.outgoing.once("close", this.onClose);
+    if (this.outgoing) this.outgoing.on("close", this.onClose);
     else {
       this.client = c.req.raw.signal;
       this.client.addEventListener("abort", this.onGone, { once: true });

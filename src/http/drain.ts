@@ -16,7 +16,9 @@ export function trackConnections(server: Server): { drain(): void; readonly trac
 
   server.on("connection", (socket: Socket) => {
     busy.set(socket, 0);
-    socket.once("close", () => busy.delete(socket));
+    // `on`, not `once`, here and below: close comes once (node guards it), and `once` wraps
+    // each listener in a closure of its own, kept per connection and per open stream.
+    socket.on("close", () => busy.delete(socket));
   });
   // An upgraded socket (WebSocket) is no longer an HTTP connection: its owner closes it on shutdown.
   server.on("upgrade", (req: IncomingMessage) => busy.delete(req.socket));
@@ -24,7 +26,7 @@ export function trackConnections(server: Server): { drain(): void; readonly trac
     const socket = req.socket;
     if (busy.has(socket)) busy.set(socket, busy.get(socket)! + 1);
     if (draining && !res.headersSent) res.setHeader("connection", "close");
-    res.once("close", () => {
+    res.on("close", () => {
       // A client that went away closed the socket first (the response's close comes a tick
       // later): it is no longer tracked, and must not be put back (one socket leaked per drop).
       const n = busy.get(socket);

@@ -107,7 +107,8 @@ export function requestShell(rt: Runtime): RequestShell {
     // byte, or when the client went away): the access log line and the metrics are then
     // off the request's critical path, and a stream needs no TransformStream on every chunk.
     // A client that left while we worked closed it already: account now, the event is gone.
-    if (outgoing) outgoing.closed ? finish() : outgoing.once("close", finish);
+    // `on`: close comes once (node guards it); `once` would add a wrapper closure per request.
+    if (outgoing) outgoing.closed ? finish() : outgoing.on("close", finish);
     else if (res.headers.get("content-type")?.startsWith("text/event-stream") && res.body) {
       res = new Response(res.body.pipeThrough(onEnd(finish)), res);
     } else finish();

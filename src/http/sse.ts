@@ -62,7 +62,8 @@ function writeToNode(body: StreamBody, out: NodeOutgoing, keepalive: SseKeepaliv
   };
   const cancel = body.start(sink);
   // The client went away before the body's end: the body stops (and aborts its upstream call).
-  out.once("close", () => {
+  // `on`: close comes once (node guards it); `once` would add a wrapper closure per stream.
+  out.on("close", () => {
     headersGone();
     alive?.done();
     if (!out.writableEnded) cancel();
