@@ -26,6 +26,7 @@ export interface AttemptStep {
 /** What is sent: the route under the endpoint's url and the JSON body, plus whatever the sender needs to read the answer. */
 export interface PreparedRequest {
   path: string;
+  /** The JSON text sent. The attempt empties it once the call is made (see `open`): read it before. */
   body: string;
   /** Headers sent besides the endpoint's own (client headers a native upstream receives). */
   headers?: Readonly<Record<string, string>>;
@@ -103,6 +104,9 @@ export class UpstreamAttempt<S extends AttemptStep = AttemptStep, R extends Prep
         }),
       (from, to, err) => host.fellBack(spec.model, from.model, to.model, err),
     );
+    // undici holds its own copy of the body until the call ends (for a stream, as long as it
+    // stays open): the prepared text, as large as the request's whole history, is let go of.
+    request.body = "";
     if (result.failedOver > 0) host.metrics.failovers.inc({ model: spec.model });
     host.metrics.queueWait.observe({ model: spec.model }, result.lease.waitedMs / 1000);
     return new UpstreamAttempt(host, spec.model, step, result.lease, result.reply, request, started, span);

@@ -54,6 +54,16 @@ describe("UpstreamAttempt", () => {
     expect(await durations("error")).toBe(0);
   });
 
+  it("sends the prepared body, then lets go of it: undici holds its own copy while the call runs", async () => {
+    up.enqueue("/chat/completions", { kind: "json", body: { ok: true } });
+    const before = up.requests.length;
+    const attempt = await open();
+    expect(up.requests.slice(before).map((r) => r.body)).toEqual([{ model: "m" }]);
+    expect(attempt.request.body).toBe("");
+    await attempt.readJson();
+    attempt.end(true);
+  });
+
   it("a body that is not JSON counts against the endpoint and is a protocol failure", async () => {
     up.enqueue("/chat/completions", { kind: "raw", chunks: ["not json"], contentType: "application/json" });
     const attempt = await open();

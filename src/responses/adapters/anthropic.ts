@@ -16,7 +16,7 @@ import { compactionOptions } from "../compaction/compaction-key.js";
 
 export class AnthropicRequest implements AdaptedRequest {
   readonly path = "/messages";
-  readonly body: string;
+  body: string;
   readonly headers: Record<string, string> | undefined;
   readonly droppedTools: readonly string[];
   /** The thinking blocks ride in encrypted_content; a client sees it when it asks, as on OpenAI. */

@@ -16,7 +16,7 @@ type ChatChunk = Parameters<ChatStreamTranslator["push"]>[0];
 
 export class ChatRequest implements AdaptedRequest {
   readonly path = "/chat/completions";
-  readonly body: string;
+  body: string;
   readonly droppedTools: readonly string[];
   readonly hidesEncryptedReasoning = false;
   /** Tool names shortened for the backend, mapped back in its answer. */

@@ -16,7 +16,7 @@ const REASONING_MODEL = /^(o\d|gpt-5|codex|computer-use)/i;
 
 export class NativeRequest implements AdaptedRequest {
   readonly path = "/responses";
-  readonly body: string;
+  body: string;
   readonly droppedTools: readonly string[] = [];
   readonly hidesEncryptedReasoning: boolean;
   readonly headers?: Readonly<Record<string, string>>;

@@ -25,7 +25,7 @@ export const endsWithCompactionTrigger = (plan: Plan): boolean => plan.input.at(
 
 export class CompactTriggerRequest implements AdaptedRequest {
   readonly path: string;
-  readonly body: string;
+  body: string;
   readonly headers: Record<string, string> | undefined;
   /** The summary is read from an Anthropic Messages stream rather than chat chunks. */
   readonly anthropic: boolean;
