@@ -7,7 +7,8 @@
  *   event is that prefix, the delta as a JSON string and the sequence number;
  * - lifecycle events whose `response` is the object the previous one carried (a translator's
  *   `response.created` and `response.in_progress` share their snapshot, which nothing changes
- *   after): the response's JSON is reused.
+ *   after): the response's JSON is reused. The next event of another kind lets go of both:
+ *   an open stream would otherwise keep its opening snapshot and its JSON until its end.
  *
  * Only events whose own keys are exactly those, in that order, take these ways (checked per
  * event: JSON.stringify writes keys in insertion order); any other event is stringified.
@@ -29,7 +30,11 @@ export class EventJson {
       return JSON.stringify(ev);
     }
     const response = ev.response;
-    if (response === undefined || response === null || typeof response !== "object" || !Number.isInteger(ev.sequence_number) || !hasKeys(ev, LIFECYCLE_KEYS)) return JSON.stringify(ev);
+    if (response === undefined || response === null || typeof response !== "object" || !Number.isInteger(ev.sequence_number) || !hasKeys(ev, LIFECYCLE_KEYS)) {
+      this.response = null;
+      this.responseJson = "";
+      return JSON.stringify(ev);
+    }
     if (response !== this.response) {
       this.response = response;
       this.responseJson = JSON.stringify(response);

@@ -59,6 +59,17 @@ describe("EventJson: the same bytes as JSON.stringify", () => {
     }
   });
 
+  it("keeps the opening snapshot and its JSON only while lifecycle events follow each other", () => {
+    const events = chatEvents([content("a"), content("b")]);
+    const json = new EventJson();
+    const held = () => (json as unknown as { response: unknown }).response;
+    json.text(events[0]!);
+    json.text(events[1]!);
+    expect(held()).toBe(events[1]!.response); // response.created, then in_progress: one snapshot
+    json.text(events[2]!); // the message's output_item.added
+    expect(held()).toBeNull();
+  });
+
   it("an Anthropic text stream", () => {
     const t = new AnthropicStreamTranslator(skeleton(), sequentialIds(), () => 2);
     const usage = { input_tokens: 5, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
