@@ -18,6 +18,6 @@ export { ChatStreamTranslator, textOnlyContent } from "./chat/stream.js";
 export { FrameShape } from "./frame-shape.js";
 export type { StreamTranslatorOptions } from "./chat/stream.js";
 export { responseToEvents } from "./replay.js";
-export { chatNameFor, identityFor, joinedToolName } from "./chat/tool-names.js";
+export { chatNameFor, identityFor, joinedToolName, namedTools } from "./chat/tool-names.js";
 export type { CompactionOptions } from "./chat/request-input.js";
 export { DEFAULT_SUMMARY_PROMPT, SUMMARY_PREFIX, keptUserMessages, messageText, summaryMessageText, supersededByCompaction } from "./chat/compaction.js";

@@ -4,6 +4,7 @@ import type { EventSink } from "../../wire/sse-writer.js";
 import { AnthropicStreamTranslator, DeltaShape, anthropicErrorBody, messageToResponse, modelBetaHeader, responsesToMessagesRequest, versionTraits } from "../../translate/anthropic/index.js";
 import type { AnswerOptions, AnthropicRequestOptions, Message, RawMessageStreamEvent } from "../../translate/anthropic/index.js";
 import { clientText, hasHiddenParts } from "../../translate/openai/rewrite.js";
+import { namedTools } from "../../translate/index.js";
 import { EventJson } from "../../wire/event-json.js";
 import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
@@ -33,7 +34,7 @@ export class AnthropicRequest implements AdaptedRequest {
     this.body = JSON.stringify(t.body);
     this.headers = betaHeader(plan, lease);
     this.droppedTools = t.droppedTools;
-    this.answer = { toolNames: t.toolNames, answerTool: t.answerTool, thinkingAsSummary: t.thinkingAsSummary };
+    this.answer = { toolNames: namedTools(t.toolNames), answerTool: t.answerTool, thinkingAsSummary: t.thinkingAsSummary };
     this.hidesEncryptedReasoning = !(plan.req.include ?? []).includes(ENCRYPTED_REASONING);
   }
 

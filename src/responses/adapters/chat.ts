@@ -2,7 +2,7 @@
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import { EventJson } from "../../wire/event-json.js";
-import { ChatStreamTranslator, FrameShape, chatCompletionToResponse, responsesToChatRequest, textOnlyContent, wantsReasoningSummary } from "../../translate/index.js";
+import { ChatStreamTranslator, FrameShape, chatCompletionToResponse, namedTools, responsesToChatRequest, textOnlyContent, wantsReasoningSummary } from "../../translate/index.js";
 import type { StreamTranslatorOptions, ToolNameMap } from "../../translate/index.js";
 import type { ResponseObject, StreamEvent } from "../../wire/types.js";
 import { UpstreamFailure } from "../../upstream/errors.js";
@@ -42,7 +42,7 @@ export class ChatRequest implements AdaptedRequest {
     });
     this.reasoningSummary = wantsReasoningSummary(plan.req.reasoning);
     this.body = JSON.stringify(t.body);
-    this.toolNames = t.toolNames;
+    this.toolNames = namedTools(t.toolNames);
     this.droppedTools = t.droppedTools;
   }
 

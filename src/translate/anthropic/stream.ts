@@ -53,8 +53,8 @@ export class AnthropicStreamTranslator {
   private started = false;
   private ended = false;
   private readonly output: ResponseOutputItem[] = [];
-  private readonly skeleton: EmittedResponse;
   private readonly compaction: StreamTranslatorOptions["compaction"] | null;
+  /** The skeleton with this stream's output; every snapshot is made from it (as in chat/stream.ts). */
   private live: EmittedResponse;
   private message: MessageState | null = null;
   private block: Block | null = null;
@@ -72,8 +72,7 @@ export class AnthropicStreamTranslator {
   ) {
     this.seq = streamOpts.startSequence ?? 0;
     this.compaction = streamOpts.compaction ?? null;
-    this.skeleton = skeleton as unknown as EmittedResponse;
-    this.live = { ...this.skeleton, output: this.output, usage: null };
+    this.live = { ...(skeleton as unknown as EmittedResponse), output: this.output, usage: null };
   }
 
   get response(): ResponseObject {
@@ -134,7 +133,7 @@ export class AnthropicStreamTranslator {
 
   private startInto(out: StreamEvent[]): void {
     this.started = true;
-    openingEvents(this.skeleton, this.compaction, this.output, () => this.seq++, out);
+    openingEvents(this.live, this.compaction, this.output, () => this.seq++, out);
     this.live.status = "in_progress";
   }
 
@@ -147,7 +146,7 @@ export class AnthropicStreamTranslator {
     if (status !== "failed" && status !== "cancelled" && this.stopReason === "refusal") this.refusal(out);
     this.closeMessage(out, itemStatus);
     const usage = this.usage || status === "completed" || status === "incomplete" ? anthropicUsageToResponses(this.usage) : null;
-    const final: EmittedResponse = { ...this.skeleton, status, completed_at: completedAt(status, this.clock), error: error as ResponseError | null, incomplete_details: incomplete, output: this.output, usage };
+    const final: EmittedResponse = { ...this.live, status, completed_at: completedAt(status, this.clock), error: error as ResponseError | null, incomplete_details: incomplete, output: this.output, usage };
     this.live = final;
     if (status !== "cancelled") out.push(emitted({ type: `response.${status}`, response: final, sequence_number: this.seq++ }));
     return out;

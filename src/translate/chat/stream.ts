@@ -63,8 +63,11 @@ export class ChatStreamTranslator {
   private readonly output: ResponseOutputItem[] = [];
   private readonly compaction: StreamTranslatorOptions["compaction"] | null;
   private readonly reasoningSummary: boolean;
-  /** The skeleton as the openai package types it (responseSkeleton checks it against that type). */
-  private readonly skeleton: EmittedResponse;
+  /**
+   * The response as streamed so far: the skeleton (as the openai package types it) with this
+   * stream's output. The skeleton itself is not kept: every snapshot is made from this one
+   * (its fields are the skeleton's but for those each snapshot sets), one object less per open stream.
+   */
   private live: EmittedResponse;
   private message: MessageState | null = null;
   private reasoning: ReasoningState | null = null;
@@ -86,8 +89,7 @@ export class ChatStreamTranslator {
     this.seq = opts.startSequence ?? 0;
     this.compaction = opts.compaction ?? null;
     this.reasoningSummary = opts.reasoningSummary === true;
-    this.skeleton = skeleton as unknown as EmittedResponse;
-    this.live = { ...this.skeleton, output: this.output, usage: null };
+    this.live = { ...(skeleton as unknown as EmittedResponse), output: this.output, usage: null };
   }
 
   /** The response as streamed so far (final once a terminal method ran). */
@@ -165,7 +167,7 @@ export class ChatStreamTranslator {
 
   private startInto(out: StreamEvent[]): void {
     this.started = true;
-    openingEvents(this.skeleton, this.compaction, this.output, () => this.seq++, out);
+    openingEvents(this.live, this.compaction, this.output, () => this.seq++, out);
     this.live.status = "in_progress";
   }
 
@@ -188,7 +190,7 @@ export class ChatStreamTranslator {
     }
     this.closeCalls(out, itemStatus, false);
     const usage = this.usage || status === "completed" || status === "incomplete" ? chatUsageToResponses(this.usage) : null;
-    const final: EmittedResponse = { ...this.skeleton, status, completed_at: completedAt(status, this.clock), error: error as ResponseError | null, incomplete_details: incomplete as EmittedResponse["incomplete_details"], output: this.output, usage };
+    const final: EmittedResponse = { ...this.live, status, completed_at: completedAt(status, this.clock), error: error as ResponseError | null, incomplete_details: incomplete as EmittedResponse["incomplete_details"], output: this.output, usage };
     this.live = final;
     if (status !== "cancelled") {
       out.push(emitted({ type: `response.${status}`, response: final, sequence_number: this.seq++ }));

@@ -58,3 +58,14 @@ export function chatNameFor(map: ToolNameMap | undefined, name: string, namespac
 export function identityFor(map: ToolNameMap | undefined, chatName: string): ToolIdentity {
   return map && Object.hasOwn(map.fromChat, chatName) ? map.fromChat[chatName]! : { name: chatName };
 }
+
+/**
+ * The map when it names any tool, else undefined (which every reader takes as "names as they
+ * are"). What an open stream keeps: its two null-prototype records are dictionaries of ~150
+ * bytes each even when empty, as they are for most requests.
+ */
+export function namedTools(map: ToolNameMap): ToolNameMap | undefined {
+  for (const _ in map.fromChat) return map;
+  for (const _ in map.toChat) return map;
+  return undefined;
+}
