@@ -1,9 +1,9 @@
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.js";
 import { metricSample } from "../helpers/metrics-text.js";
-import { nativeEvents, nativeResponse, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
-import { parseSse, startTestRouter, twoKindConfig, type TestRouter } from "../helpers/router.js";
+import { nativeEvents, nativeResponse } from "../helpers/mock-upstream.js";
+import { parseSse, useTwoKindRouter } from "../helpers/router.js";
 
 /**
  * A native stream whose deltas arrive one upstream read at a time (as tokens do): such reads
@@ -12,20 +12,7 @@ import { parseSse, startTestRouter, twoKindConfig, type TestRouter } from "../he
  * id where one is due, the stream's state kept (sequence numbers, a message's text when the
  * stream dies mid-item), the chunks counted.
  */
-let chat: MockUpstream;
-let oai: MockUpstream;
-let router: TestRouter;
-
-beforeAll(async () => {
-  chat = await startMockUpstream();
-  oai = await startMockUpstream();
-  router = await startTestRouter(twoKindConfig(chat.url, oai.url));
-});
-afterAll(async () => {
-  await router.close(1000);
-  await chat.close();
-  await oai.close();
-});
+const env = useTwoKindRouter();
 
 // Multi-byte text (é, an emoji) and JSON escapes in the deltas: the bytes must pass unchanged.
 const words = ["Bonjour ", "à ", "tous ", "🎉 ", '"quoted" ', "and\\n ", "the ", "end."];
@@ -33,7 +20,7 @@ const upstreamFrames = (up = nativeEvents(nativeResponse(words.join(""), "gpt-4.
 const wire = (f: { event: string; data: unknown }) => `event: ${f.event}\ndata: ${JSON.stringify(f.data)}\n\n`;
 
 async function post(body: Record<string, unknown>): Promise<string> {
-  const res = await fetch(`${router.url}/v1/responses`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer test-key" }, body: JSON.stringify(body) });
+  const res = await fetch(`${env.router.url}/v1/responses`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer test-key" }, body: JSON.stringify(body) });
   expect(res.status).toBe(200);
   return res.text();
 }
@@ -41,8 +28,8 @@ async function post(body: Record<string, unknown>): Promise<string> {
 describe("native deltas passed as the upstream's bytes", () => {
   it("every delta reaches the client byte for byte; lifecycle events carry the router's id; the SDK reads the whole text", async () => {
     const frames = upstreamFrames();
-    oai.enqueue("/responses", { kind: "sse", frames, delayMs: 5 });
-    const chunksBefore = metricSample(await (await fetch(`${router.url}/metrics`)).text(), "responses_router_stream_chunks_total", { kind: "native" }) ?? 0;
+    env.oai.enqueue("/responses", { kind: "sse", frames, delayMs: 5 });
+    const chunksBefore = metricSample(await (await fetch(`${env.router.url}/metrics`)).text(), "responses_router_stream_chunks_total", { kind: "native" }) ?? 0;
     const text = await post({ model: "gpt-4.1", input: "hi", stream: true });
     for (const f of frames.filter((f) => f.event === "response.output_text.delta")) expect(text).toContain(wire(f));
     const events = parseSse(text).map((f) => f.data as ResponseStreamEvent);
@@ -56,13 +43,13 @@ describe("native deltas passed as the upstream's bytes", () => {
     expect(final.output_text).toBe(words.join(""));
     expect(final.id).toBe(created.response.id);
     // Each upstream event is one chunk, however it was passed on.
-    const chunksAfter = metricSample(await (await fetch(`${router.url}/metrics`)).text(), "responses_router_stream_chunks_total", { kind: "native" });
+    const chunksAfter = metricSample(await (await fetch(`${env.router.url}/metrics`)).text(), "responses_router_stream_chunks_total", { kind: "native" });
     expect(chunksAfter! - chunksBefore).toBe(frames.length);
   });
 
   it("a whole stream in one read: lifecycle and item events read on their own between runs of passed bytes, in order", async () => {
     const frames = upstreamFrames();
-    oai.enqueue("/responses", { kind: "sse", frames: [frames.map(wire).join("")] });
+    env.oai.enqueue("/responses", { kind: "sse", frames: [frames.map(wire).join("")] });
     const text = await post({ model: "gpt-4.1", input: "hi", stream: true });
     const passed = frames.filter((f) => !/^response\.[a-z_]+$/.test(f.event) && !f.event.startsWith("response.output_item."));
     for (const f of passed) expect(text).toContain(wire(f));
@@ -74,12 +61,12 @@ describe("native deltas passed as the upstream's bytes", () => {
     const { final } = await runThroughOpenAISdk(events as never);
     expect(final.output_text).toBe(words.join(""));
     // The terminal event left after the response was stored.
-    expect((await router.client.responses.retrieve(final.id)).output_text).toBe(words.join(""));
+    expect((await env.router.client.responses.retrieve(final.id)).output_text).toBe(words.join(""));
   });
 
   it("a delta that names the upstream's response id is read on its own and gets the router's, as frame by frame", async () => {
     const frames = upstreamFrames(nativeEvents(nativeResponse("see resp_upstream_1 here", "gpt-4.1", "resp_upstream_1"), ["see ", "resp_upstream_1", " here"]));
-    oai.enqueue("/responses", { kind: "sse", frames, delayMs: 5 });
+    env.oai.enqueue("/responses", { kind: "sse", frames, delayMs: 5 });
     const events = parseSse(await post({ model: "gpt-4.1", input: "hi", stream: true })).map((f) => f.data as ResponseStreamEvent);
     const id = (events[0] as { response: { id: string } }).response.id;
     expect(events.filter((e) => e.type === "response.output_text.delta").map((e) => (e as { delta: string }).delta)).toEqual(["see ", id, " here"]);
@@ -88,7 +75,7 @@ describe("native deltas passed as the upstream's bytes", () => {
   it("a stream that dies after deltas passed as bytes closes its message with all of their text", async () => {
     const frames = upstreamFrames();
     const upTo = frames.findIndex((f) => (f.data as { delta?: string }).delta === "the ") + 1;
-    oai.enqueue("/responses", { kind: "sse", frames: frames.slice(0, upTo), delayMs: 5, dieAfter: upTo });
+    env.oai.enqueue("/responses", { kind: "sse", frames: frames.slice(0, upTo), delayMs: 5, dieAfter: upTo });
     const events = parseSse(await post({ model: "gpt-4.1", input: "hi", stream: true })).map((f) => f.data as ResponseStreamEvent);
     assertResponsesGrammar(events as never);
     events.forEach((e, i) => expect(e.sequence_number).toBe(i));
@@ -98,6 +85,6 @@ describe("native deltas passed as the upstream's bytes", () => {
     const failed = (events.at(-1) as { response: { id: string } }).response;
     expect((await runThroughOpenAISdk(events as never)).final.output_text).toBe(partial);
     // Stored as the client saw it.
-    expect((await router.client.responses.retrieve(failed.id)).output_text).toBe(partial);
+    expect((await env.router.client.responses.retrieve(failed.id)).output_text).toBe(partial);
   });
 });
