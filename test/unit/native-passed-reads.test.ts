@@ -89,6 +89,16 @@ describe("NativeStreamMachine.passRun", () => {
     expect(run(m, frame(upstream[firstDelta + 1]!))).toBe(false);
   });
 
+  it("keeps a copy of an open item's passed bytes, not a view of the read (which would keep the socket's read buffer alive)", () => {
+    const m = new NativeStreamMachine(fields);
+    for (const ev of upstream.slice(0, firstDelta)) m.push(ev.type, JSON.stringify(ev));
+    const read = bytes(frame(upstream[firstDelta]!));
+    expect(m.passRun(read, 0, read.length)).toBe(true);
+    read.fill(32); // the socket's buffer is reused for later reads
+    m.fail({ code: "server_error", message: "gone" });
+    expect(((m.response.output as unknown[])[0] as ResponseOutputMessage).content).toEqual([expect.objectContaining({ text: "w0 " })]);
+  });
+
   it("a stream that dies after runs passed as bytes closes its open message with all of its text, numbered on", async () => {
     const m = new NativeStreamMachine(fields);
     const seen: StreamEvent[] = [];

@@ -42,7 +42,7 @@ type Failure = { code: string; message: string };
 
 export class NativeStreamMachine {
   private upstreamId: string | null = null;
-  /** `upstreamId` as bytes, to find it in a read passed on as its bytes (`passRead`). */
+  /** `upstreamId` as bytes, to find it in frames passed on as their bytes (`passRun`). */
   private upstreamIdBytes: Buffer | null = null;
   private lastSequence = -1;
   private ended = false;
@@ -54,9 +54,9 @@ export class NativeStreamMachine {
   private readonly open = new Set<number>();
   /**
    * Raw frames received while an item is open (parsed only if the stream stops mid-item): a
-   * frame's data, or a whole read passed on as its bytes.
+   * frame's data, or frames passed on as their bytes.
    */
-  private openFrames: (string | Uint8Array)[] = [];
+  private openFrames: (string | PassedBytes)[] = [];
   private snapshot: ResponseObject;
   private final: ResponseObject | null = null;
   /**
@@ -111,7 +111,9 @@ export class NativeStreamMachine {
       const n = numberAt(chunk, at + SEQUENCE_KEY_BYTES.length, end);
       if (n >= 0) this.lastSequence = n;
     }
-    if (this.open.size > 0) this.openFrames.push(chunk.subarray(start, end));
+    // Kept as a latin1 string, byte for byte (decoded only if the item must be rebuilt): a view of
+    // the read would keep the socket's whole read buffer (64 KB, shared with other reads) alive with the item.
+    if (this.open.size > 0) this.openFrames.push(new PassedBytes(chunk.toString("latin1", start, end)));
     return true;
   }
 
@@ -291,8 +293,8 @@ interface OpenPart {
  * Replays the raw frames of open items onto copies of those items: content parts and
  * their text, refusals, summaries, call arguments. Returns the parts, done or not.
  */
-function rebuild(items: Item[], open: Set<number>, raw: (string | Uint8Array)[]): OpenPart[] {
-  const frames = raw.flatMap((f) => (typeof f === "string" ? [f] : passedFrameData(f)));
+function rebuild(items: Item[], open: Set<number>, raw: (string | PassedBytes)[]): OpenPart[] {
+  const frames = raw.flatMap((f) => (typeof f === "string" ? [f] : passedFrameData(Buffer.from(f.latin1, "latin1"))));
   for (const index of open) {
     const item = items[index]!;
     items[index] = { ...item, ...(Array.isArray(item.content) ? { content: [...(item.content as JsonObject[])] } : {}), ...(Array.isArray(item.summary) ? { summary: [...(item.summary as JsonObject[])] } : {}) };
@@ -387,6 +389,11 @@ function rawOutputIndex(data: string): number | undefined {
   return Number.isInteger(n) && n >= 0 ? n : undefined;
 }
 
+/** Frames passed on as their bytes, kept as a latin1 string of those bytes. */
+class PassedBytes {
+  constructor(readonly latin1: string) {}
+}
+
 const SEQUENCE_KEY = '"sequence_number":';
 const SEQUENCE_KEY_BYTES = Buffer.from(SEQUENCE_KEY);
 
@@ -401,6 +408,7 @@ function numberAt(b: Uint8Array, at: number, end: number): number {
   }
   return n;
 }
+
 const LIFECYCLE_HEAD = /^\{"type":"(response\.[a-z_]+)",(?:"sequence_number":(\d+),)?"response":\{/;
 const SEQUENCE_TAIL = /^,"sequence_number":(\d+)\}$/;
 
