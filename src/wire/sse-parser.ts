@@ -117,6 +117,43 @@ export class SseParser {
 const LF = 10;
 const CR = 13;
 const CR_LINE_ENDS = /\r\n?/g;
+const EVENT_FIELD = asciiBytes("event: ");
+const DATA_FIELD = asciiBytes("data: ");
+
+/**
+ * Where each frame of a read of whole frames is, when every frame is laid out as the router
+ * writes frames (`event: <type>\ndata: <one line>\n\n`, sse-writer.ts): three numbers a frame
+ * into `out` (emptied first) - its start, the end of its event line (the LF), its end (after its
+ * blank line). False when any frame is laid out otherwise (another field, a comment, data over
+ * several lines, no event line) or the read does not end with a whole frame.
+ */
+export function frameBounds(b: Uint8Array, out: number[]): boolean {
+  out.length = 0;
+  let pos = 0;
+  const n = b.length;
+  while (pos < n) {
+    if (!bytesAt(b, pos, EVENT_FIELD)) return false;
+    const nl = b.indexOf(LF, pos + EVENT_FIELD.length);
+    if (nl === -1 || !bytesAt(b, nl + 1, DATA_FIELD)) return false;
+    const end = b.indexOf(LF, nl + 1 + DATA_FIELD.length);
+    if (end === -1 || b[end + 1] !== LF) return false;
+    out.push(pos, nl, end + 2);
+    pos = end + 2;
+  }
+  return out.length > 0;
+}
+
+/** Whether `b` holds the bytes `prefix` at `at`. */
+export function bytesAt(b: Uint8Array, at: number, prefix: Uint8Array): boolean {
+  if (at < 0 || at + prefix.length > b.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (b[at + i] !== prefix[i]) return false;
+  return true;
+}
+
+/** An ASCII string's bytes. */
+export function asciiBytes(text: string): Uint8Array {
+  return Uint8Array.from(text, (c) => c.charCodeAt(0));
+}
 
 function parseFrame(text: string): SseFrame | null {
   if (text.length === 0) return null;

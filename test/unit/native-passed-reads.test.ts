@@ -1,9 +1,9 @@
 import type { ResponseOutputMessage } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
-import { deltaEvent, frameBounds, passableEvent, passedFrameData } from "../../src/translate/openai/passable.js";
+import { deltaEvent, passableEvent } from "../../src/translate/openai/passable.js";
 import { NativeStreamMachine } from "../../src/translate/openai/stream.js";
 import { responseSkeleton } from "../../src/translate/skeleton.js";
-import { SseParser } from "../../src/wire/sse-parser.js";
+import { SseParser, frameBounds } from "../../src/wire/sse-parser.js";
 import type { StreamEvent } from "../../src/wire/types.js";
 import { assertResponsesGrammar, runThroughOpenAISdk } from "../helpers/grammar.js";
 import { nativeEvents, nativeResponse } from "../helpers/mock-upstream.js";
@@ -43,10 +43,6 @@ describe("passable frames: what of a read may reach the client as its bytes", ()
     ];
     for (const text of refused) expect(classify(delta("a", 1) + text), text).toBeNull();
     expect(classify("")).toBeNull();
-  });
-
-  it("gives back each frame's data as text (what the frame-by-frame way keeps of an open item)", () => {
-    expect(passedFrameData(bytes(delta("é", 4) + delta("b", 5)))).toEqual([JSON.stringify({ type: "response.output_text.delta", item_id: "msg_up", output_index: 0, content_index: 0, delta: "é", logprobs: [], sequence_number: 4 }), JSON.stringify({ type: "response.output_text.delta", item_id: "msg_up", output_index: 0, content_index: 0, delta: "b", logprobs: [], sequence_number: 5 })]);
   });
 });
 
@@ -97,6 +93,15 @@ describe("NativeStreamMachine.passRun", () => {
     read.fill(32); // the socket's buffer is reused for later reads
     m.fail({ code: "server_error", message: "gone" });
     expect(((m.response.output as unknown[])[0] as ResponseOutputMessage).content).toEqual([expect.objectContaining({ text: "w0 " })]);
+  });
+
+  it("an open item rebuilt from passed bytes gets each frame's text, multi-byte characters whole", () => {
+    const m = new NativeStreamMachine(fields);
+    for (const ev of upstream.slice(0, firstDelta)) m.push(ev.type, JSON.stringify(ev));
+    const read = bytes(delta("é", 10) + delta("🎉b", 11));
+    expect(m.passRun(read, 0, read.length)).toBe(true);
+    m.fail({ code: "server_error", message: "gone" });
+    expect(((m.response.output as unknown[])[0] as ResponseOutputMessage).content).toEqual([expect.objectContaining({ text: "é🎉b" })]);
   });
 
   it("a stream that dies after runs passed as bytes closes its open message with all of its text, numbered on", async () => {

@@ -1,7 +1,8 @@
 /** `kind: openai` endpoints: the Responses request passed through (translate/openai/), the answer's ids and router fields rewritten. */
 import { applyRouterFields, nativeRequestBody, type RouterFields } from "../../translate/openai/rewrite.js";
 import { NativeStreamMachine } from "../../translate/openai/stream.js";
-import { deltaEvent, frameBounds, passableEvent } from "../../translate/openai/passable.js";
+import { deltaEvent, passableEvent } from "../../translate/openai/passable.js";
+import { frameBounds } from "../../wire/sse-parser.js";
 import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
 import type { Lease } from "../../routing/pool.js";
 import type { EventSink } from "../../wire/sse-writer.js";
@@ -95,15 +96,11 @@ class NativeStream extends CountedStream<NativeStreamMachine> {
   pushRaw(chunk: Buffer, sink: EventSink): HeldTerminal | typeof END | null | false {
     const bounds = this.bounds;
     if (!sink.sendRaw || !frameBounds(chunk, bounds)) return false;
-    const last = bounds.length - 3;
     let run = -1; // the frame (index into bounds) that starts a run of passable frames
-    for (let i = 0; i <= last; i += 3) {
+    for (let i = 0; i < bounds.length; i += 3) {
       if (passableEvent(chunk, bounds[i]!, bounds[i + 1]!)) {
         if (run < 0) run = i;
-        if (i < last) continue;
-        const out = this.passRun(chunk, bounds, run, i + 3, sink);
-        if (out !== null) return out;
-        break;
+        continue;
       }
       if (run >= 0) {
         const out = this.passRun(chunk, bounds, run, i, sink);
@@ -113,6 +110,8 @@ class NativeStream extends CountedStream<NativeStreamMachine> {
       const out = this.pushAt(chunk, bounds, i, sink);
       if (out !== null) return out;
     }
+    const out = run >= 0 ? this.passRun(chunk, bounds, run, bounds.length, sink) : null;
+    if (out !== null) return out;
     this.chunks.flush();
     sink.flush?.();
     return null;

@@ -22,7 +22,7 @@ import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } f
 import { LIFECYCLE_EVENTS, TERMINAL_EVENTS } from "../../wire/protocol.js";
 import { applyRouterFields, clientText, type RouterFields } from "./rewrite.js";
 import { failedResponse } from "../skeleton.js";
-import { passedFrameData } from "./passable.js";
+import { SseParser } from "../../wire/sse-parser.js";
 
 export interface NativeFrame {
   type: string;
@@ -294,7 +294,11 @@ interface OpenPart {
  * their text, refusals, summaries, call arguments. Returns the parts, done or not.
  */
 function rebuild(items: Item[], open: Set<number>, raw: (string | PassedBytes)[]): OpenPart[] {
-  const frames = raw.flatMap((f) => (typeof f === "string" ? [f] : passedFrameData(Buffer.from(f.latin1, "latin1"))));
+  const frames: string[] = [];
+  for (const f of raw) {
+    if (typeof f === "string") frames.push(f);
+    else new SseParser().push(Buffer.from(f.latin1, "latin1"), (frame) => void frames.push(frame.data));
+  }
   for (const index of open) {
     const item = items[index]!;
     items[index] = { ...item, ...(Array.isArray(item.content) ? { content: [...(item.content as JsonObject[])] } : {}), ...(Array.isArray(item.summary) ? { summary: [...(item.summary as JsonObject[])] } : {}) };
