@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -10,7 +10,11 @@ export interface SentinelGroupOptions {
   replicas?: number;
   /** Sentinel processes (default 3, quorum 2; 0: a primary and its replicas only). */
   sentinels?: number;
-  /** sentinel down-after-milliseconds: how long a silent primary takes to be declared down (default 1000). */
+  /**
+   * sentinel down-after-milliseconds: how long a silent primary takes to be declared down
+   * (default 2000). Keep it above 1 s: a sentinel pings once a second, and at 1 s it can declare
+   * a just-promoted primary down before its first ping is answered (a failover nobody caused).
+   */
   downAfterMs?: number;
   /** sentinel failover-timeout (default 5000). */
   failoverTimeoutMs?: number;
@@ -35,8 +39,9 @@ export interface SentinelGroup {
   /** Starts a killed server again, as a replica of the current primary (empty, it resyncs). */
   rejoin(port: number): Promise<void>;
   /**
-   * Waits until the group is whole: the primary the sentinels name has every replica online and
-   * each replica's link is up. Killing the primary before that can promote a replica still
+   * Waits until the group is whole: the primary the sentinels name has every replica online,
+   * each replica's link is up, and every sentinel knows each replica as promotable (a rejoined
+   * one is not until then). Killing the primary before that can promote a replica still
    * resyncing (empty), which loses everything - a second failure, not a failover.
    */
   waitForHealthy(timeoutMs?: number): Promise<void>;
@@ -45,6 +50,8 @@ export interface SentinelGroup {
    * holds the key, and the primary the sentinels name.
    */
   describeKey(key: string): Promise<string>;
+  /** Every sentinel's events so far (sdown, odown, votes, promotions, switches, aborts), in time order. */
+  history(): string;
   /** Stops every process of the group and removes its files. */
   stop(): Promise<void>;
 }
@@ -101,8 +108,13 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
   const sentinelProcs: ChildProcess[] = [];
   const auth = password ? ["--requirepass", password, "--masterauth", password] : [];
 
-  const launchServer = async (port: number, replicaOf?: number) => {
-    const args = ["--port", String(port), "--bind", HOST, "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir, ...auth];
+  // Each server its own RDB file (a replica's full sync writes one), removed before a restart:
+  // a rejoining server starts empty, as a crashed machine without persistence does, instead of
+  // loading whatever another server last wrote. No sync delay: a rejoined replica syncs at once.
+  const rdbFile = (port: number) => `dump-${port}.rdb`;
+  const launchServer = async (port: number, replicaOf?: number, priority = 100) => {
+    rmSync(join(dir, rdbFile(port)), { force: true });
+    const args = ["--port", String(port), "--bind", HOST, "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir, "--dbfilename", rdbFile(port), "--repl-diskless-sync-delay", "0", "--replica-priority", String(priority), ...auth];
     if (replicaOf) args.push("--replicaof", HOST, String(replicaOf));
     const child = spawn("redis-server", args, { stdio: "ignore" });
     servers.set(port, child);
@@ -135,8 +147,9 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
         `bind ${HOST}`,
         "daemonize no",
         `dir ${dir}`,
+        `logfile ${join(dir, `sentinel-${port}.log`)}`,
         `sentinel monitor ${name} ${HOST} ${primary} ${quorum}`,
-        `sentinel down-after-milliseconds ${name} ${opts.downAfterMs ?? 1_000}`,
+        `sentinel down-after-milliseconds ${name} ${opts.downAfterMs ?? 2_000}`,
         `sentinel failover-timeout ${name} ${opts.failoverTimeoutMs ?? 5_000}`,
         `sentinel parallel-syncs ${name} 1`,
         ...(password ? [`sentinel auth-pass ${name} ${password}`] : []),
@@ -163,6 +176,20 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
       }
       return null;
     });
+
+  /** Every sentinel's events in time order (the lines that say what the group did, not its set-up). */
+  const history = (): string => {
+    const lines: string[] = [];
+    for (const s of sentinels) {
+      const file = join(dir, `sentinel-${s.port}.log`);
+      if (!existsSync(file)) continue;
+      for (const l of readFileSync(file, "utf8").split("\n")) {
+        const m = /^\d+:X (\d+ \w+ \d+ )?([\d:.]+) [#*] ([+-].*)$/.exec(l);
+        if (m && !/^\+(monitor|set)\b/.test(m[3])) lines.push(`${m[2]} s${s.port} ${m[3]}`);
+      }
+    }
+    return lines.sort().join(" | ") || "none";
+  };
 
   const kill = async (port: number) => {
     const child = servers.get(port);
@@ -201,7 +228,10 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
     },
     async rejoin(port) {
       const current = await primaryPort();
-      await launchServer(port, current);
+      // Not promotable (replica-priority 0) until waitForHealthy sees it in sync: the sentinels
+      // could otherwise promote it empty, mid-sync, on the next failover, real or not (a loaded
+      // machine can miss a 1 s down-after), and its primary would resync from it and lose all.
+      await launchServer(port, current, 0);
     },
     async waitForHealthy(timeoutMs = 30_000) {
       const replicas = replicaPorts.length;
@@ -213,6 +243,13 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
         for (const r of online) {
           const own = String((await ask(r, password, "INFO", "replication")) ?? "");
           if (!/master_link_status:up/.test(own) || /master_sync_in_progress:1/.test(own)) return false;
+        }
+        // In sync: promotable again, once every sentinel has read so (they ask replicas every 10 s).
+        for (const r of online) await ask(r, password, "CONFIG", "SET", "replica-priority", "100");
+        for (const s of sentinels) {
+          const known = ((await ask(s.port, undefined, "SENTINEL", "replicas", name)) as string[][] | null) ?? [];
+          const priorities = known.map((fields) => fields[fields.indexOf("slave-priority") + 1]);
+          if (priorities.length < replicas || priorities.includes("0")) return false;
         }
         return true;
       });
@@ -229,8 +266,9 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
         const exists = await ask(port, password, "EXISTS", key);
         parts.push(`${port}: ${String(role?.[0] ?? "no answer")}, ${exists === 1 ? "has" : "lacks"} the key`);
       }
-      return `sentinels name ${named ?? "no primary"}; ${parts.join("; ")}`;
+      return `sentinels name ${named ?? "no primary"}; ${parts.join("; ")}; sentinel events: ${history()}`;
     },
+    history,
     async stop() {
       const all = [...sentinelProcs, ...[...servers.values()].filter((c): c is ChildProcess => c !== null)];
       await Promise.all(

@@ -53,7 +53,7 @@ async function failover(during?: () => Promise<void>): Promise<void> {
 }
 
 beforeAll(async () => {
-  group = await startSentinelGroup({ replicas: 1, sentinels: 3, downAfterMs: 1_000, failoverTimeoutMs: 5_000, password: PASSWORD });
+  group = await startSentinelGroup({ replicas: 1, sentinels: 3, downAfterMs: 2_000, failoverTimeoutMs: 5_000, password: PASSWORD });
 }, 60_000);
 afterEach(async () => {
   await Promise.all(routers.splice(0).map((r) => r.close(200)));
