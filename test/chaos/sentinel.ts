@@ -83,7 +83,7 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
   const upstreamCalls = new Map<string, number>();
   try {
     say("starting redis-server x3 and redis-sentinel x3");
-    group = await startSentinelGroup({ replicas: 2, sentinels: 3, downAfterMs: 1_000, failoverTimeoutMs: 5_000 });
+    group = await startSentinelGroup({ replicas: 2, sentinels: 3, downAfterMs: 2_000, failoverTimeoutMs: 5_000 });
     upstream = await startMockUpstream();
     upstream.setDefault("/chat/completions", (req) => {
       const input = String(req.body?.messages?.at(-1)?.content ?? "");
