@@ -27,13 +27,15 @@ export interface FrameConsumer {
   onEnd(): void;
   /** The body broke or the caller aborted it. Not called after a stop. */
   onError(err: unknown): void;
+  /** A read was handled (and did not stop the body): a consumer whose client is full pauses the body here. */
+  afterRead?(): void;
 }
 
 /**
  * Reads an upstream body's SSE frames by push: every frame of a read is handed on in the
  * read's own turn. A consumer that stops early (at [DONE] or a terminal event) releases the
  * body: drained when its end is already here (no abort error per stream), else the call is
- * aborted. The consumer pauses the body itself (`body.pause()`) when its client is full.
+ * aborted. The consumer pauses the body itself (`body.pause()`, from `afterRead`) when its client is full.
  */
 export function pipeSseFrames(body: UpstreamBody, consumer: FrameConsumer): void {
   const parser = new SseParser();
@@ -42,17 +44,22 @@ export function pipeSseFrames(body: UpstreamBody, consumer: FrameConsumer): void
     stopped = true;
     body.release();
   };
+  /** One read through the consumer; true when it stopped reading. */
+  const read = (chunk: Buffer): boolean => {
+    if (consumer.onWholeBytes && parser.wholeBytes(chunk)) {
+      const took = consumer.onWholeBytes(chunk);
+      if (took === "taken") return false;
+      if (took === "stop") return true;
+    }
+    const text = parser.decode(chunk);
+    if (consumer.onWholeRead && parser.wholeFrames(text) && consumer.onWholeRead(text)) return false;
+    return parser.pushText(text, consumer.onFrame);
+  };
   body.attach({
     onChunk(chunk) {
       if (stopped) return;
-      if (consumer.onWholeBytes && parser.wholeBytes(chunk)) {
-        const took = consumer.onWholeBytes(chunk);
-        if (took === "taken") return;
-        if (took === "stop") return stop();
-      }
-      const text = parser.decode(chunk);
-      if (consumer.onWholeRead && parser.wholeFrames(text) && consumer.onWholeRead(text)) return;
-      if (parser.pushText(text, consumer.onFrame)) stop();
+      if (read(chunk)) stop();
+      else consumer.afterRead?.();
     },
     onEnd() {
       if (stopped) return;

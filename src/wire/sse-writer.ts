@@ -19,6 +19,13 @@ export interface EventSink {
    * on as it came. Only a sink that writes SSE text has it; without it, frames go one by one.
    */
   sendRaw?(frames: Uint8Array, sequence: number): void;
+  /**
+   * Null while the client takes more; else resolves once it has drained what it was sent (or is
+   * gone). The pump asks after each upstream read and pauses that read while it waits: a client
+   * that reads slowly slows its upstream, as a direct connection would, instead of the router
+   * reading the answer at full speed into its buffers. Only a sink on a connection has it.
+   */
+  backlog?(): Promise<void> | null;
 }
 
 /** Where a body's text goes: the client's connection. */
@@ -52,6 +59,8 @@ export function sseBody(run: (sink: EventSink) => Promise<void>, onCancel: () =>
       // common case: a read of deltas), or with the text batched around them, in order.
       let single: Uint8Array | null = null;
       let parts: (string | Uint8Array)[] | null = null;
+      // The last flush found the client's buffer full (a write returned false).
+      let full = false;
       const sink: EventSink = {
         send(type, data) {
           // A data field a native upstream sent over several lines (SSE joins them with "\n")
@@ -62,13 +71,22 @@ export function sseBody(run: (sink: EventSink) => Promise<void>, onCancel: () =>
         flush() {
           if (closed) return;
           // Writes of one turn leave in one socket write (a Node response corks its socket until the next tick).
-          if (single !== null) out.write(single);
-          else if (parts !== null) for (const part of parts) out.write(part);
+          let room = true;
+          if (single !== null) room = out.write(single);
+          else if (parts !== null) for (const part of parts) room = out.write(part) && room;
           single = null;
           parts = null;
-          if (pending.length === 0) return;
-          out.write(pending);
-          pending = "";
+          if (pending.length > 0) {
+            room = out.write(pending) && room;
+            pending = "";
+          }
+          if (!room) full = true;
+        },
+        backlog() {
+          if (!full || closed) return null;
+          return out.ready().then(() => {
+            full = false;
+          });
         },
         sendRaw(frames) {
           // Held until the flush like any event: the pump flushes what precedes a terminal event

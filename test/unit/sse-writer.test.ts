@@ -44,6 +44,38 @@ describe("webStream", () => {
     expect(writes[0]).toBeInstanceOf(Uint8Array); // the bytes themselves, never decoded
   });
 
+  it("says when the client is full (a flush's write returned false) and when it has drained", async () => {
+    let room = true;
+    let drain: () => void = () => {};
+    const seen: (string | null)[] = [];
+    await new Promise<void>((resolve) => {
+      sseBody(async (sink) => {
+        sink.send("a", "1");
+        sink.flush!();
+        seen.push(sink.backlog!() === null ? null : "full"); // the write was taken
+        room = false;
+        sink.send("b", "2");
+        expect(sink.backlog!()).toBeNull(); // nothing is full before the flush writes
+        sink.flush!();
+        const drained = sink.backlog!();
+        seen.push(drained === null ? null : "full");
+        let done = false;
+        void drained!.then(() => (done = true));
+        await Promise.resolve();
+        seen.push(done ? "drained" : "waiting");
+        room = true;
+        drain();
+        await drained;
+        seen.push(sink.backlog!() === null ? null : "full");
+      }, () => {}).start({
+        write: () => room,
+        ready: () => new Promise<void>((r) => (drain = r)),
+        end: resolve,
+      });
+    });
+    expect(seen).toEqual([null, "full", "waiting", null]);
+  });
+
   it("is pulled: a writer told the stream is full waits until the reader asks for more", async () => {
     const log: string[] = [];
     const body: StreamBody = {

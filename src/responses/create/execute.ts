@@ -217,7 +217,8 @@ function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, A
       closeWith(tr.fail(midStreamError(err, "responses")));
     };
     tr.start(sink); // a throw here rejects, as before the upstream body is read
-    pipeSseFrames(attempt.reply.body, {
+    const body = attempt.reply.body;
+    pipeSseFrames(body, {
       onWholeBytes: tr.pushRaw
         ? (chunk) => {
             if (settled) return "stop";
@@ -254,6 +255,15 @@ function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, A
         }
       },
       onError: broke,
+      // A client whose buffer is full: the upstream read waits until it drains.
+      afterRead: sink.backlog
+        ? () => {
+            const drained = sink.backlog!();
+            if (drained === null) return;
+            body.pause();
+            void drained.then(() => body.resume());
+          }
+        : undefined,
     });
   });
 }

@@ -49,6 +49,7 @@ export class StreamShutdown {
             sink.sendRaw!(frames, sequence);
           }
         : undefined,
+      backlog: sink.backlog ? () => sink.backlog!() : undefined,
     };
     // The pump reads `keepPartialOnAbort` from this object's class getter. (An object literal
     // with a getter closure per stream gave every stream its own hidden class, in old space,

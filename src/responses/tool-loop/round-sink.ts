@@ -46,6 +46,11 @@ export class RoundSink implements EventSink {
     private readonly cite: Cite | null,
   ) {}
 
+  /** The client's backlog: a round's upstream read waits for it as a plain stream's does. */
+  backlog(): Promise<void> | null {
+    return this.out.backlog?.() ?? null;
+  }
+
   send(type: string, data: string): void {
     if (LIFECYCLE.has(type)) return;
     if (PLAIN_DELTAS.has(type)) {

@@ -1,0 +1,142 @@
+import { createServer, request, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nativeEvents, nativeResponse, sleep } from "../helpers/mock-upstream.js";
+import { startTestRouter, type TestRouter } from "../helpers/router.js";
+
+/** 64 MiB of deltas: far more than the socket buffers between the upstream, the router and the client hold. */
+const DELTAS = 4096;
+const PAYLOAD = "x".repeat(16 * 1024);
+
+interface FloodState {
+  written: number;
+  waiting: boolean;
+  done: boolean;
+  /** The upstream's connection closed before its last write (the router aborted the call). */
+  cut: boolean;
+}
+
+const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/**
+ * An upstream that streams DELTAS text deltas as fast as its socket takes them, and says how far
+ * it got: OpenAI's Responses events on /v1/responses, chat chunks on /v1/chat/completions.
+ */
+function startFloodUpstream(): Promise<{ server: Server; url: string; state: FloodState }> {
+  const state: FloodState = { written: 0, waiting: false, done: false, cut: false };
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", async () => {
+      res.on("close", () => {
+        if (!state.done) state.cut = true;
+      });
+      const native = req.url!.endsWith("/responses");
+      const events = nativeEvents(nativeResponse("ok"), []);
+      // created, in_progress, output_item.added, content_part.added | the deltas | the four closing events
+      const head = events.slice(0, 4);
+      const tail = events.slice(4);
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      if (native) res.write(head.map((f) => sse(f.event, f.data)).join(""));
+      for (let i = 0; i < DELTAS; i++) {
+        const frame = native
+          ? sse("response.output_text.delta", { type: "response.output_text.delta", item_id: "msg_up1", output_index: 0, content_index: 0, delta: PAYLOAD, logprobs: [], sequence_number: head.length + i })
+          : `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: PAYLOAD }, finish_reason: null }] })}\n\n`;
+        if (!res.write(frame)) {
+          state.waiting = true;
+          const closed = await new Promise<boolean>((resolve) => {
+            res.once("drain", () => resolve(false));
+            res.once("close", () => resolve(true));
+          });
+          state.waiting = false;
+          if (closed) return;
+        }
+        state.written = i + 1;
+      }
+      if (native) res.end(tail.map((f) => sse(f.event, { ...(f.data as object), sequence_number: (f.data as { sequence_number: number }).sequence_number + DELTAS })).join(""));
+      else res.end(`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`);
+      state.done = true;
+    });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, state })));
+}
+
+/** A streamed create whose answer the client does not read yet. */
+function openStream(router: TestRouter, model: string): Promise<IncomingMessage> {
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    const req = request(`${router.url}/v1/responses`, { method: "POST", headers: { "content-type": "application/json" } }, resolve);
+    req.on("error", reject);
+    req.end(JSON.stringify({ model, stream: true, store: false, input: "hi" }));
+  });
+}
+
+/** Waits until the upstream is done or has not moved for a second (its writes wait for good). */
+async function untilStalled(state: FloodState): Promise<void> {
+  for (;;) {
+    const written = state.written;
+    await sleep(1000);
+    if (state.done || state.written === written) return;
+  }
+}
+
+describe("a Responses stream and a client that does not read", () => {
+  let up: Awaited<ReturnType<typeof startFloodUpstream>>;
+  let router: TestRouter;
+  beforeAll(async () => {
+    up = await startFloodUpstream();
+    router = await startTestRouter({
+      endpoints: [
+        { name: "native", url: up.url, kind: "openai", api_key: "sk-flood" },
+        { name: "chat", url: up.url, kind: "chat" },
+      ],
+      models: { native: { endpoints: ["native"] }, translated: { endpoints: ["chat"] } },
+    });
+  });
+  afterAll(async () => {
+    await router.close(1000);
+    up.server.closeAllConnections();
+    await new Promise<void>((r) => up.server.close(() => r()));
+  });
+  const reset = () => Object.assign(up.state, { written: 0, waiting: false, done: false, cut: false });
+
+  it("native: pauses the upstream read until the client drains, then delivers every event in order", async () => {
+    reset();
+    const res = await openStream(router, "native");
+    expect(res.statusCode).toBe(200);
+    res.pause();
+    // Without backpressure the router would read all 64 MiB (the upstream would get done).
+    await untilStalled(up.state);
+    expect(up.state.done).toBe(false);
+    expect(up.state.waiting).toBe(true);
+
+    let text = "";
+    res.setEncoding("utf8");
+    for await (const part of res) text += part as string;
+    const events = text
+      .split("\n\n")
+      .filter((f) => f.length > 0)
+      .map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)) as { type: string; sequence_number: number; delta?: string; response?: { id: string } });
+    expect(events.filter((e) => e.type === "response.output_text.delta" && e.delta === PAYLOAD)).toHaveLength(DELTAS);
+    events.forEach((e, i) => {
+      if (e.sequence_number !== i) expect({ at: i, seq: e.sequence_number }).toEqual({ at: i, seq: i });
+    });
+    expect(events.at(-1)!.type).toBe("response.completed");
+    expect(events.at(-1)!.response!.id).toBe(events[0]!.response!.id);
+    expect(events[0]!.response!.id).not.toBe("resp_upstream123");
+    expect(up.state.done).toBe(true);
+  });
+
+  it("translated: pauses the chat upstream's read while the client is full; a client that leaves then ends the call", async () => {
+    reset();
+    const res = await openStream(router, "translated");
+    expect(res.statusCode).toBe(200);
+    res.pause();
+    await untilStalled(up.state);
+    expect(up.state.done).toBe(false);
+    expect(up.state.waiting).toBe(true);
+    // What a paused read holds up is given up with the client: the upstream call is aborted.
+    res.destroy();
+    for (let i = 0; i < 50 && !up.state.cut; i++) await sleep(100);
+    expect(up.state.cut).toBe(true);
+    expect(up.state.done).toBe(false);
+  });
+});
