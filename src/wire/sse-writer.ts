@@ -23,7 +23,7 @@ export interface EventSink {
    * Null while the client takes more; else resolves once it has drained what it was sent (or is
    * gone). The pump asks after each upstream read and pauses that read while it waits: a client
    * that reads slowly slows its upstream, as a direct connection would, instead of the router
-   * reading the answer at full speed into its buffers. Only a sink on a connection has it.
+   * reading the answer at full speed into its buffers. Only a sink on a connection (SSE, WebSocket) has it.
    */
   backlog?(): Promise<void> | null;
 }

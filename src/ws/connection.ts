@@ -274,6 +274,8 @@ export class ResponsesSocket {
         corked = false;
         socket!.uncork();
       },
+      // ws writes each frame to the socket (no compression here): its buffer is the client's backlog.
+      backlog: () => (socket && socket.writableNeedDrain && !this.closed ? drainOf(socket) : null),
     };
   }
 
@@ -293,6 +295,19 @@ export class ResponsesSocket {
     this.recent.clear();
     this.onClosed(this, this.closeReason ?? "client");
   }
+}
+
+/** Resolves when the socket has drained its buffer or closed. */
+function drainOf(socket: Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      socket.off("drain", done);
+      socket.off("close", done);
+      resolve();
+    };
+    socket.on("drain", done);
+    socket.on("close", done);
+  });
 }
 
 /** A message as a JSON object, or an ApiError naming what is wrong with it. */

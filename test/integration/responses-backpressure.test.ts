@@ -1,6 +1,7 @@
 import { createServer, request, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { nativeEvents, nativeResponse, sleep } from "../helpers/mock-upstream.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
 
@@ -123,6 +124,35 @@ describe("a Responses stream and a client that does not read", () => {
     expect(events.at(-1)!.response!.id).toBe(events[0]!.response!.id);
     expect(events[0]!.response!.id).not.toBe("resp_upstream123");
     expect(up.state.done).toBe(true);
+  });
+
+  it("over a WebSocket: a client that does not read pauses the upstream too, then gets every event", async () => {
+    reset();
+    const ws = new WebSocket(`${router.url.replace("http", "ws")}/v1/responses`);
+    const events: { type: string; delta?: string; sequence_number: number }[] = [];
+    const completed = new Promise<void>((resolve, reject) => {
+      ws.on("message", (data) => {
+        const ev = JSON.parse(String(data)) as (typeof events)[number];
+        events.push(ev);
+        if (ev.type === "response.completed") resolve();
+        else if (ev.type === "error" || ev.type === "response.failed") reject(new Error(String(data)));
+      });
+      ws.on("error", reject);
+    });
+    await new Promise((resolve) => ws.once("open", resolve));
+    ws.send(JSON.stringify({ type: "response.create", model: "native", store: false, input: "hi" }));
+    ws.pause();
+    await untilStalled(up.state);
+    expect(up.state.done).toBe(false);
+    expect(up.state.waiting).toBe(true);
+    ws.resume();
+    await completed;
+    expect(events.filter((e) => e.type === "response.output_text.delta" && e.delta === PAYLOAD)).toHaveLength(DELTAS);
+    events.forEach((e, i) => {
+      if (e.sequence_number !== i) expect({ at: i, seq: e.sequence_number }).toEqual({ at: i, seq: i });
+    });
+    expect(up.state.done).toBe(true);
+    ws.close();
   });
 
   it("translated: pauses the chat upstream's read while the client is full; a client that leaves then ends the call", async () => {
