@@ -74,7 +74,8 @@ function flushHeaders(out: NodeOutgoing): void {
   if (!out.writableEnded && !out.destroyed) out.flushHeaders();
 }
 
-function drained(out: NodeOutgoing): Promise<void> {
+/** Resolves when a writable (a response, a socket) has drained its buffer or closed. */
+export function drained(out: Pick<NodeJS.EventEmitter, "on" | "off">): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       out.off("drain", done);

@@ -2,6 +2,7 @@ import type { Socket } from "node:net";
 import type { WebSocket } from "ws";
 import { ApiError, toApiError } from "../ops/errors.js";
 import { MAX_JSON_DEPTH, nestingDepth } from "../http/context.js";
+import { drained } from "../http/sse.js";
 import { admit, estimateTokens, keyLimits, type KeyGate } from "../keys/limits.js";
 import { NO_KEY, type ApiKey } from "../keys/policy.js";
 import { NO_TOKENS, recordUsageOf, type TokenCount } from "../keys/usage.js";
@@ -275,7 +276,7 @@ export class ResponsesSocket {
         socket!.uncork();
       },
       // ws writes each frame to the socket (no compression here): its buffer is the client's backlog.
-      backlog: () => (socket && socket.writableNeedDrain && !this.closed ? drainOf(socket) : null),
+      backlog: () => (socket && socket.writableNeedDrain && !this.closed ? drained(socket) : null),
     };
   }
 
@@ -295,19 +296,6 @@ export class ResponsesSocket {
     this.recent.clear();
     this.onClosed(this, this.closeReason ?? "client");
   }
-}
-
-/** Resolves when the socket has drained its buffer or closed. */
-function drainOf(socket: Socket): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      socket.off("drain", done);
-      socket.off("close", done);
-      resolve();
-    };
-    socket.on("drain", done);
-    socket.on("close", done);
-  });
 }
 
 /** A message as a JSON object, or an ApiError naming what is wrong with it. */

@@ -98,17 +98,24 @@ describe("a Responses stream and a client that does not read", () => {
     await new Promise<void>((r) => up.server.close(() => r()));
   });
   const reset = () => Object.assign(up.state, { written: 0, waiting: false, done: false, cut: false });
-
-  it("native: pauses the upstream read until the client drains, then delivers every event in order", async () => {
-    reset();
-    const res = await openStream(router, "native");
-    expect(res.statusCode).toBe(200);
-    res.pause();
-    // Without backpressure the router would read all 64 MiB (the upstream would get done).
+  /** The upstream's writes wait for good: without backpressure the router would read all 64 MiB (the upstream would get done). */
+  const expectStalled = async () => {
     await untilStalled(up.state);
     expect(up.state.done).toBe(false);
     expect(up.state.waiting).toBe(true);
+  };
+  /** A streamed create over HTTP whose client reads nothing until the upstream stalled. */
+  const pausedStream = async (model: string) => {
+    reset();
+    const res = await openStream(router, model);
+    expect(res.statusCode).toBe(200);
+    res.pause();
+    await expectStalled();
+    return res;
+  };
 
+  it("native: pauses the upstream read until the client drains, then delivers every event in order", async () => {
+    const res = await pausedStream("native");
     let text = "";
     res.setEncoding("utf8");
     for await (const part of res) text += part as string;
@@ -142,9 +149,7 @@ describe("a Responses stream and a client that does not read", () => {
     await new Promise((resolve) => ws.once("open", resolve));
     ws.send(JSON.stringify({ type: "response.create", model: "native", store: false, input: "hi" }));
     ws.pause();
-    await untilStalled(up.state);
-    expect(up.state.done).toBe(false);
-    expect(up.state.waiting).toBe(true);
+    await expectStalled();
     ws.resume();
     await completed;
     expect(events.filter((e) => e.type === "response.output_text.delta" && e.delta === PAYLOAD)).toHaveLength(DELTAS);
@@ -156,13 +161,7 @@ describe("a Responses stream and a client that does not read", () => {
   });
 
   it("translated: pauses the chat upstream's read while the client is full; a client that leaves then ends the call", async () => {
-    reset();
-    const res = await openStream(router, "translated");
-    expect(res.statusCode).toBe(200);
-    res.pause();
-    await untilStalled(up.state);
-    expect(up.state.done).toBe(false);
-    expect(up.state.waiting).toBe(true);
+    const res = await pausedStream("translated");
     // What a paused read holds up is given up with the client: the upstream call is aborted.
     res.destroy();
     for (let i = 0; i < 50 && !up.state.cut; i++) await sleep(100);
