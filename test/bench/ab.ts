@@ -44,6 +44,8 @@ const PATHS: Record<string, { up?: { path: string; body: string }; r: { path: st
   "native-json": { up: { path: "/v1/responses", body: rb("oai-s", false) }, r: { path: "/v1/responses", body: rb("oai-s", false) } },
   "native-stream": { up: { path: "/v1/responses", body: rb("oai-s", true) }, r: { path: "/v1/responses", body: rb("oai-s", true) } },
   "anthropic-json": { up: { path: "/v1/messages", body: mb("ant-s", false) }, r: { path: "/v1/responses", body: rb("ant-s", false) } },
+  // store: true, as an SDK sends by default: the answer is stored and answered from one serialisation when nothing in it is hidden.
+  "anthropic-json-store": { up: { path: "/v1/messages", body: mb("ant-s", false) }, r: { path: "/v1/responses", body: rb("ant-s", false, true) } },
   "anthropic-stream": { up: { path: "/v1/messages", body: mb("ant-s", true) }, r: { path: "/v1/responses", body: rb("ant-s", true) } },
   "chat-json": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/chat/completions", body: cb("chat-s", false) } },
   "chat-stream": { up: { path: "/v1/chat/completions", body: cb("chat-s", true) }, r: { path: "/v1/chat/completions", body: cb("chat-s", true) } },
