@@ -2,7 +2,7 @@
  * Steady-state A/B of router builds: one router child per dist directory (optionally the hono
  * and bare floors too) against one mock, all pinned to CPU 1, measured in interleaved rounds
  * (3 s at concurrency 64 each, after a 1 s warm-up) as server CPU µs per request; prints the
- * median and every round. The first round of a fresh process carries its JIT/heap warm-up
+ * median and every round (the servers' order turns by one each round). The first round of a fresh process carries its JIT/heap warm-up
  * (see BENCHMARKS.md), so compare medians of 4+ rounds. Build the "before" into its own dir:
  *   npm run build && cp -r dist .bench/dist-base   (then change, build, and:)
  *   npx tsx test/bench/ab.ts --dists .bench/dist-base,dist --paths translated-json,native-stream --rounds 5 [--floors]
@@ -126,7 +126,9 @@ if (f.c1) for (const s of servers) for (const p of paths) {
 }
 for (let r = 0; r < rounds; r++) {
   for (const p of paths) {
-    for (const s of servers) {
+    // Each round starts at the next server: measured in a fixed order, the one that came second paid 5-10% for its place.
+    for (let i = 0; i < servers.length; i++) {
+      const s = servers[(i + r) % servers.length]!;
       const spec = s.up ? PATHS[p]!.up : PATHS[p]!.r;
       if (!spec || (s.name === "bare" && PATHS[p]!.honoOnly)) continue;
       const conc = PATHS[p]!.c ?? 64;
