@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createStores, jobAbortKind, MemoryResponseCache, MemoryResponseStore, type StorageConfig } from "../../src/store/index.js";
+import { MemoryEventLog } from "../../src/store/memory/events.js";
+import type { StreamEvent } from "../../src/wire/types.js";
 import { aborted, describeStoreContract, makeRecord, makeResponse, newId, waitFor } from "./contract.js";
 
 const config = (ttl = 60_000, memory = { max_entries: 10_000, max_bytes: 64 * 1024 * 1024 }): StorageConfig => ({
@@ -60,6 +62,24 @@ describe("memory store specifics", () => {
     now += 1;
     expect(await store.get("resp_t")).toBeNull();
     expect(await store.delete("resp_t")).toBe(false);
+  });
+
+  it("keeps at most max_entries event logs, dropping the oldest created first (never the one just written)", async () => {
+    const log = new MemoryEventLog({ maxEntries: 3, maxBytes: 1e9, ttlMs: 60_000 });
+    const ev = (seq: number) => ({ type: "response.output_text.delta", sequence_number: seq }) as unknown as StreamEvent;
+    for (const id of ["a", "b", "c"]) await log.append(id, ev(0));
+    await log.append("a", ev(1)); // more events: a log keeps its place (creation order)
+    await log.append("d", ev(0)); // a goes
+    expect((await log.read("a", -1)).length).toBe(0);
+    await log.delete("c");
+    await log.append("e", ev(0)); // back to 3: nothing goes
+    expect(await Promise.all(["b", "d", "e"].map(async (id) => (await log.read(id, -1)).length))).toEqual([1, 1, 1]);
+    await log.append("f", ev(0)); // b goes
+    expect((await log.read("b", -1)).length).toBe(0);
+    expect((await log.read("f", -1)).length).toBe(1);
+    const tiny = new MemoryEventLog({ maxEntries: 10, maxBytes: 10, ttlMs: 60_000 });
+    await tiny.append("big", ev(0)); // alone over max_bytes: kept
+    expect((await tiny.read("big", -1)).length).toBe(1);
   });
 
   it("bounds the cache by entries and bytes", async () => {

@@ -3,11 +3,15 @@ import type { StreamEvent } from "../../wire/types.js";
 import { EventOrderError, isTerminalEvent, type EventLog } from "../types.js";
 import type { LruLimits } from "./lru.js";
 
-interface Recorded {
-  events: string[];
-  lastSeq: number;
-  bytes: number;
-  expiresAt: number;
+/** One response's log, in a list of the logs from the oldest created to the newest. */
+class Recorded {
+  events: string[] = [];
+  lastSeq = -Infinity;
+  bytes = 0;
+  expiresAt = 0;
+  prev: Recorded = this;
+  next: Recorded = this;
+  constructor(readonly id: string) {}
 }
 
 /**
@@ -17,6 +21,12 @@ interface Recorded {
  */
 export class MemoryEventLog implements EventLog {
   private readonly logs = new Map<string, Recorded>();
+  /**
+   * The list's sentinel (`oldest.next` is the oldest log). Eviction walks this list, not the
+   * Map from its front: V8 keeps the entries deleted there until it compacts the table, and each
+   * walk would skip them all.
+   */
+  private readonly oldest = new Recorded("");
   private readonly emitter = new EventEmitter();
   private bytes = 0;
 
@@ -42,6 +52,9 @@ export class MemoryEventLog implements EventLog {
 
   private drop(responseId: string, log: Recorded): void {
     this.logs.delete(responseId);
+    log.prev.next = log.next;
+    log.next.prev = log.prev;
+    log.prev = log.next = log;
     this.bytes -= log.bytes;
   }
 
@@ -49,8 +62,12 @@ export class MemoryEventLog implements EventLog {
     let log = this.live(responseId);
     if (log && event.sequence_number <= log.lastSeq) throw new EventOrderError(responseId, event.sequence_number);
     if (!log) {
-      log = { events: [], lastSeq: -Infinity, bytes: 0, expiresAt: 0 };
+      log = new Recorded(responseId);
       this.logs.set(responseId, log);
+      log.prev = this.oldest.prev;
+      log.next = this.oldest;
+      this.oldest.prev.next = log;
+      this.oldest.prev = log;
     }
     const json = JSON.stringify(event);
     log.events.push(json);
@@ -125,16 +142,19 @@ export class MemoryEventLog implements EventLog {
 
   async close(): Promise<void> {
     this.logs.clear();
+    this.oldest.next = this.oldest.prev = this.oldest;
     this.bytes = 0;
   }
 
   /** Drops expired logs, then the oldest ones, until within limits (never the one just written). */
   private evict(keep: string): void {
     const now = this.now();
-    for (const [id, log] of this.logs) {
+    for (let log = this.oldest.next; log !== this.oldest; ) {
+      const next = log.next;
       const over = this.logs.size > this.opts.maxEntries || this.bytes > this.opts.maxBytes;
       if (!over && log.expiresAt > now) break;
-      if (id !== keep) this.drop(id, log);
+      if (log.id !== keep) this.drop(log.id, log);
+      log = next;
     }
   }
 }
