@@ -10,7 +10,7 @@ import { failedResponse, responseSkeleton, responseToEvents } from "../translate
 import { emitted } from "../wire/emitted.js";
 import { unixSeconds } from "../wire/clock.js";
 import type { CreateResponseRequest, EmittedResponse, Item, JsonObject, ResponseObject } from "../wire/types.js";
-import { clientText, hasHiddenParts } from "../translate/openai/rewrite.js";
+import { clientText } from "../translate/openai/rewrite.js";
 import { AutoCompactor, servedByRouterTranslation } from "./compaction/auto-compact.js";
 import { BackgroundJobs } from "./background/jobs.js";
 import { cacheableAnswer, cacheKey } from "./create/cache-key.js";
@@ -170,8 +170,7 @@ export class ResponsesService {
       const stored = await this.finish(plan, out, key, ctx);
       // The stored JSON is the client's too unless something in it is hidden from the client
       // (an Anthropic answer without thinking has nothing to hide: it is serialised once).
-      const hides = (out.hideEncryptedReasoning || out.hideSearchSources) && hasHiddenParts(out.response, out.hideEncryptedReasoning, out.hideSearchSources === true);
-      const text = hides ? clientText(out.response, out.hideEncryptedReasoning, out.hideSearchSources) : (stored ?? JSON.stringify(out.response));
+      const text = clientText(out.response, out.hideEncryptedReasoning, out.hideSearchSources, stored);
       return { kind: "json", text, endpoint, model: conn.model };
     }
     const run = async (sink: EventSink) => {

@@ -2,16 +2,17 @@ import { EventEmitter } from "node:events";
 import type { StreamEvent } from "../../wire/types.js";
 import { EventOrderError, isTerminalEvent, type EventLog } from "../types.js";
 import type { LruLimits } from "./lru.js";
+import { empty, Linked, linkLast, unlink } from "./recency-list.js";
 
 /** One response's log, in a list of the logs from the oldest created to the newest. */
-class Recorded {
+class Recorded extends Linked<Recorded> {
   events: string[] = [];
   lastSeq = -Infinity;
   bytes = 0;
   expiresAt = 0;
-  prev: Recorded = this;
-  next: Recorded = this;
-  constructor(readonly id: string) {}
+  constructor(readonly id: string) {
+    super();
+  }
 }
 
 /**
@@ -21,11 +22,7 @@ class Recorded {
  */
 export class MemoryEventLog implements EventLog {
   private readonly logs = new Map<string, Recorded>();
-  /**
-   * The list's sentinel (`oldest.next` is the oldest log). Eviction walks this list, not the
-   * Map from its front: V8 keeps the entries deleted there until it compacts the table, and each
-   * walk would skip them all.
-   */
+  /** The list's sentinel: `oldest.next` is the oldest log (eviction walks it, recency-list.ts). */
   private readonly oldest = new Recorded("");
   private readonly emitter = new EventEmitter();
   private bytes = 0;
@@ -44,17 +41,15 @@ export class MemoryEventLog implements EventLog {
     const log = this.logs.get(responseId);
     if (!log) return null;
     if (log.expiresAt <= this.now()) {
-      this.drop(responseId, log);
+      this.drop(log);
       return null;
     }
     return log;
   }
 
-  private drop(responseId: string, log: Recorded): void {
-    this.logs.delete(responseId);
-    log.prev.next = log.next;
-    log.next.prev = log.prev;
-    log.prev = log.next = log;
+  private drop(log: Recorded): void {
+    this.logs.delete(log.id);
+    unlink(log);
     this.bytes -= log.bytes;
   }
 
@@ -64,10 +59,7 @@ export class MemoryEventLog implements EventLog {
     if (!log) {
       log = new Recorded(responseId);
       this.logs.set(responseId, log);
-      log.prev = this.oldest.prev;
-      log.next = this.oldest;
-      this.oldest.prev.next = log;
-      this.oldest.prev = log;
+      linkLast(this.oldest, log);
     }
     const json = JSON.stringify(event);
     log.events.push(json);
@@ -137,12 +129,12 @@ export class MemoryEventLog implements EventLog {
 
   async delete(responseId: string): Promise<void> {
     const log = this.logs.get(responseId);
-    if (log) this.drop(responseId, log);
+    if (log) this.drop(log);
   }
 
   async close(): Promise<void> {
     this.logs.clear();
-    this.oldest.next = this.oldest.prev = this.oldest;
+    empty(this.oldest);
     this.bytes = 0;
   }
 
@@ -153,7 +145,7 @@ export class MemoryEventLog implements EventLog {
       const next = log.next;
       const over = this.logs.size > this.opts.maxEntries || this.bytes > this.opts.maxBytes;
       if (!over && log.expiresAt > now) break;
-      if (log.id !== keep) this.drop(log.id, log);
+      if (log.id !== keep) this.drop(log);
       log = next;
     }
   }

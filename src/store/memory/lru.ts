@@ -4,6 +4,8 @@
  * the Map keeps the recency order: get() moves an entry to its back, eviction takes from its
  * front. Storing strings means callers can never mutate what is stored.
  */
+import { empty, Linked, linkLast, unlink } from "./recency-list.js";
+
 export interface LruLimits {
   maxEntries: number;
   maxBytes: number;
@@ -18,15 +20,15 @@ export function itemIndexLimits(limits: LruLimits): LruLimits {
   return { maxEntries: limits.maxEntries * 16, maxBytes: Math.ceil(limits.maxBytes / 8) };
 }
 
-/** An entry in recency order: the list runs from the least recently used (after the sentinel) to the most. */
-class Node {
-  prev: Node = this;
-  next: Node = this;
+/** An entry, in the list from the least recently used to the most. */
+class Node extends Linked<Node> {
   constructor(
     readonly key: string,
     public value: string,
     public expiresAt: number,
-  ) {}
+  ) {
+    super();
+  }
 }
 
 export class BoundedLru {
@@ -57,7 +59,7 @@ export class BoundedLru {
     }
     // Refresh recency.
     unlink(node);
-    this.append(node);
+    linkLast(this.head, node);
     return node.value;
   }
 
@@ -66,7 +68,7 @@ export class BoundedLru {
     if (old) this.remove(old);
     const node = new Node(key, value, this.now() + ttlMs);
     this.entries.set(key, node);
-    this.append(node);
+    linkLast(this.head, node);
     this.bytes += value.length;
     this.evict(key);
   }
@@ -81,16 +83,8 @@ export class BoundedLru {
 
   clear(): void {
     this.entries.clear();
-    this.head.next = this.head.prev = this.head;
+    empty(this.head);
     this.bytes = 0;
-  }
-
-  private append(node: Node): void {
-    const last = this.head.prev;
-    node.prev = last;
-    node.next = this.head;
-    last.next = node;
-    this.head.prev = node;
   }
 
   private remove(node: Node): void {
@@ -101,9 +95,8 @@ export class BoundedLru {
 
   /**
    * Drops expired entries, then the least recently used ones until within limits, walking the
-   * list from its oldest entry. (Walking the Map from its front instead cost a skip over every
-   * entry deleted there since V8 last compacted the table: 170 µs per set in a full index.)
-   * The entry just written (`keep`) stays even when it alone exceeds maxBytes.
+   * list from its oldest entry (recency-list.ts says why not the Map). The entry just written
+   * (`keep`) stays even when it alone exceeds maxBytes.
    */
   private evict(keep: string): void {
     const now = this.now();
@@ -115,10 +108,4 @@ export class BoundedLru {
       node = next;
     }
   }
-}
-
-function unlink(node: Node): void {
-  node.prev.next = node.next;
-  node.next.prev = node.prev;
-  node.prev = node.next = node;
 }

@@ -162,11 +162,13 @@ function clientReplacer(hideEncrypted: boolean, hideSources = false): ((this: un
  * A response or event serialised as the client should see it (the object itself, which the
  * store keeps, is not touched). A replacer takes JSON.stringify
  * off its fast path (a JS call per key: most of an Anthropic stream's serialisation), so it is
- * used only when something is there to hide; otherwise the bytes are the same without it.
+ * used only when something is there to hide; otherwise the bytes are the same without it, and
+ * `json`, the value's JSON when the caller made it already (for the store), is the answer.
  */
-export function clientText(value: unknown, hide: boolean, hideSources = false): string {
+export function clientText(value: unknown, hide: boolean, hideSources = false, json?: string): string {
   const replacer = clientReplacer(hide, hideSources);
-  return JSON.stringify(value, replacer && hasHiddenParts(value, hide, hideSources) ? replacer : undefined);
+  if (replacer && hasHiddenParts(value, hide, hideSources)) return JSON.stringify(value, replacer);
+  return json ?? JSON.stringify(value);
 }
 
 /**
