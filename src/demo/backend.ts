@@ -1,10 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { exampleFor } from "./example-json.js";
 
 /**
  * The demo backend behind `npm run demo`: a tiny chat-completions server with canned
- * answers, so a newcomer sees /v1/responses, streaming, tool calls, chaining and
- * background jobs work before connecting a real model. Not a model: every answer says so.
+ * answers, so a newcomer sees /v1/responses, streaming, tool calls, structured output,
+ * chaining and background jobs work before connecting a real model. Not a model: every answer says so.
  * Loopback only. Speaks what `kind: chat` endpoints send: POST /v1/chat/completions (JSON
  * or SSE chunks, tool calls, usage) and GET /v1/models (health probes).
  */
@@ -18,7 +19,7 @@ interface ChatMessage {
 }
 interface ChatTool {
   type?: string;
-  function?: { name?: string; parameters?: { properties?: Record<string, { type?: string; enum?: unknown[] }>; required?: string[] } };
+  function?: { name?: string; parameters?: unknown };
 }
 interface ChatRequest {
   model?: string;
@@ -27,9 +28,11 @@ interface ChatRequest {
   stream_options?: { include_usage?: boolean };
   tools?: ChatTool[];
   tool_choice?: unknown;
+  response_format?: { type?: string; json_schema?: { schema?: unknown } };
 }
 
-type Answer = { kind: "text"; text: string } | { kind: "tool"; name: string; args: string };
+/** `json`: a structured answer (streamed in pieces: it has no spaces to split at). */
+type Answer = { kind: "text"; text: string; json?: boolean } | { kind: "tool"; name: string; args: string };
 
 export interface DemoBackend {
   url: string;
@@ -102,7 +105,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, n: number, dela
       chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] });
     }
   } else {
-    for (const word of (answer as { text: string }).text.split(/(?<= )/)) {
+    const text = (answer as { text: string; json?: boolean });
+    for (const word of text.json ? pieces(text.text, 12) : text.text.split(/(?<= )/)) {
       await sleep(delayMs);
       if (res.destroyed) return;
       chunk({ content: word });
@@ -113,42 +117,31 @@ async function handle(req: IncomingMessage, res: ServerResponse, n: number, dela
   res.end("data: [DONE]\n\n");
 }
 
-/** A tool call when tools are offered and the last message is the user's; else text. */
+/**
+ * A tool call when tools are offered and the last message is the user's; else JSON when the
+ * request asks for it (an example that satisfies its schema); else text.
+ */
 export function answerFor(body: ChatRequest): Answer {
   const messages = body.messages ?? [];
   const last = messages.at(-1);
   const tools = (body.tools ?? []).filter((t) => t.type === "function" && t.function?.name);
   if (tools.length > 0 && body.tool_choice !== "none" && last?.role === "user") {
     const fn = tools[0]!.function!;
-    return { kind: "tool", name: fn.name!, args: JSON.stringify(exampleArgs(fn.parameters)) };
+    return { kind: "tool", name: fn.name!, args: JSON.stringify(exampleFor(fn.parameters ?? { type: "object", properties: {} })) };
   }
+  const said = textOf(last?.content).slice(0, 200);
+  const format = body.response_format;
+  if (format?.type === "json_schema") return { kind: "text", text: JSON.stringify(exampleFor(format.json_schema?.schema)), json: true };
+  if (format?.type === "json_object") return { kind: "text", text: JSON.stringify({ demo: DEMO_LABEL, you_said: said }), json: true };
   const earlier = messages.filter((m) => m.role === "user" || m.role === "assistant").length - 1;
   if (last?.role === "tool") {
     return { kind: "text", text: `${DEMO_LABEL} The tool answered: ${textOf(last.content).slice(0, 200)}` };
   }
-  const said = textOf(last?.content).slice(0, 200);
   const chain = earlier > 0 ? ` I can see ${earlier} earlier message${earlier === 1 ? "" : "s"} in this conversation.` : "";
   return {
     kind: "text",
     text: `${DEMO_LABEL} You said: "${said}".${chain} Point the router at Ollama, vLLM or OpenAI in router.yaml for real answers.`,
   };
-}
-
-/** Arguments that satisfy a simple JSON Schema: its required properties with example values. */
-function exampleArgs(schema: NonNullable<ChatTool["function"]>["parameters"]): Record<string, unknown> {
-  const props = schema?.properties ?? {};
-  const names = schema?.required ?? Object.keys(props);
-  const out: Record<string, unknown> = {};
-  for (const name of names) {
-    const p = props[name] ?? {};
-    if (Array.isArray(p.enum) && p.enum.length > 0) out[name] = p.enum[0];
-    else if (p.type === "number" || p.type === "integer") out[name] = 1;
-    else if (p.type === "boolean") out[name] = true;
-    else if (p.type === "array") out[name] = [];
-    else if (p.type === "object") out[name] = {};
-    else out[name] = "demo";
-  }
-  return out;
 }
 
 function textOf(content: unknown): string {

@@ -3,6 +3,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
+import { zodTextFormat } from "openai/helpers/zod";
+import { z } from "zod";
 import { afterEach, describe, expect, it } from "vitest";
 import { freePort } from "../helpers/redis-server.js";
 import { waitUntil } from "../helpers/wait.js";
@@ -45,7 +47,7 @@ const listening = async (url: string) => {
 };
 
 describe("npm run demo", () => {
-  it("answers create, stream, chaining, tool calls and background jobs through the openai SDK, labelled as a demo", async () => {
+  it("answers create, stream, chaining, tool calls, structured output and background jobs through the openai SDK, labelled as a demo", async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const demo = npm(["run", "demo", "--", "--port", String(port)]);
@@ -76,6 +78,13 @@ describe("npm run demo", () => {
       input: [{ type: "function_call_output", call_id: (fc as { call_id: string }).call_id, output: "sunny, 21 C" }],
     });
     expect(after.output_text).toContain("sunny, 21 C");
+
+    // Structured output: the SDK's parse helper gets JSON its own schema accepts, streamed too.
+    const Trip = z.object({ city: z.string(), days: z.number().int().min(1), stops: z.array(z.object({ name: z.string(), nights: z.number().int() })) });
+    const parsed = await client.responses.parse({ model: "demo", input: "Plan a trip", text: { format: zodTextFormat(Trip, "trip") } });
+    expect(parsed.output_parsed).toEqual({ city: "demo", days: 1, stops: [{ name: "demo", nights: 1 }] });
+    const streamed = await client.responses.stream({ model: "demo", input: "Plan a trip", text: { format: zodTextFormat(Trip, "trip") } }).finalResponse();
+    expect(streamed.output_parsed).toEqual(parsed.output_parsed);
 
     const job = await client.responses.create({ model: "demo", input: "Later", background: true });
     expect(["queued", "in_progress"]).toContain(job.status);
