@@ -1,9 +1,12 @@
 import { createServer, request, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
 import { WebSocket } from "ws";
 import { nativeEvents, nativeResponse, sleep } from "../helpers/mock-upstream.js";
+import { startRedis } from "../helpers/redis-server.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
+import { waitUntil } from "../helpers/wait.js";
 
 /** 64 MiB of deltas: far more than the socket buffers between the upstream, the router and the client hold. */
 const DELTAS = 4096;
@@ -23,7 +26,7 @@ const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.str
  * An upstream that streams DELTAS text deltas as fast as its socket takes them, and says how far
  * it got: OpenAI's Responses events on /v1/responses, chat chunks on /v1/chat/completions.
  */
-function startFloodUpstream(): Promise<{ server: Server; url: string; state: FloodState }> {
+function startFloodUpstream(deltas = DELTAS): Promise<{ server: Server; url: string; state: FloodState }> {
   const state: FloodState = { written: 0, waiting: false, done: false, cut: false };
   const server = createServer((req, res) => {
     req.resume();
@@ -38,7 +41,7 @@ function startFloodUpstream(): Promise<{ server: Server; url: string; state: Flo
       const tail = events.slice(4);
       res.writeHead(200, { "content-type": "text/event-stream" });
       if (native) res.write(head.map((f) => sse(f.event, f.data)).join(""));
-      for (let i = 0; i < DELTAS; i++) {
+      for (let i = 0; i < deltas; i++) {
         const frame = native
           ? sse("response.output_text.delta", { type: "response.output_text.delta", item_id: "msg_up1", output_index: 0, content_index: 0, delta: PAYLOAD, logprobs: [], sequence_number: head.length + i })
           : `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: PAYLOAD }, finish_reason: null }] })}\n\n`;
@@ -53,7 +56,7 @@ function startFloodUpstream(): Promise<{ server: Server; url: string; state: Flo
         }
         state.written = i + 1;
       }
-      if (native) res.end(tail.map((f) => sse(f.event, { ...(f.data as object), sequence_number: (f.data as { sequence_number: number }).sequence_number + DELTAS })).join(""));
+      if (native) res.end(tail.map((f) => sse(f.event, { ...(f.data as object), sequence_number: (f.data as { sequence_number: number }).sequence_number + deltas })).join(""));
       else res.end(`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`);
       state.done = true;
     });
@@ -68,6 +71,21 @@ function openStream(router: TestRouter, model: string): Promise<IncomingMessage>
     req.on("error", reject);
     req.end(JSON.stringify({ model, stream: true, store: false, input: "hi" }));
   });
+}
+
+/** The events of an SSE body, in order. */
+function sseEvents(text: string): { type: string; sequence_number: number; delta?: string; response?: { id: string } }[] {
+  return text
+    .split("\n\n")
+    .filter((f) => f.length > 0)
+    .map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)) as { type: string; sequence_number: number; delta?: string; response?: { id: string } });
+}
+
+async function readAll(res: IncomingMessage): Promise<string> {
+  let text = "";
+  res.setEncoding("utf8");
+  for await (const part of res) text += part as string;
+  return text;
 }
 
 /** Waits until the upstream is done or has not moved for a second (its writes wait for good). */
@@ -116,13 +134,7 @@ describe("a Responses stream and a client that does not read", () => {
 
   it("native: pauses the upstream read until the client drains, then delivers every event in order", async () => {
     const res = await pausedStream("native");
-    let text = "";
-    res.setEncoding("utf8");
-    for await (const part of res) text += part as string;
-    const events = text
-      .split("\n\n")
-      .filter((f) => f.length > 0)
-      .map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)) as { type: string; sequence_number: number; delta?: string; response?: { id: string } });
+    const events = sseEvents(await readAll(res));
     expect(events.filter((e) => e.type === "response.output_text.delta" && e.delta === PAYLOAD)).toHaveLength(DELTAS);
     events.forEach((e, i) => {
       if (e.sequence_number !== i) expect({ at: i, seq: e.sequence_number }).toEqual({ at: i, seq: i });
@@ -167,5 +179,56 @@ describe("a Responses stream and a client that does not read", () => {
     for (let i = 0; i < 50 && !up.state.cut; i++) await sleep(100);
     expect(up.state.cut).toBe(true);
     expect(up.state.done).toBe(false);
+  });
+});
+
+describe("a background response's follower (GET ?stream=true) that does not read, Redis store", () => {
+  /** 2,500 deltas of 16 KiB: three of the follower's reads of the log (1,000 events each), each far more than the sockets hold. */
+  const LOGGED = 2500;
+  let redis: Awaited<ReturnType<typeof startRedis>>;
+  let up: Awaited<ReturnType<typeof startFloodUpstream>>;
+  let router: TestRouter;
+  let stats: Redis;
+  beforeAll(async () => {
+    redis = await startRedis();
+    up = await startFloodUpstream(LOGGED);
+    router = await startTestRouter({
+      endpoints: [{ name: "native", url: up.url, kind: "openai", api_key: "sk-flood" }],
+      models: { native: { endpoints: ["native"] } },
+      storage: { redis_url: redis.url, prefix: `rrfollow:${process.pid}:` },
+    });
+    stats = new Redis(redis.url);
+  });
+  afterAll(async () => {
+    stats?.disconnect();
+    await router?.close(1000);
+    up?.server.closeAllConnections();
+    await new Promise<void>((r) => (up ? up.server.close(() => r()) : r()));
+    await redis?.stop().catch(() => {});
+  });
+  const xreads = async () => Number(/cmdstat_xread:calls=(\d+)/.exec(await stats.info("commandstats"))?.[1] ?? 0);
+
+  it("reads the log no further than the client takes it, then delivers every event in order", async () => {
+    const job = await router.client.responses.create({ model: "native", input: "hi", background: true });
+    await waitUntil("the background job", async () => (await router.client.responses.retrieve(job.id)).status === "completed", 30_000, 100);
+    const before = await xreads();
+    const res = await new Promise<IncomingMessage>((resolve, reject) => request(`${router.url}/v1/responses/${job.id}?stream=true`, resolve).on("error", reject).end());
+    expect(res.statusCode).toBe(200);
+    res.pause();
+    // Without backpressure the follower read all three batches into the client's socket at once.
+    let seen = -1;
+    for (let now = await xreads(); now !== seen; now = await xreads()) {
+      seen = now;
+      await sleep(1000);
+    }
+    expect(seen - before).toBe(1);
+    const events = sseEvents(await readAll(res));
+    expect(events.filter((e) => e.type === "response.output_text.delta" && e.delta === PAYLOAD)).toHaveLength(LOGGED);
+    events.forEach((e, i) => {
+      if (e.sequence_number !== i) expect({ at: i, seq: e.sequence_number }).toEqual({ at: i, seq: i });
+    });
+    expect(events.at(-1)!.type).toBe("response.completed");
+    expect(events.at(-1)!.response!.id).toBe(job.id);
+    expect(await xreads()).toBeGreaterThanOrEqual(before + 3);
   });
 });

@@ -110,6 +110,7 @@ export function finishedItems(events: StreamEvent[]): Item[] {
  * A text/event-stream body that follows a response's recorded events after `afterSeq`
  * until its terminal event. `finished`: the response already ended, so the log is read
  * to its end and the stream closes even if the terminal event expired from the log.
+ * The log is read no faster than the client takes the events (the sink's backlog).
  * A store that fails mid-way ends the stream with an `error` event; the client can
  * resume with `starting_after` once the store is back. At this instance's shutdown deadline
  * (`shutdown`) the stream ends with `response.failed` (`server_shutting_down`, the finished
@@ -142,6 +143,9 @@ export function followBody(
           sink.flush!();
           last = event.sequence_number;
           ended = isTerminalEvent(event);
+          // A client that reads slower than the log holds the follower, not the router's memory.
+          const backlog = sink.backlog?.();
+          if (backlog) await backlog;
         }
         if (cut && !ended && shutdown) {
           const event = await shutdownEvent(log, responseId, last, shutdown.snapshot);
