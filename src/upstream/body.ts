@@ -36,10 +36,14 @@ const DONE = 3;
 /**
  * A 2xx upstream body, fed by the client's dispatch handler one read at a time, with no Node
  * stream in between (no emitReadable, nextTick or promise per chunk). A consumer attaches
- * once and is called back in the same turn as each read; reads that arrived before it are
- * held (up to HIGH_WATER, then the upstream read waits). The consumer may pause (its client
- * is full) and resume. Callbacks run in the async context of the code that attached, so log
- * lines written from them carry that request's fields, not those of whoever opened the socket.
+ * once and is called back in a microtask after each socket read, with everything that read
+ * brought as one chunk: undici hands over a chunked body one HTTP chunk at a time, and an
+ * upstream that writes faster than the router reads (a fast model, a busy router) fills one
+ * socket read with hundreds of them, each of which would otherwise cost the consumer a parse
+ * and a client write of its own. Reads that arrived before the consumer, or while it is paused
+ * (its client is full), are held (up to HIGH_WATER, then the upstream read waits). Callbacks run
+ * in the async context of the code that attached, so log lines written from them carry that
+ * request's fields, not those of whoever opened the socket.
  */
 export class UpstreamBody implements AsyncIterable<Buffer> {
   private state = OPEN;
@@ -53,6 +57,8 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
   /** The upstream read is paused (push returned false). */
   private stalled = false;
   private delivering = false;
+  /** A microtask will deliver what this socket read brought. */
+  private scheduled = false;
   /** The upstream call is over (complete or failed), whatever the consumer did. */
   private upstreamEnded = false;
 
@@ -60,20 +66,26 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
 
   // ---- the upstream side (client.ts) ----
 
-  /** One upstream read; false pauses the upstream until `source.resume()`. */
+  /** One upstream chunk; false pauses the upstream until `source.resume()`. */
   push(chunk: Buffer): boolean {
     // undici may hand over an empty read when its parser resumes at the end of a body span; held
     // or delivered, it would pause the read again at the same place, and so forever.
     if (this.state !== OPEN || chunk.length === 0) return true;
-    if (this.consumer && !this.paused && this.held.length === 0) {
-      this.scope!.runInAsyncScope(this.consumer.onChunk, this.consumer, chunk);
-    } else {
-      this.held.push(chunk);
-      this.heldBytes += chunk.length;
+    this.held.push(chunk);
+    this.heldBytes += chunk.length;
+    // undici parses a whole socket read in one turn: what it brings is delivered once that turn is over.
+    if (this.consumer !== null && !this.paused && !this.scheduled) {
+      this.scheduled = true;
+      queueMicrotask(this.deliverRead);
     }
-    this.stalled = this.state === OPEN && (this.paused || (this.consumer === null && this.heldBytes >= HIGH_WATER));
+    this.stalled = this.paused || this.heldBytes >= HIGH_WATER;
     return !this.stalled;
   }
+
+  private readonly deliverRead = (): void => {
+    this.scheduled = false;
+    this.deliver();
+  };
 
   complete(): void {
     this.upstreamEnded = true;
@@ -114,9 +126,9 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
    * The consumer stops reading early (the protocol's end: [DONE], a terminal event). The
    * consumer is not called again. A body whose end is already here is simply dropped; one
    * still coming aborts the call (the connection cannot be reused before its end), but only
-   * after the upstream read in progress: a consumer called in the read's own turn stops at
-   * [DONE] before undici has seen the end that came in the same read (it is dropped then,
-   * not aborted: an abort costs an error with a stack trace and the connection).
+   * after the upstream read in progress: a body whose end came in the same socket read as
+   * [DONE] has it by the time the consumer stops (it is dropped then, not aborted: an abort
+   * costs an error with a stack trace and the connection).
    */
   release(): void {
     if (this.state === DONE) return;
@@ -233,8 +245,10 @@ export class UpstreamBody implements AsyncIterable<Buffer> {
       this.scope!.runInAsyncScope(() => {
         const consumer = this.consumer!;
         while (this.held.length > 0 && !this.paused && this.state !== DONE) {
-          const chunk = this.held.shift()!;
-          this.heldBytes -= chunk.length;
+          const held = this.held;
+          const chunk = held.length === 1 ? held[0]! : Buffer.concat(held, this.heldBytes);
+          this.held = [];
+          this.heldBytes = 0;
           consumer.onChunk(chunk);
         }
         if (this.paused || this.state === DONE || this.held.length > 0) return;

@@ -1,5 +1,5 @@
 import type { UpstreamBody } from "./body.js";
-import { SseParser, type FrameHandler, type SseFrame } from "../wire/sse-parser.js";
+import { lastFrameEnd, SseParser, type FrameHandler, type SseFrame } from "../wire/sse-parser.js";
 
 export { SseParser, type FrameHandler, type SseFrame };
 
@@ -21,7 +21,7 @@ export interface FrameConsumer {
    * offered or parsed as above).
    */
   onWholeBytes?(chunk: Buffer): WholeBytes;
-  /** One frame, in the turn its upstream read arrived; true stops reading (the rest of the body is released). */
+  /** One frame, once the socket read that brought it is over; true stops reading (the rest of the body is released). */
   onFrame: FrameHandler;
   /** The body ended by itself (after its last frame). Not called after a stop. */
   onEnd(): void;
@@ -32,28 +32,55 @@ export interface FrameConsumer {
 }
 
 /**
- * Reads an upstream body's SSE frames by push: every frame of a read is handed on in the
- * read's own turn. A consumer that stops early (at [DONE] or a terminal event) releases the
+ * Reads an upstream body's SSE frames by push: the frames of a read (all that one socket read
+ * brought, UpstreamBody) are handed on together. A consumer that takes reads whole
+ * (`onWholeBytes`, `onWholeRead`) is offered the read's whole frames, and the unfinished frame
+ * after them starts the next read: a read of many frames rarely ends where a frame does, and
+ * should not be parsed frame by frame for that. A consumer that stops early (at [DONE] or a terminal event) releases the
  * body: drained when its end is already here (no abort error per stream), else the call is
  * aborted. The consumer pauses the body itself (`body.pause()`, from `afterRead`) when its client is full.
  */
 export function pipeSseFrames(body: UpstreamBody, consumer: FrameConsumer): void {
   const parser = new SseParser();
   let stopped = false;
+  /**
+   * The bytes after a read's last whole frame, when the frames before them were taken whole:
+   * they start the next read (a read of many frames rarely ends at a frame's end).
+   */
+  let carry: Buffer | null = null;
+  const offers = consumer.onWholeBytes !== undefined || consumer.onWholeRead !== undefined;
   const stop = () => {
     stopped = true;
     body.release();
   };
+  /** The consumer took `chunk` up to `cut` (-1: all of it); the rest starts the next read. */
+  const took = (chunk: Buffer, cut: number): false => {
+    // A copy: a view would keep the whole read's buffer alive until the next read.
+    if (cut !== -1) carry = Buffer.from(chunk.subarray(cut));
+    return false;
+  };
   /** One read through the consumer; true when it stopped reading. */
   const read = (chunk: Buffer): boolean => {
-    if (consumer.onWholeBytes && parser.wholeBytes(chunk)) {
-      const took = consumer.onWholeBytes(chunk);
-      if (took === "taken") return false;
-      if (took === "stop") return true;
+    if (carry !== null) {
+      chunk = Buffer.concat([carry, chunk]);
+      carry = null;
     }
-    const text = parser.decode(chunk);
-    if (consumer.onWholeRead && parser.wholeFrames(text) && consumer.onWholeRead(text)) return false;
-    return parser.pushText(text, consumer.onFrame);
+    if (offers && parser.holdsNothing()) {
+      // The read's whole frames are offered whole, its unfinished last frame kept for the next.
+      const cut = lastFrameEnd(chunk);
+      const whole = cut === -1 ? chunk : chunk.subarray(0, cut);
+      if (consumer.onWholeBytes && parser.wholeBytes(whole)) {
+        const answer = consumer.onWholeBytes(whole);
+        if (answer === "stop") return true;
+        if (answer === "taken") return took(chunk, cut);
+      }
+      if (consumer.onWholeRead && endsWithBlankLine(whole)) {
+        const text = parser.decode(whole);
+        if (parser.wholeFrames(text) && consumer.onWholeRead(text)) return took(chunk, cut);
+        return parser.pushText(text, consumer.onFrame) || (cut !== -1 && parser.push(chunk.subarray(cut), consumer.onFrame));
+      }
+    }
+    return parser.push(chunk, consumer.onFrame);
   };
   body.attach({
     onChunk(chunk) {
@@ -64,6 +91,7 @@ export function pipeSseFrames(body: UpstreamBody, consumer: FrameConsumer): void
     onEnd() {
       if (stopped) return;
       stopped = true;
+      if (carry !== null && parser.push(carry, consumer.onFrame)) return;
       if (!parser.end(consumer.onFrame)) consumer.onEnd();
     },
     onError(err) {
@@ -72,6 +100,10 @@ export function pipeSseFrames(body: UpstreamBody, consumer: FrameConsumer): void
       consumer.onError(err);
     },
   });
+}
+
+function endsWithBlankLine(b: Uint8Array): boolean {
+  return b.length >= 2 && b[b.length - 1] === 10 && b[b.length - 2] === 10;
 }
 
 /**

@@ -57,7 +57,12 @@ export class SseParser {
    */
   wholeBytes(chunk: Uint8Array): boolean {
     const n = chunk.length;
-    return this.buf.length === 0 && !this.skipLf && this.decoderClean && n >= 2 && chunk[n - 1] === LF && chunk[n - 2] === LF && chunk.indexOf(CR) === -1;
+    return this.holdsNothing() && n >= 2 && chunk[n - 1] === LF && chunk[n - 2] === LF && chunk.indexOf(CR) === -1;
+  }
+
+  /** Nothing of earlier reads is held (in the buffer or the decoder): the next read starts a frame. */
+  holdsNothing(): boolean {
+    return this.buf.length === 0 && !this.skipLf && this.decoderClean;
   }
 
   /**
@@ -116,6 +121,20 @@ export class SseParser {
 
 const LF = 10;
 const CR = 13;
+const BLANK_LINE = new Uint8Array([LF, LF]);
+
+/**
+ * Where the last whole frame of `b` ends (after its blank line), when `b` does not end with one:
+ * the read can be taken up to there and the rest kept for the next. -1 when `b` ends with a
+ * whole frame, holds none, or has a CR (line ends that need the parser).
+ */
+export function lastFrameEnd(b: Uint8Array): number {
+  const n = b.length;
+  if (n < 2 || (b[n - 1] === LF && b[n - 2] === LF)) return -1;
+  const at = Buffer.from(b.buffer, b.byteOffset, n).lastIndexOf(BLANK_LINE);
+  if (at === -1 || b.indexOf(CR) !== -1) return -1;
+  return at + 2;
+}
 const CR_LINE_ENDS = /\r\n?/g;
 const EVENT_FIELD = asciiBytes("event: ");
 const DATA_FIELD = asciiBytes("data: ");

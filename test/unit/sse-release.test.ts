@@ -46,7 +46,7 @@ describe("pipeSseFrames stopped early", () => {
     const { body, calls } = fakeBody();
     const seen = readUntilDone(body);
     body.push(Buffer.from("data: a\n\ndata: [DONE]\n\n"));
-    await Promise.resolve();
+    await new Promise((resolve) => setImmediate(resolve)); // undici's next read comes in a later turn
     body.fail(new Error("aborted"));
     expect(seen).toEqual({ frames: ["a"], ends: [] });
     expect(calls).toEqual({ aborted: 1, finished: 1 });
@@ -91,11 +91,14 @@ describe("SSE frames that have a successor in the same read", () => {
     ["d", false],
   ];
 
-  it("pushed: `more` on every frame but the last complete one of each upstream read, skipping comments", () => {
+  it("pushed: `more` on every frame but the last complete one of each upstream read, skipping comments", async () => {
     const { body } = fakeBody();
     const frames: [string, boolean][] = [];
     pipeSseFrames(body, { onFrame: (f: SseFrame) => void frames.push([f.data, f.more === true]), onEnd() {}, onError() {} });
-    for (const r of reads) body.push(Buffer.from(r));
+    for (const r of reads) {
+      body.push(Buffer.from(r));
+      await Promise.resolve(); // each read in its own turn, as undici's socket reads come
+    }
     body.complete();
     expect(frames).toEqual(expected);
   });

@@ -25,19 +25,25 @@ function recorder() {
   };
 }
 
+/** After the socket read's turn: the microtask the body delivers in has run. */
+const afterRead = () => Promise.resolve();
+
 describe("UpstreamBody", () => {
-  it("passes over an empty read: it reaches no consumer and never pauses the upstream (undici hands one over when it resumes at a span's end)", () => {
+  it("passes over an empty read: it reaches no consumer and never pauses the upstream (undici hands one over when it resumes at a span's end)", async () => {
     const { body } = fakeBody();
     const r = recorder();
     body.attach({ ...r.consumer, onChunk: (c) => (r.consumer.onChunk(c), body.pause()) });
     expect(body.push(Buffer.alloc(0))).toBe(true);
-    expect(body.push(Buffer.from("a"))).toBe(false); // the consumer paused after a real read
+    expect(body.push(Buffer.from("a"))).toBe(true);
+    await afterRead();
+    expect(r.seen).toEqual(["a"]); // the consumer paused after a real read
+    expect(body.push(Buffer.from("b"))).toBe(false);
     expect(body.push(Buffer.alloc(0))).toBe(true); // paused, an empty read still lets the parser go on
     body.resume();
-    expect(r.seen).toEqual(["a"]);
+    expect(r.seen).toEqual(["a", "b"]);
   });
 
-  it("holds reads that arrive before the consumer attaches and hands them over at once, then the end", () => {
+  it("holds reads that arrive before the consumer attaches and hands them over at once, as one chunk, then the end", () => {
     const { body, calls } = fakeBody();
     expect(body.push(Buffer.from("a"))).toBe(true);
     expect(body.push(Buffer.from("b"))).toBe(true);
@@ -45,19 +51,36 @@ describe("UpstreamBody", () => {
     expect(calls.finished).toBe(0);
     const r = recorder();
     body.attach(r.consumer);
-    expect(r.seen).toEqual(["a", "b", "<end>"]);
+    expect(r.seen).toEqual(["ab", "<end>"]);
     expect(calls.finished).toBe(1);
   });
 
-  it("calls an attached consumer in the read's own turn", () => {
+  it("calls an attached consumer once the read's turn is over, with all that read brought as one chunk; the end comes after them at once", async () => {
     const { body } = fakeBody();
     const r = recorder();
     body.attach(r.consumer);
+    // undici hands over a chunked body an HTTP chunk at a time, all of a socket read in one turn.
     body.push(Buffer.from("x"));
-    expect(r.seen).toEqual(["x"]);
     body.push(Buffer.from("y"));
+    expect(r.seen).toEqual([]);
+    await afterRead();
+    expect(r.seen).toEqual(["xy"]);
+    body.push(Buffer.from("z"));
     body.complete();
-    expect(r.seen).toEqual(["x", "y", "<end>"]);
+    expect(r.seen).toEqual(["xy", "z", "<end>"]);
+    await afterRead();
+    expect(r.seen).toEqual(["xy", "z", "<end>"]);
+  });
+
+  it("pauses the upstream read while one turn brings 64 KiB before the consumer had them, and resumes it once they are taken", async () => {
+    const { body, calls } = fakeBody();
+    let bytes = 0;
+    body.attach({ onChunk: (c) => (bytes += c.length), onEnd: () => {}, onError: () => {} });
+    expect(body.push(Buffer.alloc(40 * 1024))).toBe(true);
+    expect(body.push(Buffer.alloc(40 * 1024))).toBe(false);
+    await afterRead();
+    expect(bytes).toBe(80 * 1024);
+    expect(calls.resumed).toBe(1);
   });
 
   it("pauses the upstream read while nobody reads and 64 KiB are held, and resumes it once they are taken", () => {
@@ -70,7 +93,7 @@ describe("UpstreamBody", () => {
     expect(calls.resumed).toBe(1);
   });
 
-  it("a consumer that pauses stops the deliveries and the upstream read until it resumes; the end waits behind held reads", () => {
+  it("a consumer that pauses stops the deliveries and the upstream read until it resumes; the end waits behind held reads", async () => {
     const { body, calls } = fakeBody();
     const seen: string[] = [];
     body.attach({
@@ -81,7 +104,8 @@ describe("UpstreamBody", () => {
       onEnd: () => seen.push("<end>"),
       onError: () => seen.push("<error>"),
     });
-    expect(body.push(Buffer.from("1"))).toBe(false);
+    expect(body.push(Buffer.from("1"))).toBe(true);
+    await afterRead();
     expect(body.push(Buffer.from("2"))).toBe(false);
     body.complete();
     expect(seen).toEqual(["1"]);
@@ -103,11 +127,12 @@ describe("UpstreamBody", () => {
     expect(calls.aborted).toEqual([]);
   });
 
-  it("the caller's abort stops the call and reaches a paused consumer at once, held reads dropped", () => {
+  it("the caller's abort stops the call and reaches a paused consumer at once, held reads dropped", async () => {
     const { body, calls } = fakeBody();
     const r = recorder();
     body.attach({ ...r.consumer, onChunk: (c) => (r.consumer.onChunk(c), body.pause()) });
     body.push(Buffer.from("a"));
+    await afterRead();
     body.push(Buffer.from("b"));
     const reason = new Error("client gone");
     body.abort(reason);
@@ -139,6 +164,7 @@ describe("UpstreamBody", () => {
     const r2 = recorder();
     open.body.attach(r2.consumer);
     open.body.push(Buffer.from("a"));
+    await afterRead();
     open.body.release();
     await Promise.resolve(); // after the upstream read in progress
     open.body.fail(new Error("aborted"));
@@ -203,15 +229,14 @@ describe("UpstreamBody", () => {
     expect(calls.aborted).toEqual([]);
   });
 
-  it("runs the consumer in the async context it attached in, whatever context the upstream read comes in", () => {
+  it("runs the consumer in the async context it attached in, whatever context the upstream read comes in", async () => {
     const als = new AsyncLocalStorage<string>();
     const { body } = fakeBody();
     const seen: (string | undefined)[] = [];
     als.run("request-1", () => body.attach({ onChunk: () => seen.push(als.getStore()), onEnd: () => seen.push(als.getStore()), onError: () => {} }));
-    als.run("socket-owner", () => {
-      body.push(Buffer.from("a"));
-      body.complete();
-    });
+    als.run("socket-owner", () => body.push(Buffer.from("a")));
+    await afterRead();
+    als.run("socket-owner", () => body.complete());
     expect(seen).toEqual(["request-1", "request-1"]);
   });
 });

@@ -183,9 +183,9 @@ type Pumped = Pick<RunOutcome, "response" | "terminal">;
  * returned, not sent; an upstream that breaks ends in `response.failed` (and counts against its
  * endpoint); a caller that goes away rejects, or with `keepPartialOnAbort` keeps what came.
  *
- * The frames are pushed (`pipeSseFrames`): every frame of an upstream read is translated in
- * the read's own turn, one promise per stream rather than an iterator step (and its promises
- * and microtask hops) per frame.
+ * The frames are pushed (`pipeSseFrames`): every frame of an upstream socket read is translated
+ * together once the read is over (UpstreamBody), one promise per stream rather than an
+ * iterator step (and its promises and microtask hops) per frame.
  */
 function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, AdaptedRequest>, sink: EventSink, signal: AbortSignal, opts: PumpOptions): Promise<Pumped> {
   return new Promise<Pumped>((resolve, reject) => {
