@@ -36,9 +36,10 @@ export interface FrameConsumer {
  * brought, UpstreamBody) are handed on together. A consumer that takes reads whole
  * (`onWholeBytes`, `onWholeRead`) is offered the read's whole frames, and the unfinished frame
  * after them starts the next read: a read of many frames rarely ends where a frame does, and
- * should not be parsed frame by frame for that. A consumer that stops early (at [DONE] or a terminal event) releases the
- * body: drained when its end is already here (no abort error per stream), else the call is
- * aborted. The consumer pauses the body itself (`body.pause()`, from `afterRead`) when its client is full.
+ * should not be parsed frame by frame for that. A consumer that stops early (at [DONE] or a
+ * terminal event) releases the body: drained when its end is already here (no abort error per
+ * stream), else the call is aborted. The consumer pauses the body itself (`body.pause()`, from
+ * `afterRead`) when its client is full.
  */
 export function pipeSseFrames(body: UpstreamBody, consumer: FrameConsumer): void {
   const parser = new SseParser();

@@ -121,18 +121,19 @@ export class SseParser {
 
 const LF = 10;
 const CR = 13;
-const BLANK_LINE = new Uint8Array([LF, LF]);
 
 /**
  * Where the last whole frame of `b` ends (after its blank line), when `b` does not end with one:
  * the read can be taken up to there and the rest kept for the next. -1 when `b` ends with a
- * whole frame, holds none, or has a CR (line ends that need the parser).
+ * whole frame, holds none, or has a CR (line ends that need the parser). Searched from the end:
+ * what follows the last frame is less than a frame.
  */
 export function lastFrameEnd(b: Uint8Array): number {
   const n = b.length;
   if (n < 2 || (b[n - 1] === LF && b[n - 2] === LF)) return -1;
-  const at = Buffer.from(b.buffer, b.byteOffset, n).lastIndexOf(BLANK_LINE);
-  if (at === -1 || b.indexOf(CR) !== -1) return -1;
+  let at = n - 3;
+  while (at >= 0 && !(b[at] === LF && b[at + 1] === LF)) at--;
+  if (at < 0 || b.indexOf(CR) !== -1) return -1;
   return at + 2;
 }
 const CR_LINE_ENDS = /\r\n?/g;
