@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chatTextChunks, nativeEvents, nativeResponse } from "../helpers/mock-upstream.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
+import { finalResponse, WsClient } from "../helpers/ws-client.js";
 
 /**
  * An upstream that writes its whole stream at once, each frame its own HTTP chunk (a fast model):
@@ -70,6 +71,20 @@ describe("an upstream that sends its stream faster than the router reads it", ()
       expect(seqs).toEqual(seqs.map((_, i) => i));
     });
   }
+
+  it("over a WebSocket (its events taken frame by frame): native and translated, every delta once, in order", async () => {
+    const ws = new WsClient(router.url);
+    try {
+      for (const model of ["native", "translated"]) {
+        const events = await ws.create({ model, input: "hi", store: false });
+        expect(events.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta)).toEqual(PIECES);
+        expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+        expect(finalResponse(events).output.find((o: { type: string }) => o.type === "message").content[0].text).toBe(TEXT);
+      }
+    } finally {
+      ws.close();
+    }
+  });
 
   it("chat pass-through: every chunk arrives once, in order, then [DONE]", async () => {
     const stream = await router.client.chat.completions.create({ model: "translated", messages: [{ role: "user", content: "hi" }], stream: true });
