@@ -18,17 +18,23 @@ async function feed(body: UpstreamBody, reads: (string | Buffer)[], end = true):
 
 const frame = (type: string, data: string) => `event: ${type}\ndata: ${data}\n\n`;
 
+/** A body read by a consumer that takes every read offered as bytes: what it took, and what was parsed. */
+function takingBytes() {
+  const body = fakeBody();
+  const taken: string[] = [];
+  const parsed: string[] = [];
+  pipeSseFrames(body, {
+    onWholeBytes: (chunk): WholeBytes => (taken.push(chunk.toString()), "taken"),
+    onFrame: (f) => void parsed.push(f.data),
+    onEnd: () => parsed.push("<end>"),
+    onError: () => parsed.push("<error>"),
+  });
+  return { body, taken, parsed };
+}
+
 describe("reads of many frames offered whole (a fast upstream, a busy router)", () => {
   it("a read that ends inside a frame: its whole frames go as bytes, the rest starts the next read", async () => {
-    const body = fakeBody();
-    const taken: string[] = [];
-    const parsed: string[] = [];
-    pipeSseFrames(body, {
-      onWholeBytes: (chunk): WholeBytes => (taken.push(chunk.toString()), "taken"),
-      onFrame: (f) => void parsed.push(f.data),
-      onEnd: () => parsed.push("<end>"),
-      onError: () => parsed.push("<error>"),
-    });
+    const { body, taken, parsed } = takingBytes();
     const a = frame("response.output_text.delta", '{"delta":"a"}');
     const b = frame("response.output_text.delta", '{"delta":"b€"}');
     const c = frame("response.output_text.delta", '{"delta":"c"}');
@@ -40,15 +46,7 @@ describe("reads of many frames offered whole (a fast upstream, a busy router)", 
   });
 
   it("a body that ends with bytes kept from its last read: they are parsed as its last frame", async () => {
-    const body = fakeBody();
-    const taken: string[] = [];
-    const parsed: string[] = [];
-    pipeSseFrames(body, {
-      onWholeBytes: (chunk): WholeBytes => (taken.push(chunk.toString()), "taken"),
-      onFrame: (f) => void parsed.push(f.data),
-      onEnd: () => parsed.push("<end>"),
-      onError: () => parsed.push("<error>"),
-    });
+    const { body, taken, parsed } = takingBytes();
     await feed(body, [`${frame("x", "1")}event: y\ndata: 2`]);
     expect(taken).toEqual([frame("x", "1")]);
     expect(parsed).toEqual(["2", "<end>"]);
