@@ -5,8 +5,8 @@ import { exampleFor } from "./example-json.js";
 /**
  * The demo backend behind `npm run demo`: a tiny chat-completions server with canned
  * answers, so a newcomer sees /v1/responses, streaming, tool calls, structured output,
- * chaining and background jobs work before connecting a real model. Not a model: every answer says so.
- * Loopback only. Speaks what `kind: chat` endpoints send: POST /v1/chat/completions (JSON
+ * chaining and background jobs work before connecting a real model. Not a model: every
+ * answer says so. Loopback only. Speaks what `kind: chat` endpoints send: POST /v1/chat/completions (JSON
  * or SSE chunks, tool calls, usage) and GET /v1/models (health probes).
  */
 export const DEMO_MODEL = "demo";
@@ -105,8 +105,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, n: number, dela
       chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] });
     }
   } else {
-    const text = (answer as { text: string; json?: boolean });
-    for (const word of text.json ? pieces(text.text, 12) : text.text.split(/(?<= )/)) {
+    const reply = answer as { text: string; json?: boolean };
+    for (const word of reply.json ? pieces(reply.text, 12) : reply.text.split(/(?<= )/)) {
       await sleep(delayMs);
       if (res.destroyed) return;
       chunk({ content: word });
