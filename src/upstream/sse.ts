@@ -1,5 +1,5 @@
 import type { UpstreamBody } from "./body.js";
-import { lastFrameEnd, SseParser, type FrameHandler, type SseFrame } from "../wire/sse-parser.js";
+import { firstFrameEnd, lastFrameEnd, SseParser, type FrameHandler, type SseFrame } from "../wire/sse-parser.js";
 
 export { SseParser, type FrameHandler, type SseFrame };
 
@@ -65,6 +65,15 @@ export function pipeSseFrames(body: UpstreamBody, consumer: FrameConsumer): void
     if (carry !== null) {
       chunk = Buffer.concat([carry, chunk]);
       carry = null;
+    }
+    if (offers && !parser.holdsNothing()) {
+      // The parser holds the start of a frame (a read that was not offered, or declined): the
+      // read is parsed up to that frame's end only, so the frames after it are offered again.
+      const first = firstFrameEnd(chunk);
+      if (first !== -1) {
+        if (parser.push(chunk.subarray(0, first), consumer.onFrame)) return true;
+        chunk = chunk.subarray(first);
+      }
     }
     if (offers && parser.holdsNothing()) {
       // The read's whole frames are offered whole, its unfinished last frame kept for the next.

@@ -123,6 +123,18 @@ const LF = 10;
 const CR = 13;
 
 /**
+ * Where the first blank line of `b` ends, when more follows it: the frame the parser holds the
+ * start of ends there, and what follows starts a frame. -1 when there is none, or a CR.
+ */
+export function firstFrameEnd(b: Uint8Array): number {
+  const n = b.length;
+  let at = 0;
+  while (at < n - 1 && !(b[at] === LF && b[at + 1] === LF)) at++;
+  if (at >= n - 2 || b.indexOf(CR) !== -1) return -1;
+  return at + 2;
+}
+
+/**
  * Where the last whole frame of `b` ends (after its blank line), when `b` does not end with one:
  * the read can be taken up to there and the rest kept for the next. -1 when `b` ends with a
  * whole frame, holds none, or has a CR (line ends that need the parser). Searched from the end:

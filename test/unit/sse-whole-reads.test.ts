@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { UpstreamBody } from "../../src/upstream/body.js";
 import { pipeSseFrames, type WholeBytes } from "../../src/upstream/sse.js";
-import { lastFrameEnd } from "../../src/wire/sse-parser.js";
+import { firstFrameEnd, lastFrameEnd } from "../../src/wire/sse-parser.js";
 
 function fakeBody() {
   return new UpstreamBody({ resume() {}, abort() {}, finished() {} });
@@ -69,10 +69,12 @@ describe("reads of many frames offered whole (a fast upstream, a busy router)", 
       ["1", true],
       ["2", false],
     ]);
-    // The parser holds bytes: the next read is parsed too, then reads are offered again.
-    await feed(body, ["\n\ndata: 4\n\n", "data: 5\n\ndata: 6\n\ndata: 7", "\n\n"]);
-    expect(parsed.map(([d]) => d)).toEqual(["1", "2", "3", "4", "<end>"]);
-    expect(taken).toEqual(["data: 5\n\ndata: 6\n\n", "data: 7\n\n"]);
+    // The parser holds the start of a frame: the next read is parsed up to its end only, and
+    // the frames after it are offered again (else, with every read ending inside a frame, no
+    // read would be offered again).
+    await feed(body, ["\n\ndata: 4\n\ndata: 5", "\n\ndata: 6\n\ndata: 7", "\n\n"]);
+    expect(parsed.map(([d]) => d)).toEqual(["1", "2", "3", "<end>"]);
+    expect(taken).toEqual(["data: 4\n\n", "data: 5\n\ndata: 6\n\n", "data: 7\n\n"]);
   });
 
   it("a consumer that stops in a read's whole frames: what was kept after them is never read", async () => {
@@ -86,6 +88,14 @@ describe("reads of many frames offered whole (a fast upstream, a busy router)", 
     });
     await feed(body, [`${frame("x", "1")}event: y\ndata: 2`, "\n\n"]);
     expect(parsed).toEqual([]);
+  });
+
+  it("firstFrameEnd: where a read's first blank line ends, when more follows it", () => {
+    expect(firstFrameEnd(Buffer.from("a\n\ndata: b\n\ndata: c"))).toBe(3);
+    expect(firstFrameEnd(Buffer.from("\n\ndata: b"))).toBe(2);
+    expect(firstFrameEnd(Buffer.from("data: a\n\n"))).toBe(-1); // nothing follows it
+    expect(firstFrameEnd(Buffer.from("data: a"))).toBe(-1);
+    expect(firstFrameEnd(Buffer.from("a\r\n\r\ndata: b"))).toBe(-1);
   });
 
   it("lastFrameEnd: where a read's last whole frame ends, when more follows it", () => {
