@@ -253,7 +253,6 @@ export class ResponsesSocket {
     this.rt.metrics.responses.inc({ transport: "websocket", model, status: String(err.status) });
   }
 
-  /** The service's events, one text message each, tagged with the lane when it has one. */
   /**
    * The service's events, one text message each, tagged with the lane when it has one. The
    * messages of one upstream chunk go out in one socket write: the TCP socket is corked at
