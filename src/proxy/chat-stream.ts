@@ -7,6 +7,8 @@ import type { ChatChunkAccumulator } from "./chat-cache.js";
 import { textBody, type StreamBody } from "../wire/sse-writer.js";
 
 const USAGE = /"usage"\s*:\s*\{/;
+const USAGE_ALL = new RegExp(USAGE.source, "g");
+const DONE_FRAME = "data: [DONE]\n\n";
 
 export interface ProxyStreamHooks {
   /** Maps the upstream model name back to the client's, per chunk (null: leave it). */
@@ -85,6 +87,30 @@ export function proxiedSseBody(body: UpstreamBody, hooks: ProxyStreamHooks): Str
         if (data.includes("\n")) data = data.replaceAll("\n", "\ndata: ");
         return frame.event ? `event: ${frame.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
       };
+      /**
+       * The usage of a whole read's frames that may carry it (each parsed, as `forward` does; one
+       * scan of the read when none does); false, reading nothing, when such a frame is not one
+       * plain `data:` line (the read is parsed then).
+       */
+      const readUsage = (text: string): boolean => {
+        const found: unknown[] = [];
+        USAGE_ALL.lastIndex = 0;
+        for (let m = USAGE_ALL.exec(text); m !== null; m = USAGE_ALL.exec(text)) {
+          const before = text.lastIndexOf("\n\n", m.index);
+          const start = before === -1 ? 0 : before + 2;
+          const end = text.indexOf("\n\n", m.index); // a whole read ends with a blank line
+          USAGE_ALL.lastIndex = end + 2;
+          if (!text.startsWith("data: ", start) || text.indexOf("\n", start) !== end) return false;
+          try {
+            const chunk = JSON.parse(text.slice(start + 6, end)) as Record<string, unknown>;
+            if (chunk.usage && typeof chunk.usage === "object") found.push(chunk.usage);
+          } catch {
+            // not JSON: forwarded as it came, as `forward` does
+          }
+        }
+        for (const usage of found) hooks.onUsage(usage);
+        return true;
+      };
       /** Writes what the client gets of one upstream read; a client whose buffer is full pauses the upstream read until it drains. */
       const send = (text: string) => {
         if (out.write(text)) return;
@@ -97,13 +123,30 @@ export function proxiedSseBody(body: UpstreamBody, hooks: ProxyStreamHooks): Str
       let batch = "";
       const pump = () =>
         pipeSseFrames(body, {
-          // A read of whole frames the router changes nothing in but the model name (not the
-          // first, which is timed; none that may carry usage or the end; no key in it; no cache
-          // to fill) goes out as it came, renamed in one pass: no frame of it is parsed.
+          // A read of whole frames the router changes nothing in but the model name (no key in
+          // it, no cache to fill, [DONE] only as its last frame) goes out as it came, renamed in
+          // one pass: only a frame that carries usage is parsed.
           onWholeRead(text) {
-            if (ended || first || usable || USAGE.test(text) || text.includes("[DONE]") || (hooks.secret && text.includes(hooks.secret))) return false;
-            send(hooks.rename ? hooks.rename(text) : text);
-            return true;
+            if (ended || usable || (hooks.secret && text.includes(hooks.secret))) return "parse";
+            // [DONE] anywhere but as the read's own last frame (a frame after it, the text of a chunk): parsed.
+            const done = text.indexOf("[DONE]");
+            const last = done !== -1 && done === text.length - DONE_FRAME.length + 6 && endsWithDone(text);
+            if (done !== -1 && !last) return "parse";
+            if (!readUsage(text)) return "parse";
+            if (first) {
+              first = false;
+              hooks.onFirstFrame();
+            }
+            const renamed = hooks.rename ? hooks.rename(text) : text;
+            if (!last) {
+              send(renamed);
+              return "taken";
+            }
+            // The protocol's end, as onFrame ends at [DONE].
+            out.write(renamed);
+            out.end();
+            end({ ok: true, everyChunkRead: usable });
+            return "stop";
           },
           onFrame(frame) {
             if (ended) return true;
@@ -144,6 +187,12 @@ export function proxiedSseBody(body: UpstreamBody, hooks: ProxyStreamHooks): Str
       };
     },
   };
+}
+
+/** The read ends with the `data: [DONE]` frame (its own frame: a blank line or nothing before it). */
+function endsWithDone(text: string): boolean {
+  const at = text.length - DONE_FRAME.length;
+  return text.endsWith(DONE_FRAME) && (at === 0 || (text.charCodeAt(at - 1) === 10 && text.charCodeAt(at - 2) === 10));
 }
 
 /** The chunk that ends a stream whose upstream died, in OpenAI's in-band error shape. */

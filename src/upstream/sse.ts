@@ -10,10 +10,11 @@ export type WholeBytes = "taken" | "stop" | "parse";
 export interface FrameConsumer {
   /**
    * A read that is whole frames (`SseParser.wholeFrames`), offered as its text before it is
-   * parsed: true takes it (no frame of it is parsed or handed to `onFrame`), false has it parsed.
-   * For a consumer that passes frames through and only needs some of them parsed.
+   * parsed: "taken" (no frame of it is parsed or handed to `onFrame`), "stop" (taken, and the
+   * protocol ended in it) or "parse" (it is parsed). For a consumer that passes frames through
+   * and only needs some of them parsed.
    */
-  onWholeRead?(text: string): boolean;
+  onWholeRead?(text: string): WholeBytes;
   /**
    * The same offer made before a read is decoded (`SseParser.wholeBytes`): "taken" (the consumer
    * read it as bytes), "stop" (taken, and the protocol ended in it: the rest of the body is
@@ -86,7 +87,9 @@ export function pipeSseFrames(body: UpstreamBody, consumer: FrameConsumer): void
       }
       if (consumer.onWholeRead && endsWithBlankLine(whole)) {
         const text = parser.decode(whole);
-        if (parser.wholeFrames(text) && consumer.onWholeRead(text)) return took(chunk, cut);
+        const answer = parser.wholeFrames(text) ? consumer.onWholeRead(text) : "parse";
+        if (answer === "stop") return true;
+        if (answer === "taken") return took(chunk, cut);
         return parser.pushText(text, consumer.onFrame) || (cut !== -1 && parser.push(chunk.subarray(cut), consumer.onFrame));
       }
     }

@@ -160,6 +160,38 @@ describe("stream life cycle", () => {
     expect(await metric('responses_router_tokens_total{model="renamed",upstream="a",type="input",key="team"}')).toBe(before + 7);
   });
 
+  it("a short stream in one read goes out whole: renamed, its usage counted once, ended at [DONE]; a [DONE] that is not the read's last frame is read frame by frame", async () => {
+    const data = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+    const chunk = (delta: Record<string, unknown>) => chatChunk(delta, null, "qwen3:4b").data;
+    const usage = { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "qwen3:4b", choices: [], usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 } };
+    const finish = data({ ...chunk({}), choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+    const read = async (body: string) => {
+      a.enqueue("/chat/completions", { kind: "raw", contentType: "text/event-stream", chunks: [body] });
+      const before = await metric('responses_router_tokens_total{model="renamed",upstream="a",type="input",key="team"}');
+      const res = await post("/v1/chat/completions", { model: "renamed", messages: hi, stream: true, stream_options: { include_usage: true } });
+      const frames = (await res.text()).split("\n\n").filter(Boolean);
+      const chunks = frames.filter((f) => f.startsWith("data: {")).map((f) => JSON.parse(f.slice(6)));
+      const counted = (await metric('responses_router_tokens_total{model="renamed",upstream="a",type="input",key="team"}')) - before;
+      return { frames, chunks, counted, text: chunks.map((c) => c.choices[0]?.delta.content ?? "").join("") };
+    };
+    const whole = await read(data(chunk({ role: "assistant", content: "" })) + data(chunk({ content: "Hel" })) + data(chunk({ content: "lo" })) + finish + data(usage) + "data: [DONE]\n\n");
+    expect(whole.frames.at(-1)).toBe("data: [DONE]");
+    expect(whole.text).toBe("Hello");
+    expect(whole.chunks.every((c) => c.model === "renamed")).toBe(true);
+    expect(whole.chunks.at(-1).usage).toEqual(usage.usage);
+    expect(whole.counted).toBe(7);
+    // A chunk whose text names the end marker: the stream goes on to the real one.
+    const named = await read(data(chunk({ content: "data: [DONE]" })) + data(chunk({ content: "!" })) + finish + data(usage) + "data: [DONE]\n\n");
+    expect(named.text).toBe("data: [DONE]!");
+    expect(named.frames.at(-1)).toBe("data: [DONE]");
+    expect(named.counted).toBe(7);
+    // Frames after [DONE] in the same read: the client's stream ends at [DONE].
+    const after = await read(data(chunk({ content: "Hi" })) + data(usage) + "data: [DONE]\n\n" + data(chunk({ content: "late" })));
+    expect(after.text).toBe("Hi");
+    expect(after.frames.at(-1)).toBe("data: [DONE]");
+    expect(after.counted).toBe(7);
+  });
+
   it("a stream ends at data: [DONE] even when the upstream keeps its response open after it", async () => {
     a.enqueue("/chat/completions", { kind: "sse", frames: [...chatTextChunks(["one", "two"]), "data: [DONE]\n\n"], holdOpenMs: 60_000 });
     const res = await post("/v1/chat/completions", { model: "solo", messages: hi, stream: true });

@@ -58,7 +58,7 @@ describe("reads of many frames offered whole (a fast upstream, a busy router)", 
     const parsed: [string, boolean][] = [];
     let declines = 1;
     pipeSseFrames(body, {
-      onWholeRead: (text) => (declines-- > 0 ? false : (taken.push(text), true)),
+      onWholeRead: (text) => (declines-- > 0 ? "parse" : (taken.push(text), "taken")),
       onFrame: (f) => void parsed.push([f.data, f.more === true]),
       onEnd: () => parsed.push(["<end>", false]),
       onError: () => parsed.push(["<error>", false]),
