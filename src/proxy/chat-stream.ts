@@ -128,10 +128,9 @@ export function proxiedSseBody(body: UpstreamBody, hooks: ProxyStreamHooks): Str
           // one pass: only a frame that carries usage is parsed.
           onWholeRead(text) {
             if (ended || usable || (hooks.secret && text.includes(hooks.secret))) return "parse";
-            // [DONE] anywhere but as the read's own last frame (a frame after it, the text of a chunk): parsed.
-            const done = text.indexOf("[DONE]");
-            const last = done !== -1 && done === text.length - DONE_FRAME.length + 6 && endsWithDone(text);
-            if (done !== -1 && !last) return "parse";
+            // [DONE] only as the read's own last frame; anywhere else (a frame after it, the text of a chunk) the read is parsed.
+            const last = endsWithDone(text);
+            if (text.indexOf("[DONE]") !== (last ? text.length - DONE_FRAME.length + "data: ".length : -1)) return "parse";
             if (!readUsage(text)) return "parse";
             if (first) {
               first = false;

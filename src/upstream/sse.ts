@@ -1,5 +1,5 @@
 import type { UpstreamBody } from "./body.js";
-import { firstFrameEnd, lastFrameEnd, SseParser, type FrameHandler, type SseFrame } from "../wire/sse-parser.js";
+import { endsWithBlankLine, firstFrameEnd, lastFrameEnd, SseParser, type FrameHandler, type SseFrame } from "../wire/sse-parser.js";
 
 export { SseParser, type FrameHandler, type SseFrame };
 
@@ -113,10 +113,6 @@ export function pipeSseFrames(body: UpstreamBody, consumer: FrameConsumer): void
       consumer.onError(err);
     },
   });
-}
-
-function endsWithBlankLine(b: Uint8Array): boolean {
-  return b.length >= 2 && b[b.length - 1] === 10 && b[b.length - 2] === 10;
 }
 
 /**

@@ -56,8 +56,7 @@ export class SseParser {
    * parser's state stays what it was (it ends in LF, so the decoder would hold nothing after it).
    */
   wholeBytes(chunk: Uint8Array): boolean {
-    const n = chunk.length;
-    return this.holdsNothing() && n >= 2 && chunk[n - 1] === LF && chunk[n - 2] === LF && chunk.indexOf(CR) === -1;
+    return this.holdsNothing() && endsWithBlankLine(chunk) && chunk.indexOf(CR) === -1;
   }
 
   /** Nothing of earlier reads is held (in the buffer or the decoder): the next read starts a frame. */
@@ -122,6 +121,12 @@ export class SseParser {
 const LF = 10;
 const CR = 13;
 
+/** `b` ends with a frame's blank line. */
+export function endsWithBlankLine(b: Uint8Array): boolean {
+  const n = b.length;
+  return n >= 2 && b[n - 1] === LF && b[n - 2] === LF;
+}
+
 /**
  * Where the first blank line of `b` ends, when more follows it: the frame the parser holds the
  * start of ends there, and what follows starts a frame. -1 when there is none, or a CR.
@@ -142,7 +147,7 @@ export function firstFrameEnd(b: Uint8Array): number {
  */
 export function lastFrameEnd(b: Uint8Array): number {
   const n = b.length;
-  if (n < 2 || (b[n - 1] === LF && b[n - 2] === LF)) return -1;
+  if (n < 2 || endsWithBlankLine(b)) return -1;
   let at = n - 3;
   while (at >= 0 && !(b[at] === LF && b[at + 1] === LF)) at--;
   if (at < 0 || b.indexOf(CR) !== -1) return -1;
