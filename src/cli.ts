@@ -5,6 +5,7 @@ import { ConfigError, loadConfigFile, type RouterConfig } from "./config/load.js
 import { watchConfig } from "./config/watch.js";
 import { createLogger, LOG_FORMATS, type LogFormat, type Logger } from "./ops/log.js";
 import { startRouter } from "./server.js";
+import { tuneGc } from "./runtime/gc.js";
 import { probeEndpoints } from "./upstream/config-probe.js";
 import { probeMcpServers } from "./tools/mcp/index.js";
 
@@ -80,6 +81,8 @@ export async function runCli(args: string[], hooks: CliHooks = {}): Promise<numb
   if (!config) return 1;
   const log = createLogger(config.logging.level, undefined, format as LogFormat);
 
+  // Process-wide, before the heap grows: the young-generation GC for the cores this process has.
+  const gc = tuneGc();
   let router;
   try {
     router = await startRouter(config, { logger: log, port, host: values.host, checkStore: true });
@@ -88,7 +91,7 @@ export async function runCli(args: string[], hooks: CliHooks = {}): Promise<numb
     return 1;
   }
   const { runtime } = router;
-  log.info({ url: router.url, config: path, store: runtime.stores.kind, models: Object.keys(config.models) }, `responses-router listening on ${router.url}`);
+  log.info({ url: router.url, config: path, store: runtime.stores.kind, models: Object.keys(config.models), cores: gc.cores, parallelScavenge: gc.parallelScavenge }, `responses-router listening on ${router.url}`);
   hooks.onListening?.(log, router.url);
   if (!config.compaction.key) log.warn("compaction.key is not set: compaction items are sealed with a random key of this process (they do not open on other instances or after a restart)");
 

@@ -14,6 +14,10 @@ const { buildConfig } = await load("config/load.js");
 // ops/log.js since the regroup; log.js in builds from before it (ab.ts compares builds across it).
 const { createLogger } = await load("ops/log.js").catch(() => load("log.js"));
 
+// As the CLI does before it starts the router (dist/cli.js): the young-generation GC for this process's cores.
+// Builds from before it have no runtime/gc.js.
+const gc = await load("runtime/gc.js").catch(() => null);
+gc?.tuneGc();
 const config = buildConfig(JSON.parse(process.env.BENCH_ROUTER_CONFIG ?? "{}"), "<bench>");
 const router = await startRouter(config, { logger: createLogger(config.logging.level), host: "127.0.0.1", port: 0, checkStore: true });
 const msg = { ready: true, port: router.port };

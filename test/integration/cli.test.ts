@@ -37,9 +37,10 @@ describe("CLI usage errors", () => {
 });
 
 describe("--log-format", () => {
-  async function firstLines(format: string[]): Promise<string[]> {
+  async function firstLines(format: string[], prefix: string[] = []): Promise<string[]> {
     const port = await freePort();
-    const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--config", config, "--port", String(port), ...format], { stdio: ["ignore", "pipe", "pipe"] });
+    const argv = [...prefix, process.execPath, "--import", "tsx", "src/main.ts", "--config", config, "--port", String(port), ...format];
+    const proc = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     proc.stdout.on("data", (d) => (out += d));
     const exited = new Promise((resolve) => proc.once("exit", resolve));
@@ -60,6 +61,20 @@ describe("--log-format", () => {
   it("JSON lines when stdout is not a terminal and no format is given", async () => {
     const [line] = await firstLines([]);
     expect(JSON.parse(line!)).toMatchObject({ level: "info", msg: expect.stringContaining("listening on") });
+  });
+
+  // The young-generation GC suits the cores the process may run on (runtime/gc.ts), and the start says which.
+  const taskset = spawnSync("taskset", ["-c", "0", "true"]).status === 0;
+  it.skipIf(!taskset)("on one CPU the start line says so and the scavenge runs on the main thread", async () => {
+    const [line] = await firstLines(["--log-format", "json"], ["taskset", "-c", "0"]);
+    expect(JSON.parse(line!)).toMatchObject({ cores: 1, parallelScavenge: false });
+  });
+
+  it("on the machine's own cores the start line reports them", async () => {
+    const [line] = await firstLines(["--log-format", "json"]);
+    const start = JSON.parse(line!) as { cores: number; parallelScavenge: boolean };
+    expect(start.cores).toBeGreaterThanOrEqual(1);
+    expect(start.parallelScavenge).toBe(start.cores > 1);
   });
 });
 

@@ -1,0 +1,52 @@
+/**
+ * The garbage collector's settings for the cores this process may run on. V8 scavenges the
+ * young generation with helper threads (parallel scavenge). On one core (CPU affinity, or a
+ * cgroup CPU quota of one core or less) they can only take turns with the main thread, and a
+ * scavenge waits for whichever one the scheduler left mid-task: a router pinned to one CPU spent
+ * 18-22 µs of young-generation GC per request that way under load, against 2-3 µs with the
+ * scavenge on the main thread (BENCHMARKS.md, "Fifteenth round"). With more cores the helpers
+ * run beside the main thread and V8's default stays.
+ */
+import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { setFlagsFromString } from "node:v8";
+
+export interface GcSettings {
+  /** Cores this process may use: its CPU affinity, capped by a cgroup CPU quota. */
+  cores: number;
+  /** Whether young-generation collections use helper threads (V8's default). */
+  parallelScavenge: boolean;
+  /** Where the setting came from: the operator's own node flag, or the core count. */
+  source: "node flag" | "cores";
+}
+
+/** Sets the scavenger for `cores` (default: this process's), unless node was started with a scavenge flag of the operator's own. */
+export function tuneGc(cores = usableCores(), execArgv: readonly string[] = process.execArgv): GcSettings {
+  const own = execArgv.findLast((a) => /^--(no-)?parallel[-_]scavenge$/.test(a));
+  if (own !== undefined) return { cores, parallelScavenge: !own.startsWith("--no-"), source: "node flag" };
+  const parallelScavenge = cores > 1;
+  if (!parallelScavenge) setFlagsFromString("--no-parallel-scavenge");
+  return { cores, parallelScavenge, source: "cores" };
+}
+
+/** The CPUs this process may run on, capped by the cgroup v2 CPU quota when one is set. */
+export function usableCores(): number {
+  const cpus = availableParallelism();
+  let max: string;
+  try {
+    max = readFileSync("/sys/fs/cgroup/cpu.max", "utf8");
+  } catch {
+    return cpus; // no cgroup v2 CPU controller here
+  }
+  const quota = quotaCores(max);
+  return quota === null ? cpus : Math.min(cpus, quota);
+}
+
+/** Whole cores a cgroup v2 `cpu.max` ("<quota> <period>", or "max <period>") allows, rounded up; null when unlimited or unreadable. */
+export function quotaCores(cpuMax: string): number | null {
+  const [quota, period] = cpuMax.trim().split(/\s+/);
+  const q = Number(quota);
+  const p = Number(period ?? 100_000);
+  if (quota === "max" || !(q > 0) || !(p > 0)) return null;
+  return Math.max(1, Math.ceil(q / p));
+}

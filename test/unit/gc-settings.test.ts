@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { quotaCores, tuneGc } from "../../src/runtime/gc.js";
+
+describe("young-generation GC for the cores a process has", () => {
+  it.each([
+    ["max 100000", null],
+    ["max", null],
+    ["100000 100000", 1],
+    ["50000 100000", 1],
+    ["150000 100000", 2],
+    ["400000 100000\n", 4],
+    ["0 100000", null],
+    ["garbage", null],
+    ["", null],
+  ])("cgroup v2 cpu.max %j allows %j whole cores", (text, cores) => {
+    expect(quotaCores(text)).toBe(cores);
+  });
+
+  it("with several cores V8's parallel scavenge stays", () => {
+    expect(tuneGc(4, [])).toEqual({ cores: 4, parallelScavenge: true, source: "cores" });
+  });
+
+  it("the operator's own node flag wins over the core count, the last one given", () => {
+    expect(tuneGc(8, ["--no-parallel-scavenge"])).toEqual({ cores: 8, parallelScavenge: false, source: "node flag" });
+    expect(tuneGc(1, ["--no-parallel_scavenge", "--parallel-scavenge"])).toEqual({ cores: 1, parallelScavenge: true, source: "node flag" });
+  });
+});
