@@ -11,6 +11,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
+import { tuneGc } from "../../src/runtime/gc.js";
 
 const HOP = new Set(["connection", "keep-alive", "transfer-encoding", "host", "content-length"]);
 
@@ -59,6 +60,7 @@ export async function startBareProxy(upstream: string, port = 0, connections = 1
 
 const isMain = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/^.*\//, ""));
 if (isMain) {
+  tuneGc(); // the router's own GC setting for the cores it has (runtime/gc.ts): floor and router run alike
   const { values } = parseArgs({ options: { upstream: { type: "string" }, port: { type: "string" } } });
   if (!values.upstream) throw new Error("--upstream is required");
   const proxy = await startBareProxy(values.upstream, values.port ? Number(values.port) : 0);

@@ -17,6 +17,7 @@ import { Hono } from "hono";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
+import { tuneGc } from "../../src/runtime/gc.js";
 
 export async function startHonoProxy(upstream: string, port = 0, mcpUrl?: string): Promise<{ port: number; close(): Promise<void> }> {
   const pool = new Pool(upstream, { connections: 1100, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
@@ -76,6 +77,7 @@ export async function startHonoProxy(upstream: string, port = 0, mcpUrl?: string
 
 /** Runs the floor as a child (argv as below); also the entry prof-child.mjs calls (PROF_MAIN) when ab.ts --prof hono profiles it. */
 export async function main(): Promise<void> {
+  tuneGc(); // the router's own GC setting for the cores it has (runtime/gc.ts): floor and router run alike
   const { values } = parseArgs({ options: { upstream: { type: "string" }, port: { type: "string" }, mcp: { type: "string" } } });
   if (!values.upstream) throw new Error("--upstream is required");
   const proxy = await startHonoProxy(values.upstream, values.port ? Number(values.port) : 0, values.mcp);

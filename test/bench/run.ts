@@ -623,7 +623,7 @@ async function main(): Promise<void> {
       startedAt: startedAt.toISOString(),
       machine: machine(),
       load: { before: loadBefore, after: loadavg(), niceness: os.getPriority() },
-      settings: { duration: DURATION, rounds: ROUNDS, openStreams: OPEN_STREAMS, mockLatencyMs: MOCK_LATENCY, logLevel: LOG_LEVEL, placement: hasTaskset() ? `server under test on CPU ${SERVER_CPU}; client, mock and redis on CPU ${CLIENT_CPU}` : "unpinned (no taskset)" },
+      settings: { duration: DURATION, rounds: ROUNDS, openStreams: OPEN_STREAMS, mockLatencyMs: MOCK_LATENCY, logLevel: LOG_LEVEL, placement: hasTaskset() ? `server under test on CPU ${SERVER_CPU} (router and floors alike scavenge on the main thread there: runtime/gc.ts); client, mock and redis on CPU ${CLIENT_CPU}` : "unpinned (no taskset)" },
       command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
       chatPassThrough: hasChat,
       peer: peer ? "@portkey-ai/gateway " + peerVersion() : null,
