@@ -29,20 +29,22 @@ export function tuneGc(cores = usableCores(), execArgv: readonly string[] = proc
   return { cores, parallelScavenge, source: "cores" };
 }
 
-/** The CPUs this process may run on, capped by the cgroup v2 CPU quota when one is set. */
+/** The CPUs this process may run on, capped by its cgroup's CPU quota (v2 `cpu.max`, or v1 `cpu.cfs_quota_us`) when one is set. */
 export function usableCores(): number {
   const cpus = availableParallelism();
-  let max: string;
-  try {
-    max = readFileSync("/sys/fs/cgroup/cpu.max", "utf8");
-  } catch {
-    return cpus; // no cgroup v2 CPU controller here
-  }
-  const quota = quotaCores(max);
+  const quota = quotaCores(readOr("/sys/fs/cgroup/cpu.max") ?? `${readOr("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") ?? "max"} ${readOr("/sys/fs/cgroup/cpu/cpu.cfs_period_us") ?? ""}`);
   return quota === null ? cpus : Math.min(cpus, quota);
 }
 
-/** Whole cores a cgroup v2 `cpu.max` ("<quota> <period>", or "max <period>") allows, rounded up; null when unlimited or unreadable. */
+function readOr(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8").trim();
+  } catch {
+    return null; // no such controller here
+  }
+}
+
+/** Whole cores a quota and period ("<quota> <period>"; "max" or v1's -1: none) allow, rounded up; null when unlimited or unreadable. */
 export function quotaCores(cpuMax: string): number | null {
   const [quota, period] = cpuMax.trim().split(/\s+/);
   const q = Number(quota);

@@ -10,9 +10,11 @@ describe("young-generation GC for the cores a process has", () => {
     ["150000 100000", 2],
     ["400000 100000\n", 4],
     ["0 100000", null],
+    ["-1 100000", null],
+    ["200000 ", 2],
     ["garbage", null],
     ["", null],
-  ])("cgroup v2 cpu.max %j allows %j whole cores", (text, cores) => {
+  ])("a cgroup quota %j allows %j whole cores", (text, cores) => {
     expect(quotaCores(text)).toBe(cores);
   });
 
