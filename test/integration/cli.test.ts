@@ -36,23 +36,24 @@ describe("CLI usage errors", () => {
   });
 });
 
-describe("--log-format", () => {
-  async function firstLines(format: string[], prefix: string[] = []): Promise<string[]> {
-    const port = await freePort();
-    const argv = [...prefix, process.execPath, "--import", "tsx", "src/main.ts", "--config", config, "--port", String(port), ...format];
-    const proc = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    proc.stdout.on("data", (d) => (out += d));
-    const exited = new Promise((resolve) => proc.once("exit", resolve));
-    try {
-      await waitUntil("the listening line", () => out.includes("listening on"), 30_000, 50);
-    } finally {
-      proc.kill("SIGTERM");
-      await exited;
-    }
-    return out.trim().split("\n");
+/** The first lines the router logs when started with `format` (under `prefix`, a command that wraps node). */
+async function firstLines(format: string[], prefix: string[] = []): Promise<string[]> {
+  const port = await freePort();
+  const argv = [...prefix, process.execPath, "--import", "tsx", "src/main.ts", "--config", config, "--port", String(port), ...format];
+  const proc = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  proc.stdout.on("data", (d) => (out += d));
+  const exited = new Promise((resolve) => proc.once("exit", resolve));
+  try {
+    await waitUntil("the listening line", () => out.includes("listening on"), 30_000, 50);
+  } finally {
+    proc.kill("SIGTERM");
+    await exited;
   }
+  return out.trim().split("\n");
+}
 
+describe("--log-format", () => {
   it("pretty: one readable line per event", async () => {
     const [line] = await firstLines(["--log-format", "pretty"]);
     expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}responses-router listening on http:\/\/127\.0\.0\.1:\d+ {2}url=/);
@@ -62,8 +63,10 @@ describe("--log-format", () => {
     const [line] = await firstLines([]);
     expect(JSON.parse(line!)).toMatchObject({ level: "info", msg: expect.stringContaining("listening on") });
   });
+});
 
-  // The young-generation GC suits the cores the process may run on (runtime/gc.ts), and the start says which.
+// The young-generation GC suits the cores the process may run on (runtime/gc.ts), and the start line says which.
+describe("the cores the router has", () => {
   const taskset = spawnSync("taskset", ["-c", "0", "true"]).status === 0;
   it.skipIf(!taskset)("on one CPU the start line says so and the scavenge runs on the main thread", async () => {
     const [line] = await firstLines(["--log-format", "json"], ["taskset", "-c", "0"]);
