@@ -146,8 +146,11 @@ export class ResponsesService {
       const response = await this.keepWithoutOutput(plan, ctx);
       return plan.stream ? this.withoutOutputEvents(plan, response) : { kind: "json", text: JSON.stringify(response), endpoint: "none", model: plan.model };
     }
-    plan = await fetchFileUrls(plan, ctx.signal); // file_url contents for a chat or anthropic backend (the compactor may read them too)
-    plan = await this.compactor.apply(plan, ctx.signal, ctx.stats); // context_management over its threshold
+    // Awaited only when there is something to wait for: an await costs a promise and a microtask turn on every request.
+    const fetched = fetchFileUrls(plan, ctx.signal); // file_url contents for a chat or anthropic backend (the compactor may read them too)
+    plan = fetched instanceof Promise ? await fetched : fetched;
+    const compacted = this.compactor.apply(plan, ctx.signal, ctx.stats); // context_management over its threshold
+    plan = compacted instanceof Promise ? await compacted : compacted;
 
     const key = plan.useCache ? cacheKey(plan.req, plan.model, [...plan.history, ...plan.input]) : null;
     if (key) {
@@ -236,9 +239,9 @@ export class ResponsesService {
     const tokens = recordTokenUsage(this.rt, out, plan.owner);
     // unset: the upstream reported no usage; already set: a compaction before the answer spent some
     if (ctx.stats && tokens !== NO_TOKENS) ctx.stats.tokens = ctx.stats.tokens ? { input: ctx.stats.tokens.input + tokens.input, output: ctx.stats.tokens.output + tokens.output } : tokens;
-    await appendTurn(this.rt, plan, out.response, out.endpoint, out.terminal !== null);
+    if (plan.conversationId) await appendTurn(this.rt, plan, out.response, out.endpoint, out.terminal !== null);
     let json = plan.store ? JSON.stringify(out.response) : undefined;
-    await this.keep(plan, out.response, out.endpoint, ctx, json);
+    if (plan.store || ctx.remember) await this.keep(plan, out.response, out.endpoint, ctx, json);
     if (key && out.response.status === "completed" && cacheableAnswer(out.response)) await this.cacheSet(plan, key, out.response, (json ??= JSON.stringify(out.response)));
     return json;
   }

@@ -57,10 +57,14 @@ export class AutoCompactor {
     this.counter = new InputTokensService(rt);
   }
 
-  /** The plan as it is, or with a compaction item when its context is over the requested threshold. */
-  async apply(plan: Plan, signal: AbortSignal, stats?: { tokens?: TokenCount }): Promise<Plan> {
+  /** The plan as it is (at once when the request sets no threshold), or with a compaction item when its context is over the requested threshold. */
+  apply(plan: Plan, signal: AbortSignal, stats?: { tokens?: TokenCount }): Plan | Promise<Plan> {
     const threshold = compactThreshold(plan.req);
     if (threshold === null || !servedByRouterTranslation(plan)) return plan;
+    return this.compactOver(threshold, plan, signal, stats);
+  }
+
+  private async compactOver(threshold: number, plan: Plan, signal: AbortSignal, stats?: { tokens?: TokenCount }): Promise<Plan> {
     const { tokens } = await this.counter.countPlan(plan, signal);
     if (tokens <= threshold) return plan;
 
