@@ -32,7 +32,9 @@ export function tuneGc(cores = usableCores(), execArgv: readonly string[] = proc
 /** The CPUs this process may run on, capped by its cgroup's CPU quota (v2 `cpu.max`, or v1 `cpu.cfs_quota_us`) when one is set. */
 export function usableCores(): number {
   const cpus = availableParallelism();
-  const quota = quotaCores(readOr("/sys/fs/cgroup/cpu.max") ?? `${readOr("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") ?? "max"} ${readOr("/sys/fs/cgroup/cpu/cpu.cfs_period_us") ?? ""}`);
+  const v2 = readOr("/sys/fs/cgroup/cpu.max");
+  const v1 = () => `${readOr("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") ?? "max"} ${readOr("/sys/fs/cgroup/cpu/cpu.cfs_period_us") ?? ""}`;
+  const quota = quotaCores(v2 ?? v1());
   return quota === null ? cpus : Math.min(cpus, quota);
 }
 

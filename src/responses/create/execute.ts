@@ -69,9 +69,9 @@ const ADAPTERS: Record<Endpoint["config"]["kind"], new (plan: Plan, lease: Lease
  * `response.failed` inside the stream. The client's model name stays on the response.
  */
 export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued" = "in_progress", laterRound = false): Promise<Connection> {
-  const fetched = fetchFileUrls(plan, signal); // file_url contents for a chat or anthropic backend, before any translation
-  if (fetched instanceof Promise) plan = await fetched; // awaited only when there is something to wait for
-  else plan = fetched;
+  // file_url contents for a chat or anthropic backend, before any translation; awaited only when there is something to wait for.
+  const fetched = fetchFileUrls(plan, signal);
+  plan = fetched instanceof Promise ? await fetched : fetched;
   const attempt = await UpstreamAttempt.open(rt, {
     model: plan.model,
     steps: fallbackSteps(plan.cfg, plan.model, plan.modelCfg, plan.targets),
