@@ -53,6 +53,15 @@ describe("POST /v1/responses with bad bodies", () => {
     [{ model: "local", input: 7 }, "input", "invalid_type"],
     [{ model: "local", input: "hi", temperature: "hot" }, "temperature", "invalid_type"],
     [{ model: "local", input: "hi", temperature: 9 }, "temperature", "decimal_above_max_value"],
+    [{ model: "local", input: "hi", temperature: -0.5 }, "temperature", "decimal_below_min_value"],
+    [{ model: "local", input: "hi", top_p: 1.5 }, "top_p", "decimal_above_max_value"],
+    [{ model: "local", input: "hi", top_p: -0.1 }, "top_p", "decimal_below_min_value"],
+    [{ model: "local", input: "hi", top_logprobs: 21 }, "top_logprobs", "integer_above_max_value"],
+    [{ model: "local", input: "hi", top_logprobs: -1 }, "top_logprobs", "integer_below_min_value"],
+    [{ model: "local", input: "hi", max_output_tokens: 0 }, "max_output_tokens", "integer_below_min_value"],
+    [{ model: "local", input: "hi", tool_choice: { type: "function", name: "nope" } }, "tool_choice", null],
+    [{ model: "local", input: "hi", tools: [{ type: "function", name: "other", parameters: {} }], tool_choice: { type: "function", name: "nope" } }, "tool_choice", null],
+    [{ model: "local", input: "hi", tools: [{ type: "function", name: "nope", parameters: {} }], tool_choice: { type: "custom", name: "nope" } }, "tool_choice", null],
     [{ model: "local", input: "hi", stream: "yes" }, "stream", "invalid_type"],
     [{ model: "local", input: "hi", max_output_tokens: 1.5 }, "max_output_tokens", "invalid_type"],
     [{ model: "local", input: "hi", max_output_tokens: 1e300 }, "max_output_tokens", "integer_above_max_value"],
@@ -71,6 +80,18 @@ describe("POST /v1/responses with bad bodies", () => {
     [{ model: "local", input: "hi", router: { cache: "maybe" } }, "router.cache", "invalid_type"],
   ])("rejects %j naming param %s", async (body, param, code) => {
     expect(await post(body)).toMatchObject({ status: 400, type: "invalid_request_error", param, code });
+  });
+
+  it("a tool_choice naming a tool is checked against the tools offered, in OpenAI's words", async () => {
+    const f = { type: "function", name: "lookup", parameters: { type: "object", properties: {} } };
+    expect(await post({ model: "local", input: "hi", tools: [f], tool_choice: { type: "function", name: "look" } })).toMatchObject({
+      status: 400,
+      message: "Tool choice 'look' not found in 'tools' parameter.",
+      param: "tool_choice",
+    });
+    const ok = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "local", input: "hi", tools: [f], tool_choice: { type: "function", name: "lookup" } }) });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { tool_choice: unknown }).tool_choice).toEqual({ type: "function", name: "lookup" });
   });
 
   it("answers 404 naming `model` for an unknown model, and for an unknown previous_response_id", async () => {

@@ -37,21 +37,20 @@ export function validateCreateRequest(body: unknown): CreateResponseRequest {
   for (const k of ["temperature", "top_p", "presence_penalty", "frequency_penalty"]) expectType(b, k, "number", true);
   for (const k of ["max_output_tokens", "top_logprobs", "max_tool_calls"]) expectInteger(b, k, INT32_MAX);
   expectInteger(b, "seed", Number.MAX_SAFE_INTEGER);
-  if (typeof b.temperature === "number" && (b.temperature < 0 || b.temperature > 2)) {
-    throw invalidRequest(`Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got ${b.temperature} instead.`, "temperature", "decimal_above_max_value");
-  }
-  if (typeof b.top_p === "number" && (b.top_p < 0 || b.top_p > 1)) {
-    throw invalidRequest(`Invalid 'top_p': expected a value between 0 and 1, but got ${b.top_p} instead.`, "top_p", "invalid_value");
-  }
+  checkRange(b, "temperature", 0, 2);
+  checkRange(b, "top_p", 0, 1);
   for (const k of ["presence_penalty", "frequency_penalty"]) checkRange(b, k, -2, 2);
-  if (typeof b.max_output_tokens === "number" && b.max_output_tokens < 1) {
-    throw invalidRequest(`Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 1, but got ${b.max_output_tokens} instead.`, "max_output_tokens", "integer_below_min_value");
-  }
+  checkIntegerRange(b, "top_logprobs", 0, 20);
+  checkIntegerRange(b, "max_output_tokens", 1, INT32_MAX);
   if (b.tools !== undefined && b.tools !== null) {
     if (!Array.isArray(b.tools)) throw invalidType("tools", "an array", b.tools);
     b.tools.forEach((t, i) => checkTool(t, `tools[${i}]`));
   }
-  if (b.tool_choice !== undefined && b.tool_choice !== null) checkToolChoice(b.tool_choice);
+  if (b.tool_choice !== undefined && b.tool_choice !== null) {
+    checkToolChoice(b.tool_choice);
+    // A prompt template may bring its own tools: only the request's own list is known here.
+    if (b.prompt == null) checkNamedToolChosen(b.tool_choice as JsonObject | string, b.tools);
+  }
   expectType(b, "text", "object", true);
   expectType(b, "reasoning", "object", true);
   expectType(b, "metadata", "object", true);
@@ -144,6 +143,17 @@ function checkToolChoice(choice: unknown): void {
   }
 }
 
+/**
+ * A tool_choice naming one function or custom tool must name one the request offers: nothing
+ * could satisfy it otherwise (a chat backend would be told to call a tool it was never shown).
+ * OpenAI's answer, word for word.
+ */
+function checkNamedToolChosen(choice: JsonObject | string, tools: unknown): void {
+  if (typeof choice !== "object" || (choice.type !== "function" && choice.type !== "custom")) return;
+  const offered = Array.isArray(tools) && tools.some((t) => (t as JsonObject | null)?.type === choice.type && (t as JsonObject).name === choice.name);
+  if (!offered) throw invalidRequest(`Tool choice '${truncate(String(choice.name))}' not found in 'tools' parameter.`, "tool_choice");
+}
+
 /** `conversation`: an id or `{id}`, never together with `previous_response_id` (as at OpenAI). */
 function checkConversation(b: JsonObject): void {
   const c = b.conversation;
@@ -195,6 +205,14 @@ function checkRange(b: JsonObject, key: string, min: number, max: number): void 
   if (typeof v !== "number") return;
   if (v > max) throw invalidRequest(`Invalid '${key}': decimal above maximum value. Expected a value <= ${max}, but got ${v} instead.`, key, "decimal_above_max_value");
   if (v < min) throw invalidRequest(`Invalid '${key}': decimal below minimum value. Expected a value >= ${min}, but got ${v} instead.`, key, "decimal_below_min_value");
+}
+
+/** An integer parameter's bounds (its type is checked by expectInteger). */
+function checkIntegerRange(b: JsonObject, key: string, min: number, max: number): void {
+  const v = b[key];
+  if (typeof v !== "number") return;
+  if (v > max) throw invalidRequest(`Invalid '${key}': integer above maximum value. Expected a value <= ${max}, but got ${v} instead.`, key, "integer_above_max_value");
+  if (v < min) throw invalidRequest(`Invalid '${key}': integer below minimum value. Expected a value >= ${min}, but got ${v} instead.`, key, "integer_below_min_value");
 }
 
 const INT32_MAX = 2_147_483_647;
