@@ -7,6 +7,10 @@
  *   npm run build && cp -r dist .bench/dist-base   (then change, build, and:)
  *   npx tsx test/bench/ab.ts --dists .bench/dist-base,dist --paths translated-json,native-stream --rounds 5 [--floors]
  * --prof DIR profiles that child's last round only (test/bench/prof-child.mjs -> .bench/prof/steady.cpuprofile; `--prof hono` the floor's, with --floors);
+ * --perf NAME[,NAME] records those servers' last round with Linux perf (`perf record -g`, the process under --perf-basic-prof;
+ *   -> .bench/perf/NAME.data) and prints test/bench/perf-summary.ts's view of each: kernel included, by router file, in µs per request.
+ * --rate N holds every server to N requests per second (autocannon's overallRate) instead of as many as it answers: CPU per
+ *   request at equal load, where a faster server does not keep its peers (client, mock) busier than a slower one does.
  * --c1 N first sends N sequential requests per server and path (the warm-up of the latency section).
  * Paths: the bench's (translated-json ... chat-stream, plus -store and -cached variants), chat-stream-long, translated-stream-long, anthropic-stream-long and native-stream-long
  * (2,000 deltas each, c=8: CPU per request / 2,000 is a chunk's), mcp-round (one hosted MCP tool round, c=16; its hono
@@ -14,14 +18,16 @@
  * --gc also reports each server's garbage-collection pauses per request (young + the rest, µs; test/bench/gc-observer.mjs).
  * A dist may carry node flags after "@" (comma-free, space-separated): `--dists dist,dist@--max-semi-space-size=32`.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { throughput, type Target } from "./clients.js";
 import { spawnNode, type Child } from "./procs.js";
 import { startMcpServer } from "../helpers/mcp-server.js";
 import { FLOOR_BODY } from "./tool-round.js";
+import { printPerf, summarisePerf } from "./perf-summary.js";
 
-const { values: f } = parseArgs({ options: { dists: { type: "string" }, paths: { type: "string" }, rounds: { type: "string" }, duration: { type: "string" }, floors: { type: "boolean" }, prof: { type: "string" }, c1: { type: "string" }, gc: { type: "boolean" } } });
+const { values: f } = parseArgs({ options: { dists: { type: "string" }, paths: { type: "string" }, rounds: { type: "string" }, duration: { type: "string" }, floors: { type: "boolean" }, prof: { type: "string" }, c1: { type: "string" }, gc: { type: "boolean" }, perf: { type: "string" }, rate: { type: "string" } } });
 const dists = (f.dists ?? "dist").split(",");
 const rounds = Number(f.rounds ?? 3);
 const dur = Number(f.duration ?? 3);
@@ -82,6 +88,11 @@ const cfg = {
   logging: { level: "info" },
 };
 const GC_ARGS = f.gc ? ["--import", "./test/bench/gc-observer.mjs"] : [];
+/** Node flags of the server --perf records: JIT code named in /tmp/perf-PID.map for perf. */
+const perfed = new Set(f.perf?.split(",") ?? []);
+const perfArgs = (name: string): string[] => (perfed.has(name) ? ["--perf-basic-prof"] : []);
+/** CPU µs per request of each recorded window, by server. */
+const perfUs = new Map<string, number>();
 /** A server's GC pauses so far (ms), when it runs gc-observer.mjs. */
 const gcTime = (child: Child): Promise<{ young: number; old: number }> =>
   new Promise((ok) => {
@@ -98,7 +109,7 @@ for (const d of dists) {
   const [dir, flags = ""] = d.split("@");
   const child = await spawnNode({
     name: d,
-    args: [...flags.split(" ").filter(Boolean), ...GC_ARGS, f.prof === d ? "test/bench/prof-child.mjs" : "test/bench/router-child.mjs"],
+    args: [...flags.split(" ").filter(Boolean), ...perfArgs(d), ...GC_ARGS, f.prof === d ? "test/bench/prof-child.mjs" : "test/bench/router-child.mjs"],
     env: { BENCH_ROUTER_CONFIG: JSON.stringify(cfg), BENCH_ROUTER_DIST: dir!, NODE_ENV: "production" },
     cpus: "1",
     ready: { ipc: true },
@@ -108,8 +119,8 @@ for (const d of dists) {
 if (f.floors) {
   const honoArgs = ["--upstream", mockOrigin, ...(mcp ? ["--mcp", mcp.url] : [])];
   const honoMain = f.prof === "hono" ? "test/bench/prof-child.mjs" : "test/bench/hono-proxy.ts";
-  servers.push({ name: "hono", child: await spawnNode({ name: "hono", args: [...GC_ARGS, "--import", "tsx", honoMain, ...honoArgs], env: { PROF_MAIN: "./hono-proxy.ts" }, cpus: "1", ready: { ipc: true } }), up: true });
-  servers.push({ name: "bare", child: await spawnNode({ name: "bare", args: [...GC_ARGS, "--import", "tsx", "test/bench/bare-proxy.ts", "--upstream", mockOrigin], cpus: "1", ready: { ipc: true } }), up: true });
+  servers.push({ name: "hono", child: await spawnNode({ name: "hono", args: [...perfArgs("hono"), ...GC_ARGS, "--import", "tsx", honoMain, ...honoArgs], env: { PROF_MAIN: "./hono-proxy.ts" }, cpus: "1", ready: { ipc: true } }), up: true });
+  servers.push({ name: "bare", child: await spawnNode({ name: "bare", args: [...perfArgs("bare"), ...GC_ARGS, "--import", "tsx", "test/bench/bare-proxy.ts", "--upstream", mockOrigin], cpus: "1", ready: { ipc: true } }), up: true });
 }
 const res: Record<string, Record<string, number[]>> = {};
 // Cores the server used in each window: near 1 it was saturated; well under 1 the client core was the bottleneck, and an
@@ -133,13 +144,15 @@ for (let r = 0; r < rounds; r++) {
       if (!spec || (s.name === "bare" && PATHS[p]!.honoOnly)) continue;
       const conc = PATHS[p]!.c ?? 64;
       const t: Target = { name: s.name, origin: `http://127.0.0.1:${s.child.port}`, ...spec };
-      await throughput(t, conc, 1, 0);
+      const rate = f.rate ? Number(f.rate) : undefined;
+      await throughput(t, conc, 1, 0, rate);
       const profiling = f.prof === s.name && r === rounds - 1;
       if (profiling) s.child.proc.kill("SIGUSR2");
+      const recording = perfed.has(s.name) && r === rounds - 1 ? startPerf(s.name, s.child.proc.pid!) : null;
       const g0 = f.gc ? await gcTime(s.child) : null;
       const c0 = s.child.cpuSeconds();
       const w0 = performance.now();
-      const out = await throughput(t, conc, dur, 0);
+      const out = await throughput(t, conc, dur, 0, rate);
       if (g0) {
         const g1 = await gcTime(s.child);
         const per = (ms: number) => (out.requests > 0 ? (ms * 1000) / out.requests : Number.NaN);
@@ -154,6 +167,10 @@ for (let r = 0; r < rounds; r++) {
         s.child.proc.kill("SIGUSR1");
         await done;
       }
+      if (recording) {
+        await recording.stop();
+        perfUs.set(s.name, us);
+      }
       ((res[p] ??= {})[s.name] ??= []).push(us);
       if (out.errors + out.non2xx > 0) console.error(`${p} ${s.name}: ${out.errors} errors ${out.non2xx} non2xx`);
     }
@@ -165,5 +182,32 @@ const med = (all: number[]) => {
 };
 for (const p of paths) console.log(p.padEnd(18), servers.filter((s) => res[p]![s.name]).map((s) => `${s.name}=${med(res[p]![s.name]!).toFixed(0)} [${res[p]![s.name]!.map((x) => x.toFixed(0)).join(",")}] cores ${med(cores[p]![s.name]!).toFixed(2)}${f.gc ? ` gc ${med(gcYoung[p]![s.name]!).toFixed(1)}+${med(gcOld[p]![s.name]!).toFixed(1)}` : ""}`).join("  "));
 for (const s of servers) await s.child.stop();
+for (const [name, us] of perfUs) {
+  console.log(`\nperf, ${name}, last round of ${paths.at(-1)}, ${us.toFixed(0)} µs per request (.bench/perf/${perfFile(name)}):`);
+  printPerf(summarisePerf(`.bench/perf/${perfFile(name)}`), us);
+}
 await mock.stop();
 await mcp?.close();
+
+function perfFile(name: string): string {
+  return `${name.replace(/[^\w.-]+/g, "_")}.data`;
+}
+
+/** `perf record -g` of one process until `stop` (SIGINT: perf writes its file and exits). */
+function startPerf(name: string, pid: number): { stop(): Promise<void> } {
+  mkdirSync(".bench/perf", { recursive: true });
+  const rec = spawn("perf", ["record", "-F", "1999", "-g", "-p", String(pid), "-o", `.bench/perf/${perfFile(name)}`], { stdio: "ignore" });
+  const exited = new Promise<void>((ok) => {
+    rec.once("exit", () => ok());
+    rec.once("error", (err) => {
+      console.error(`perf record: ${err.message} (is linux perf installed?)`);
+      ok();
+    });
+  });
+  return {
+    stop: () => {
+      rec.kill("SIGINT");
+      return exited;
+    },
+  };
+}

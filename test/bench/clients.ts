@@ -87,9 +87,11 @@ export interface ThroughputResult {
 }
 
 /** autocannon at `connections` concurrency for `seconds` (after a short warm-up run). */
-export async function throughput(t: Target, connections: number, seconds: number, warmupSeconds = 1): Promise<ThroughputResult> {
+/** `rate`: requests per second across all connections (autocannon's overallRate); unset, as fast as the server answers. */
+export async function throughput(t: Target, connections: number, seconds: number, warmupSeconds = 1, rate?: number): Promise<ThroughputResult> {
   const run = (duration: number) =>
     autocannon({
+      ...(rate ? { overallRate: rate } : {}),
       url: t.origin + t.path,
       method: "POST",
       headers: { "content-type": "application/json", ...t.headers },
