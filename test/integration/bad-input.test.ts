@@ -92,6 +92,11 @@ describe("POST /v1/responses with bad bodies", () => {
     const ok = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "local", input: "hi", tools: [f], tool_choice: { type: "function", name: "lookup" } }) });
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as { tool_choice: unknown }).tool_choice).toEqual({ type: "function", name: "lookup" });
+    // A function inside a namespace is offered too; with an MCP server the tools are not all in the request.
+    const ns = { type: "namespace", name: "crm", description: "CRM", tools: [{ type: "function", name: "find_customer", parameters: { type: "object", properties: {} } }] };
+    const inNamespace = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "local", input: "hi", tools: [ns], tool_choice: { type: "function", name: "find_customer" } }) });
+    expect(inNamespace.status).toBe(200);
+    expect(await post({ model: "local", input: "hi", tools: [ns], tool_choice: { type: "function", name: "find_order" } })).toMatchObject({ status: 400, param: "tool_choice" });
   });
 
   it("answers 404 naming `model` for an unknown model, and for an unknown previous_response_id", async () => {

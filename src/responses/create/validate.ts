@@ -150,8 +150,19 @@ function checkToolChoice(choice: unknown): void {
  */
 function checkNamedToolChosen(choice: JsonObject | string, tools: unknown): void {
   if (typeof choice !== "object" || (choice.type !== "function" && choice.type !== "custom")) return;
-  const offered = Array.isArray(tools) && tools.some((t) => (t as JsonObject | null)?.type === choice.type && (t as JsonObject).name === choice.name);
-  if (!offered) throw invalidRequest(`Tool choice '${truncate(String(choice.name))}' not found in 'tools' parameter.`, "tool_choice");
+  const list = Array.isArray(tools) ? (tools as JsonObject[]) : [];
+  // Tools an MCP server or a tool search brings are not in the request: nothing to check against.
+  if (list.some((t) => t?.type === "mcp" || t?.type === "tool_search")) return;
+  if (!offersTool(list, choice.type, choice.name)) throw invalidRequest(`Tool choice '${truncate(String(choice.name))}' not found in 'tools' parameter.`, "tool_choice");
+}
+
+/** Whether `tools` (and the tools of their namespaces, by their own or their qualified name) hold one of `type` named `name`. */
+function offersTool(tools: JsonObject[], type: unknown, name: unknown, namespace?: string): boolean {
+  return tools.some((t) => {
+    if (t === null || typeof t !== "object") return false;
+    if (t.type === "namespace" && Array.isArray(t.tools)) return offersTool(t.tools as JsonObject[], type, name, String(t.name));
+    return t.type === type && (t.name === name || (namespace !== undefined && `${namespace}.${String(t.name)}` === name));
+  });
 }
 
 /** `conversation`: an id or `{id}`, never together with `previous_response_id` (as at OpenAI). */
