@@ -86,8 +86,10 @@ export interface ThroughputResult {
   seconds: number;
 }
 
-/** autocannon at `connections` concurrency for `seconds` (after a short warm-up run). */
-/** `rate`: requests per second across all connections (autocannon's overallRate); unset, as fast as the server answers. */
+/**
+ * autocannon at `connections` concurrency for `seconds` (after a short warm-up run); `rate`: requests per second across
+ * all connections (autocannon's overallRate), unset as fast as the server answers.
+ */
 export async function throughput(t: Target, connections: number, seconds: number, warmupSeconds = 1, rate?: number): Promise<ThroughputResult> {
   const run = (duration: number) =>
     autocannon({
