@@ -60,6 +60,7 @@ describe("POST /v1/responses with bad bodies", () => {
     [{ model: "local", input: "hi", top_logprobs: -1 }, "top_logprobs", "integer_below_min_value"],
     [{ model: "local", input: "hi", max_output_tokens: 0 }, "max_output_tokens", "integer_below_min_value"],
     [{ model: "local", input: "hi", tool_choice: { type: "function", name: "nope" } }, "tool_choice", null],
+    [{ model: "local", input: "hi", tools: [{ type: "custom", name: "grammar" }], tool_choice: { type: "custom" } }, "tool_choice.name", "missing_required_parameter"],
     [{ model: "local", input: "hi", tools: [{ type: "function", name: "other", parameters: {} }], tool_choice: { type: "function", name: "nope" } }, "tool_choice", null],
     [{ model: "local", input: "hi", tools: [{ type: "function", name: "nope", parameters: {} }], tool_choice: { type: "custom", name: "nope" } }, "tool_choice", null],
     [{ model: "local", input: "hi", stream: "yes" }, "stream", "invalid_type"],

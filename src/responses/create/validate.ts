@@ -138,7 +138,7 @@ function checkToolChoice(choice: unknown): void {
     throw invalidType("tool_choice", "a string or an object with a 'type'", choice);
   }
   const c = choice as JsonObject;
-  if (c.type === "function" && typeof c.name !== "string") {
+  if ((c.type === "function" || c.type === "custom") && typeof c.name !== "string") {
     throw invalidRequest("Missing required parameter: 'tool_choice.name'.", "tool_choice.name", "missing_required_parameter");
   }
 }
