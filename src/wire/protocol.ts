@@ -3,6 +3,8 @@
  * types, roles, content part and tool types. One list per fact; docs/protocol.md
  * explains them. Values only - wire shapes are in types.ts.
  */
+import type { Reasoning } from "openai/resources/shared";
+import type { ResponseTextConfig, ServiceTier } from "openai/resources/responses/responses";
 
 export const RESPONSE_STATUSES = ["queued", "in_progress", "completed", "incomplete", "failed", "cancelled"] as const;
 export type ResponseStatus = (typeof RESPONSE_STATUSES)[number];
@@ -116,6 +118,19 @@ export const TOOL_TYPES: ReadonlySet<string> = new Set([
   "tool_search",
   "programmatic_tool_calling",
 ]);
+
+/**
+ * The values a Responses request may give these fields, as the openai package types them: a
+ * `Record` over the type's union, so a value the package adds or drops fails to compile here.
+ */
+export const REASONING_EFFORTS = members<NonNullable<Reasoning["effort"]>>({ none: true, minimal: true, low: true, medium: true, high: true, xhigh: true, max: true });
+export const REASONING_SUMMARIES = members<NonNullable<Reasoning["summary"]>>({ auto: true, concise: true, detailed: true });
+export const TEXT_VERBOSITIES = members<NonNullable<ResponseTextConfig["verbosity"]>>({ low: true, medium: true, high: true });
+export const SERVICE_TIERS = members<NonNullable<ServiceTier>>({ auto: true, default: true, flex: true, scale: true, priority: true, fast: true, ultrafast: true });
+
+function members<U extends string>(all: Record<U, true>): readonly U[] {
+  return Object.keys(all) as U[];
+}
 
 /** The `include` value that asks for reasoning items' `encrypted_content`. */
 export const ENCRYPTED_REASONING = "reasoning.encrypted_content";

@@ -60,6 +60,12 @@ describe("POST /v1/responses with bad bodies", () => {
     [{ model: "local", input: "hi", top_logprobs: -1 }, "top_logprobs", "integer_below_min_value"],
     [{ model: "local", input: "hi", max_output_tokens: 0 }, "max_output_tokens", "integer_below_min_value"],
     [{ model: "local", input: "hi", tool_choice: { type: "function", name: "nope" } }, "tool_choice", null],
+    [{ model: "local", input: "hi", reasoning: { effort: "extreme" } }, "reasoning.effort", "invalid_value"],
+    [{ model: "local", input: "hi", reasoning: { summary: "verbose" } }, "reasoning.summary", "invalid_value"],
+    [{ model: "local", input: "hi", reasoning: { effort: 3 } }, "reasoning.effort", "invalid_type"],
+    [{ model: "local", input: "hi", text: { verbosity: "loud" } }, "text.verbosity", "invalid_value"],
+    [{ model: "local", input: "hi", service_tier: "gold" }, "service_tier", "invalid_value"],
+    [{ model: "local", input: "hi", include: ["nope"] }, "include", "invalid_value"],
     [{ model: "local", input: "hi", tools: [{ type: "custom", name: "grammar" }], tool_choice: { type: "custom" } }, "tool_choice.name", "missing_required_parameter"],
     [{ model: "local", input: "hi", tools: [{ type: "function", name: "other", parameters: {} }], tool_choice: { type: "function", name: "nope" } }, "tool_choice", null],
     [{ model: "local", input: "hi", tools: [{ type: "function", name: "nope", parameters: {} }], tool_choice: { type: "custom", name: "nope" } }, "tool_choice", null],
@@ -81,6 +87,16 @@ describe("POST /v1/responses with bad bodies", () => {
     [{ model: "local", input: "hi", router: { cache: "maybe" } }, "router.cache", "invalid_type"],
   ])("rejects %j naming param %s", async (body, param, code) => {
     expect(await post(body)).toMatchObject({ status: 400, type: "invalid_request_error", param, code });
+  });
+
+  it("an enum field outside the openai types' values is answered as OpenAI words it; every value they allow passes", async () => {
+    expect(await post({ model: "local", input: "hi", text: { verbosity: "loud" } })).toMatchObject({
+      message: "Invalid value: 'loud'. Supported values are: 'low', 'medium', and 'high'.",
+      param: "text.verbosity",
+    });
+    const body = { model: "local", input: "hi", reasoning: { effort: "xhigh", summary: "auto" }, text: { verbosity: "low" }, service_tier: "flex", include: ["reasoning.encrypted_content"] };
+    const ok = await router.fetch("/v1/responses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    expect(ok.status).toBe(200);
   });
 
   it("a tool_choice naming a tool is checked against the tools offered, in OpenAI's words", async () => {

@@ -1,5 +1,6 @@
 import { invalidRequest } from "../../ops/errors.js";
-import { INPUT_CONTENT_TYPES, INPUT_ITEM_TYPES, MESSAGE_ROLES, TOOL_TYPES } from "../../wire/protocol.js";
+import { INPUT_CONTENT_TYPES, INPUT_ITEM_TYPES, MESSAGE_ROLES, REASONING_EFFORTS, REASONING_SUMMARIES, SERVICE_TIERS, TEXT_VERBOSITIES, TOOL_TYPES } from "../../wire/protocol.js";
+import { checkInclude } from "../items/include.js";
 import type { CreateResponseRequest, JsonObject } from "../../wire/types.js";
 
 /**
@@ -54,9 +55,18 @@ export function validateCreateRequest(body: unknown): CreateResponseRequest {
   expectType(b, "text", "object", true);
   expectType(b, "reasoning", "object", true);
   expectType(b, "metadata", "object", true);
+  if (b.text) checkEnum((b.text as JsonObject).verbosity, TEXT_VERBOSITIES, "text.verbosity");
+  if (b.reasoning) {
+    const r = b.reasoning as JsonObject;
+    checkEnum(r.effort, REASONING_EFFORTS, "reasoning.effort");
+    checkEnum(r.summary, REASONING_SUMMARIES, "reasoning.summary");
+    checkEnum(r.generate_summary, REASONING_SUMMARIES, "reasoning.generate_summary");
+  }
+  checkEnum(b.service_tier, SERVICE_TIERS, "service_tier");
   if (b.metadata && typeof b.metadata === "object") checkMetadata(b.metadata as JsonObject);
-  if (b.include !== undefined && b.include !== null && (!Array.isArray(b.include) || b.include.some((x) => typeof x !== "string"))) {
-    throw invalidType("include", "an array of strings", b.include);
+  if (b.include !== undefined && b.include !== null) {
+    if (!Array.isArray(b.include) || b.include.some((x) => typeof x !== "string")) throw invalidType("include", "an array of strings", b.include);
+    checkInclude(b.include as string[]);
   }
   if (b.truncation != null && b.truncation !== "auto" && b.truncation !== "disabled") {
     throw invalidRequest(`Invalid value: '${truncate(String(b.truncation))}'. Supported values are: 'auto' and 'disabled'.`, "truncation", "invalid_value");
@@ -216,6 +226,16 @@ function checkRange(b: JsonObject, key: string, min: number, max: number): void 
   if (typeof v !== "number") return;
   if (v > max) throw invalidRequest(`Invalid '${key}': decimal above maximum value. Expected a value <= ${max}, but got ${v} instead.`, key, "decimal_above_max_value");
   if (v < min) throw invalidRequest(`Invalid '${key}': decimal below minimum value. Expected a value >= ${min}, but got ${v} instead.`, key, "decimal_below_min_value");
+}
+
+/** A string field that takes one of `allowed` (null or absent: not set), as OpenAI words a value outside them. */
+function checkEnum(v: unknown, allowed: readonly string[], param: string): void {
+  if (v === undefined || v === null) return;
+  if (typeof v !== "string") throw invalidType(param, "a string", v);
+  if (allowed.includes(v)) return;
+  const quoted = allowed.map((x) => `'${x}'`);
+  const list = quoted.length === 2 ? quoted.join(" and ") : `${quoted.slice(0, -1).join(", ")}, and ${quoted.at(-1)}`;
+  throw invalidRequest(`Invalid value: '${truncate(v)}'. Supported values are: ${list}.`, param, "invalid_value");
 }
 
 /** An integer parameter's bounds (its type is checked by expectInteger). */
