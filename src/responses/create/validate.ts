@@ -55,7 +55,8 @@ export function validateCreateRequest(body: unknown): CreateResponseRequest {
   expectType(b, "text", "object", true);
   expectType(b, "reasoning", "object", true);
   expectType(b, "metadata", "object", true);
-  if (b.text) checkEnum((b.text as JsonObject).verbosity, TEXT_VERBOSITIES, "text.verbosity");
+  for (const k of ["user", "prompt_cache_key", "safety_identifier"]) expectType(b, k, "string", true);
+  if (b.text) checkText(b.text as JsonObject);
   if (b.reasoning) {
     const r = b.reasoning as JsonObject;
     checkEnum(r.effort, REASONING_EFFORTS, "reasoning.effort");
@@ -173,6 +174,17 @@ function offersTool(tools: JsonObject[], type: unknown, name: unknown, namespace
     if (t.type === "namespace" && Array.isArray(t.tools)) return offersTool(t.tools as JsonObject[], type, name, String(t.name));
     return t.type === type && (t.name === name || (namespace !== undefined && `${namespace}.${String(t.name)}` === name));
   });
+}
+
+/** `text`: its verbosity, and a json_schema format's name as OpenAI patterns it (the translators check the rest per kind). */
+function checkText(text: JsonObject): void {
+  checkEnum(text.verbosity, TEXT_VERBOSITIES, "text.verbosity");
+  const format = text.format as JsonObject | null | undefined;
+  if (format == null) return;
+  if (typeof format !== "object" || Array.isArray(format)) throw invalidType("text.format", "an object", format);
+  if (format.type === "json_schema" && typeof format.name === "string" && !/^[a-zA-Z0-9_-]{1,64}$/.test(format.name)) {
+    throw invalidRequest(`Invalid 'text.format.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`, "text.format.name", "invalid_value");
+  }
 }
 
 /** `conversation`: an id or `{id}`, never together with `previous_response_id` (as at OpenAI). */
