@@ -30,6 +30,7 @@ import { printPerf, summarisePerf } from "./perf-summary.js";
 const { values: f } = parseArgs({ options: { dists: { type: "string" }, paths: { type: "string" }, rounds: { type: "string" }, duration: { type: "string" }, floors: { type: "boolean" }, prof: { type: "string" }, c1: { type: "string" }, gc: { type: "boolean" }, perf: { type: "string" }, rate: { type: "string" } } });
 const dists = (f.dists ?? "dist").split(",");
 const rounds = Number(f.rounds ?? 3);
+const rate = f.rate ? Number(f.rate) : undefined;
 const dur = Number(f.duration ?? 3);
 spawnSync("renice", ["-n", "-10", "-p", String(process.pid)], { stdio: "ignore" });
 spawnSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { stdio: "ignore" });
@@ -144,7 +145,6 @@ for (let r = 0; r < rounds; r++) {
       if (!spec || (s.name === "bare" && PATHS[p]!.honoOnly)) continue;
       const conc = PATHS[p]!.c ?? 64;
       const t: Target = { name: s.name, origin: `http://127.0.0.1:${s.child.port}`, ...spec };
-      const rate = f.rate ? Number(f.rate) : undefined;
       await throughput(t, conc, 1, 0, rate);
       const profiling = f.prof === s.name && r === rounds - 1;
       if (profiling) s.child.proc.kill("SIGUSR2");

@@ -41,8 +41,8 @@ export function validateCreateRequest(body: unknown): CreateResponseRequest {
   checkRange(b, "temperature", 0, 2);
   checkRange(b, "top_p", 0, 1);
   for (const k of ["presence_penalty", "frequency_penalty"]) checkRange(b, k, -2, 2);
-  checkIntegerRange(b, "top_logprobs", 0, 20);
-  checkIntegerRange(b, "max_output_tokens", 1, INT32_MAX);
+  checkRange(b, "top_logprobs", 0, 20, "integer");
+  checkRange(b, "max_output_tokens", 1, INT32_MAX, "integer");
   if (b.tools !== undefined && b.tools !== null) {
     if (!Array.isArray(b.tools)) throw invalidType("tools", "an array", b.tools);
     b.tools.forEach((t, i) => checkTool(t, `tools[${i}]`));
@@ -69,9 +69,7 @@ export function validateCreateRequest(body: unknown): CreateResponseRequest {
     if (!Array.isArray(b.include) || b.include.some((x) => typeof x !== "string")) throw invalidType("include", "an array of strings", b.include);
     checkInclude(b.include as string[]);
   }
-  if (b.truncation != null && b.truncation !== "auto" && b.truncation !== "disabled") {
-    throw invalidRequest(`Invalid value: '${truncate(String(b.truncation))}'. Supported values are: 'auto' and 'disabled'.`, "truncation", "invalid_value");
-  }
+  checkEnum(b.truncation, ["auto", "disabled"], "truncation");
   // background with store:false is accepted: the router keeps the job's record until it finishes plus the storage TTL.
   if (b.router !== undefined) checkRouterExtension(b.router);
   return b as CreateResponseRequest;
@@ -139,12 +137,7 @@ function checkTool(tool: unknown, path: string): void {
 }
 
 function checkToolChoice(choice: unknown): void {
-  if (typeof choice === "string") {
-    if (!["auto", "none", "required"].includes(choice)) {
-      throw invalidRequest(`Invalid value: '${truncate(choice)}'. Supported values are: 'none', 'auto', and 'required'.`, "tool_choice", "invalid_value");
-    }
-    return;
-  }
+  if (typeof choice === "string") return checkEnum(choice, ["none", "auto", "required"], "tool_choice");
   if (typeof choice !== "object" || Array.isArray(choice) || typeof (choice as JsonObject).type !== "string") {
     throw invalidType("tool_choice", "a string or an object with a 'type'", choice);
   }
@@ -232,12 +225,12 @@ function expectType(b: JsonObject, key: string, kind: Kind, nullable = false): v
   if (!ok) throw invalidType(key, KIND_NAMES[kind], v);
 }
 
-/** A number bounded as OpenAI bounds it, refused with OpenAI's wording and code. */
-function checkRange(b: JsonObject, key: string, min: number, max: number): void {
+/** A number bounded as OpenAI bounds it (its type is checked before), refused with OpenAI's wording and code: "decimal" or "integer". */
+function checkRange(b: JsonObject, key: string, min: number, max: number, kind: "decimal" | "integer" = "decimal"): void {
   const v = b[key];
   if (typeof v !== "number") return;
-  if (v > max) throw invalidRequest(`Invalid '${key}': decimal above maximum value. Expected a value <= ${max}, but got ${v} instead.`, key, "decimal_above_max_value");
-  if (v < min) throw invalidRequest(`Invalid '${key}': decimal below minimum value. Expected a value >= ${min}, but got ${v} instead.`, key, "decimal_below_min_value");
+  if (v > max) throw invalidRequest(`Invalid '${key}': ${kind} above maximum value. Expected a value <= ${max}, but got ${v} instead.`, key, `${kind}_above_max_value`);
+  if (v < min) throw invalidRequest(`Invalid '${key}': ${kind} below minimum value. Expected a value >= ${min}, but got ${v} instead.`, key, `${kind}_below_min_value`);
 }
 
 /** A string field that takes one of `allowed` (null or absent: not set), as OpenAI words a value outside them. */
@@ -248,14 +241,6 @@ function checkEnum(v: unknown, allowed: readonly string[], param: string): void 
   const quoted = allowed.map((x) => `'${x}'`);
   const list = quoted.length === 2 ? quoted.join(" and ") : `${quoted.slice(0, -1).join(", ")}, and ${quoted.at(-1)}`;
   throw invalidRequest(`Invalid value: '${truncate(v)}'. Supported values are: ${list}.`, param, "invalid_value");
-}
-
-/** An integer parameter's bounds (its type is checked by expectInteger). */
-function checkIntegerRange(b: JsonObject, key: string, min: number, max: number): void {
-  const v = b[key];
-  if (typeof v !== "number") return;
-  if (v > max) throw invalidRequest(`Invalid '${key}': integer above maximum value. Expected a value <= ${max}, but got ${v} instead.`, key, "integer_above_max_value");
-  if (v < min) throw invalidRequest(`Invalid '${key}': integer below minimum value. Expected a value >= ${min}, but got ${v} instead.`, key, "integer_below_min_value");
 }
 
 const INT32_MAX = 2_147_483_647;
