@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { ApiError, toApiError } from "../ops/errors.js";
 import { nodeOutgoing } from "./context.js";
 import { writeJson } from "./json.js";
+import { answered } from "./turn-writes.js";
 
 /** The one place an error becomes an HTTP answer: status, headers, OpenAI error body. */
 export function errorResponse(err: unknown): Response {
@@ -16,7 +17,7 @@ export function errorResponse(err: unknown): Response {
  */
 export function sendError(c: Context, err: unknown): Response {
   const outgoing = nodeOutgoing(c);
-  if (!outgoing || outgoing.headersSent) return errorResponse(err);
+  if (!outgoing || answered(outgoing)) return errorResponse(err);
   const { status, body, headers } = errorAnswer(err);
   return writeJson(outgoing, status, body, "content-type", headers);
 }

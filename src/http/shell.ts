@@ -12,6 +12,7 @@ import { fastBodyLimit } from "./body-limit.js";
 import { nodeOutgoing, type AppEnv, type RequestStats } from "./context.js";
 import { sendError } from "./errors.js";
 import { endRequestSpan } from "./request-span.js";
+import { answered } from "./turn-writes.js";
 
 const OPEN_ROUTES = { "/healthz": "health", "/readyz": "health", "/metrics": "metrics" } as const;
 
@@ -101,7 +102,7 @@ export function requestShell(rt: Runtime): RequestShell {
     }
     // Answers written to the ServerResponse itself (streams, the hot JSON answers, errors) carry
     // their status there; the others are a Response node-server writes after this.
-    const status = outgoing?.headersSent ? outgoing.statusCode : res.status;
+    const status = outgoing && answered(outgoing) ? outgoing.statusCode : res.status;
     const finish = accounting({ started, requestId, method: c.req.method, owner: c.get("owner"), stats, status, span });
     // Under @hono/node-server, account when the socket response closes (after its last
     // byte, or when the client went away): the access log line and the metrics are then
