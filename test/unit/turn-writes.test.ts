@@ -53,79 +53,112 @@ function watch(res: ServerResponse): Promise<Sent> {
   });
 }
 
-describe("answers leave at the end of the event-loop turn", () => {
-  it("a JSON answer is written at the turn's end, whole, with Node's own Content-Length", async () => {
-    let seen: Sent | undefined;
-    let decided: boolean[] = [];
-    const port = await listen((_req, res) => {
-      res.statusCode = 201;
-      res.setHeader("content-type", "application/json");
-      decided.push(answered(res));
-      endThisTurn(res, '{"ok":true}');
-      decided.push(answered(res));
-      void watch(res).then((w) => (seen = w));
+/** Requests parked by path until the one named `last` comes; then `answer` gets them all, in one turn. */
+async function parkUntil(paths: string[], answer: (parked: Map<string, ServerResponse>) => void): Promise<Promise<{ status: number; body: string; headers: IncomingMessage["headers"] } | "gone">[]> {
+  const parked = new Map<string, ServerResponse>();
+  const port = await listen((req, res) => {
+    parked.set(req.url!, res);
+    if (parked.size === paths.length) answer(parked);
+  });
+  const out: Promise<{ status: number; body: string; headers: IncomingMessage["headers"] } | "gone">[] = [];
+  for (const path of paths) {
+    out.push(get(port, path).catch(() => "gone" as const));
+    // Each request in before the next: the last one's handler answers them all.
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return out;
+}
+
+describe("what a turn writes after its first write leaves at the turn's end", () => {
+  it("JSON: the turn's first answer is written at once, the others whole at the turn's end, with Node's own Content-Length", async () => {
+    const seen = new Map<string, Sent>();
+    const decided: boolean[] = [];
+    const answers = await parkUntil(["/a", "/b", "/c"], (parked) => {
+      for (const [path, res] of parked) {
+        res.statusCode = 201;
+        res.setHeader("content-type", "application/json");
+        decided.push(answered(res));
+        endThisTurn(res, `{"path":"${path}"}`);
+        decided.push(answered(res));
+        void watch(res).then((w) => seen.set(path, w));
+      }
     });
-    const res = await get(port);
-    expect(res.status).toBe(201);
-    expect(res.body).toBe('{"ok":true}');
-    expect(res.headers["content-length"]).toBe("11");
-    expect(decided).toEqual([false, true]);
-    // Nothing left during the turn (its ticks included); all of it at its end.
-    expect(seen!.sent[0]).toBe(0);
-    expect(seen!.sent[1]).toBe(0);
-    expect(seen!.sent[2]).toBeGreaterThan(11);
-    expect(seen!.buffered).toEqual([0, 0, 0]);
+    for (const [i, path] of ["/a", "/b", "/c"].entries()) {
+      const res = await answers[i]!;
+      if (res === "gone") throw new Error(`${path} got no answer`);
+      expect(res.status).toBe(201);
+      expect(res.body).toBe(`{"path":"${path}"}`);
+      expect(res.headers["content-length"]).toBe(String(res.body.length));
+    }
+    expect(decided).toEqual([false, true, false, true, false, true]);
+    // The first: out before the handler returned. The others: nothing during the turn (its ticks included), all at its end.
+    expect(seen.get("/a")!.sent[0]).toBeGreaterThan(0);
+    for (const path of ["/b", "/c"]) {
+      const w = seen.get(path)!;
+      expect(w.sent[0]).toBe(0);
+      expect(w.sent[1]).toBe(0);
+      expect(w.sent[2]).toBeGreaterThan(14);
+      expect(w.buffered).toEqual([0, 0, 0]);
+    }
   });
 
-  it("a stream's events are held in its socket until the turn's end, then written; the end goes with its last events", async () => {
-    const seen: Sent[] = [];
-    const port = await listen((_req, res) => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      holdThisTurn(res);
-      res.write("data: one\n\n");
-      holdThisTurn(res); // a second hold in the same turn is the same hold
-      res.write("data: two\n\n");
-      void watch(res).then((w) => {
-        seen.push(w);
-        // A later turn: held again, then the end queued with it.
-        holdThisTurn(res);
-        res.write("data: three\n\n");
-        endThisTurn(res);
-        return watch(res).then((w2) => seen.push(w2));
+  it("streams: the turn's first write goes at once; the writes after it are held in their corked socket until the turn's end; a queued end leaves with them", async () => {
+    const seen: Record<string, Sent> = {};
+    const answers = await parkUntil(["/a", "/b"], (parked) => {
+      const a = parked.get("/a")!;
+      const b = parked.get("/b")!;
+      a.writeHead(200, { "content-type": "text/event-stream" });
+      b.writeHead(200, { "content-type": "text/event-stream" });
+      holdThisTurn(a);
+      a.write("data: a1\n\n");
+      void watch(a).then((w) => (seen.a1 = w));
+      holdThisTurn(b);
+      b.write("data: b1\n\n");
+      holdThisTurn(b); // a second hold in the same turn is the same hold
+      b.write("data: b2\n\n");
+      void watch(b).then((w) => {
+        seen.b1 = w;
+        // The next turn: b writes first (at once); a's end is queued after it.
+        holdThisTurn(b);
+        b.write("data: b3\n\n");
+        void watch(b).then((w2) => (seen.b3 = w2));
+        holdThisTurn(a);
+        a.write("data: a2\n\n");
+        endThisTurn(a);
+        void watch(a).then((w2) => (seen.a2 = w2));
+        endThisTurn(b);
       });
     });
-    const res = await get(port);
-    expect(res.body).toBe("data: one\n\ndata: two\n\ndata: three\n\n");
-    const [first, second] = seen;
-    // Written into the corked socket, where Node's own uncork on the next tick leaves them; handed on at the turn's end.
-    expect(first!.sent).toEqual([0, 0, first!.buffered[0]]);
-    expect(first!.buffered[0]).toBeGreaterThan("data: one\n\ndata: two\n\n".length);
-    expect(first!.buffered[1]).toBe(first!.buffered[0]);
-    expect(first!.buffered[2]).toBe(0);
-    const before = first!.sent[2];
-    expect(second!.sent).toEqual([before, before, before + second!.buffered[0] + "0\r\n\r\n".length]);
-    expect(second!.buffered[2]).toBe(0);
+    const [a, b] = await Promise.all(answers);
+    expect(a !== "gone" && a.body).toBe("data: a1\n\ndata: a2\n\n");
+    expect(b !== "gone" && b.body).toBe("data: b1\n\ndata: b2\n\ndata: b3\n\n");
+    // a, the turn's first writer: Node's own cork until the next tick, then sent.
+    expect(seen.a1!.sent[0]).toBe(0);
+    expect(seen.a1!.sent[1]).toBeGreaterThan(0);
+    // b, after it: buffered in the corked socket past Node's own uncork, handed on at the turn's end.
+    expect(seen.b1!.sent).toEqual([0, 0, seen.b1!.buffered[0]]);
+    expect(seen.b1!.buffered[0]).toBeGreaterThan("data: b1\n\ndata: b2\n\n".length);
+    expect(seen.b1!.buffered[1]).toBe(seen.b1!.buffered[0]);
+    expect(seen.b1!.buffered[2]).toBe(0);
+    // The next turn: b at once (after the tick), a's last event and its end together at the turn's end.
+    expect(seen.b3!.sent[1]).toBeGreaterThan(seen.b3!.sent[0]);
+    const before = seen.a2!.sent[0];
+    expect(seen.a2!.sent[1]).toBe(before);
+    expect(seen.a2!.sent[2]).toBe(before + seen.a2!.buffered[0] + "0\r\n\r\n".length);
+    expect(seen.a2!.buffered[2]).toBe(0);
   });
 
   it("an answer whose client left before the turn's end is dropped; the others of the turn still go", async () => {
-    const parked: ServerResponse[] = [];
-    const port = await listen((req, res) => {
-      parked.push(res);
-      if (req.url !== "/second") return;
-      const [first, second] = parked;
-      first!.statusCode = 200;
-      endThisTurn(first!, "first");
-      first!.socket!.destroy(); // its client is gone before the turn ends
-      second!.statusCode = 200;
-      endThisTurn(second!, "second");
+    const answers = await parkUntil(["/gone", "/kept", "/first"], (parked) => {
+      for (const res of parked.values()) res.statusCode = 200;
+      endThisTurn(parked.get("/first")!, "first");
+      endThisTurn(parked.get("/gone")!, "gone");
+      parked.get("/gone")!.socket!.destroy(); // its client is gone before the turn ends
+      endThisTurn(parked.get("/kept")!, "kept");
     });
-    const first = get(port, "/first").then(
-      () => "answered",
-      () => "gone",
-    );
-    await new Promise((r) => setTimeout(r, 50));
-    const second = await get(port, "/second");
-    expect(second.body).toBe("second");
-    expect(await first).toBe("gone");
+    const [gone, kept, first] = await Promise.all(answers);
+    expect(gone).toBe("gone");
+    expect(kept !== "gone" && kept.body).toBe("kept");
+    expect(first !== "gone" && first.body).toBe("first");
   });
 });
