@@ -5,8 +5,9 @@ import { endThisTurn } from "./turn-writes.js";
 
 /**
  * A 200 JSON answer of the hot routes, its body already serialised. Under @hono/node-server it
- * is written to the ServerResponse itself (`writeJson`: status, one header, the body), not built as a Response that node-server takes apart again; the headers the
- * middleware and the route set on the ServerResponse (x-request-id, x-router-model) go with it.
+ * is written to the ServerResponse itself (`writeJson`: status, one header, the body), not
+ * built as a Response that node-server takes apart again; the headers the middleware and the
+ * route set on the ServerResponse (x-request-id, x-router-model) go with it.
  * `contentTypeHeader` is the header's name as it appears on the wire today ("Content-Type"
  * from `c.json`, "content-type" from the chat pass-through's Response), so the bytes stay the
  * same. Tests that call `app.request` get the same answer as a Response. Returns node-server's
