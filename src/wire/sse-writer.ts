@@ -70,7 +70,7 @@ export function sseBody(run: (sink: EventSink) => Promise<void>, onCancel: () =>
         },
         flush() {
           if (closed) return;
-          // Writes of one turn leave in one socket write (a Node response corks its socket until the next tick).
+          // Writes of one tick leave in one socket write (a Node response corks its socket until the next tick).
           let room = true;
           if (single !== null) room = out.write(single);
           else if (parts !== null) for (const part of parts) room = out.write(part) && room;

@@ -54,13 +54,16 @@ function watch(res: ServerResponse): Promise<Sent> {
 }
 
 /** Requests parked by path until the one named `last` comes; then `answer` gets them all, in one turn. */
-async function parkUntil(paths: string[], answer: (parked: Map<string, ServerResponse>) => void): Promise<Promise<{ status: number; body: string; headers: IncomingMessage["headers"] } | "gone">[]> {
+/** An answer as the client read it, or "gone" when its connection was cut. */
+type Answer = Awaited<ReturnType<typeof get>> | "gone";
+
+async function parkUntil(paths: string[], answer: (parked: Map<string, ServerResponse>) => void): Promise<Promise<Answer>[]> {
   const parked = new Map<string, ServerResponse>();
   const port = await listen((req, res) => {
     parked.set(req.url!, res);
     if (parked.size === paths.length) answer(parked);
   });
-  const out: Promise<{ status: number; body: string; headers: IncomingMessage["headers"] } | "gone">[] = [];
+  const out: Promise<Answer>[] = [];
   for (const path of paths) {
     out.push(get(port, path).catch(() => "gone" as const));
     // Each request in before the next: the last one's handler answers them all.

@@ -195,9 +195,10 @@ function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, A
     const ended = (held: HeldTerminal) => {
       settled = true;
       // What came before the terminal event is written from a microtask, not in the upstream
-      // read's turn: the socket write then leaves at the next tick, together with the terminal
-      // event and the end when storing the response took no I/O (one write per stream), and
-      // at once, not after the store, when it did.
+      // read's turn: the socket write then leaves at the next tick (or at the turn's end when
+      // it is not the turn's first write: http/turn-writes.ts), together with the terminal event
+      // and the end when storing the response took no I/O (one write per stream), and at once,
+      // not after the store, when it did.
       queueMicrotask(() => sink.flush?.());
       resolve({ response: tr.response, terminal: held });
     };
