@@ -7,10 +7,18 @@
  * socket with no web ReadableStream, no TextEncoder and no promise per chunk in between;
  * elsewhere (app.request in tests) `webStream` adapts it to a ReadableStream.
  */
+import type { StreamEvent } from "./types.js";
 
 /** Where stream events go: the client's SSE body, a background event log, or nowhere. */
 export interface EventSink {
   send(type: string, data: string): void;
+  /**
+   * An event the router built, as the object, with what would serialise it for `send`: a sink that
+   * changes events before writing them (a tool loop's round) takes them so rather than parsing the
+   * text again, and serialises only what it writes. It must not change the event (the translator
+   * may keep its parts). Without it, events go through `send` as text (`sendEvents`).
+   */
+  event?(ev: StreamEvent, serialise: (ev: StreamEvent) => string): void;
   /** Called after each upstream chunk: a chance to write batched events at once. */
   flush?(): void;
   /**

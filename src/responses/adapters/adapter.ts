@@ -46,8 +46,8 @@ export function planSkeleton(plan: Plan, status: SkeletonMeta["status"]): Respon
 
 /** An upstream terminal event held back, so the caller stores the response before the client sees it. */
 export interface HeldTerminal {
-  type: string;
-  data: string;
+  readonly type: string;
+  readonly data: string;
 }
 
 /** `push` saw the upstream's end marker (`data: [DONE]`). */
@@ -125,7 +125,8 @@ export abstract class CountedStream<C extends StreamCore> implements StreamTrans
 
 /** Sends events; flushes unless the caller knows more frames from the same upstream read follow. */
 export function sendEvents(sink: EventSink, events: StreamEvent[], serialise: (ev: StreamEvent) => string, flush = true): void {
-  for (const ev of events) sink.send(ev.type, serialise(ev));
+  if (sink.event) for (const ev of events) sink.event(ev, serialise);
+  else for (const ev of events) sink.send(ev.type, serialise(ev));
   if (flush) sink.flush?.();
 }
 

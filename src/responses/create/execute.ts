@@ -43,6 +43,11 @@ export interface PumpOptions {
    * rejecting. Background jobs use it to keep partial output on cancel and shutdown.
    */
   keepPartialOnAbort?: boolean;
+  /**
+   * The terminal event is not sent on (a tool loop's round: the loop sends one for the whole
+   * response): one the router builds is serialised only if its text is read.
+   */
+  terminalUnsent?: boolean;
 }
 
 /** An upstream that answered 2xx; `pump` reads its body to the end and frees the slot. */
@@ -205,7 +210,7 @@ function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, A
     const closeWith = (tail: StreamEvent[]) => {
       const terminal = tail.pop()!;
       sendEvents(sink, tail, (ev) => tr.serialise(ev), false);
-      ended({ type: terminal.type, data: tr.serialise(terminal) });
+      ended(opts.terminalUnsent ? lazyTerminal(terminal, tr) : { type: terminal.type, data: tr.serialise(terminal) });
     };
     const broke = (err: unknown) => {
       if (settled) return;
@@ -269,4 +274,15 @@ function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, A
         : undefined,
     });
   });
+}
+
+/** A terminal event serialised when its text is first read. */
+function lazyTerminal(ev: StreamEvent, tr: StreamTranslation): HeldTerminal {
+  let text: string | undefined;
+  return {
+    type: ev.type,
+    get data() {
+      return (text ??= tr.serialise(ev));
+    },
+  };
 }

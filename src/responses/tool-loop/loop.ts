@@ -211,11 +211,12 @@ export class ToolLoop {
       sink.flush?.();
     }
     let conn = first;
+    const roundOpts: PumpOptions = { ...opts, terminalUnsent: true };
     for (;;) {
       const rs = sink ? new RoundSink(sink, this.count, this.items.length, this.toolbox, this.rt.ids, this.cite()) : null;
       let out: RunOutcome;
       try {
-        out = await (this.span ? this.rt.tracing.within(this.span, () => conn.pump(rs, opts)) : conn.pump(rs, opts));
+        out = await (this.span ? this.rt.tracing.within(this.span, () => conn.pump(rs, roundOpts)) : conn.pump(rs, roundOpts));
       } finally {
         this.span?.end();
         this.span = undefined;

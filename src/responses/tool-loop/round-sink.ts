@@ -11,7 +11,7 @@
  */
 import type { IdGenerator } from "../../wire/ids.js";
 import type { EventSink } from "../../wire/sse-writer.js";
-import type { Item } from "../../wire/types.js";
+import type { Item, StreamEvent } from "../../wire/types.js";
 import type { ResponseOutputText } from "openai/resources/responses/responses";
 import { emitted } from "../../wire/emitted.js";
 import { approvalRequest, openCall, openSearch, openedEvents } from "./items.js";
@@ -26,6 +26,9 @@ export interface Sequence {
 }
 
 const LIFECYCLE = new Set(["response.created", "response.queued", "response.in_progress"]);
+type Serialise = (ev: StreamEvent) => string;
+const toJson: Serialise = (ev) => JSON.stringify(ev);
+
 /** Deltas the sink only renumbers and moves: most of a round's events, taken on their text (`movedEvent`). */
 const PLAIN_DELTAS = new Set(["response.output_text.delta", "response.reasoning_text.delta", "response.reasoning_summary_text.delta", "response.refusal.delta"]);
 
@@ -61,9 +64,18 @@ export class RoundSink implements EventSink {
         return;
       }
     }
-    const ev = JSON.parse(data) as Record<string, unknown>;
+    this.take(type, JSON.parse(data) as StreamEvent, toJson);
+  }
+
+  /** An event the round's translator built: its lifecycle events are dropped before they are ever serialised. */
+  event(ev: StreamEvent, serialise: Serialise): void {
+    if (LIFECYCLE.has(ev.type)) return;
+    this.take(ev.type, ev, serialise);
+  }
+
+  /** One event of the round, written as the response's; `ev` itself is not changed (the translator may keep its parts). */
+  private take(type: string, ev: StreamEvent, serialise: Serialise): void {
     const index = typeof ev.output_index === "number" ? ev.output_index + this.base : undefined;
-    if (index !== undefined) ev.output_index = index;
     switch (type) {
       case "response.output_item.added": {
         const item = ev.item as Item;
@@ -88,7 +100,7 @@ export class RoundSink implements EventSink {
       case "response.output_item.done": {
         const c = this.converted.get((ev.item as Item)?.id as string);
         if (!c) {
-          if (this.cite) this.annotateItem(ev.item as Item);
+          if (this.cite) return this.forward(type, { ...ev, item: this.annotated(ev.item as Item) }, index, serialise);
           break;
         }
         // An upstream that sent the call's arguments whole (no argument events): streamed here, so the mcp_call reads the same.
@@ -97,7 +109,7 @@ export class RoundSink implements EventSink {
       }
       case "response.output_text.done":
         if (this.cite) {
-          this.forward(type, ev);
+          this.forward(type, ev, index, serialise);
           this.citations(ev, index!);
           return;
         }
@@ -106,11 +118,11 @@ export class RoundSink implements EventSink {
         if (this.cite) {
           const part = ev.part as { type?: string; annotations?: unknown };
           const got = this.cited.get(`${String(ev.item_id)}:${String(ev.content_index)}`);
-          if (part?.type === "output_text" && got) part.annotations = got;
+          if (part?.type === "output_text" && got) return this.forward(type, { ...ev, part: { ...part, annotations: got } }, index, serialise);
         }
         break;
     }
-    this.forward(type, ev);
+    this.forward(type, ev, index, serialise);
   }
 
   private argumentsDelta(c: { id: string; args: string }, outputIndex: number, delta: string): void {
@@ -127,13 +139,16 @@ export class RoundSink implements EventSink {
     this.out.send(t, JSON.stringify({ type: t, item_id: c.id, output_index: outputIndex, arguments: args, sequence_number: this.seq() }));
   }
 
-  private forward(type: string, ev: Record<string, unknown>): void {
+  /** The event renumbered as the response's next, at its item's place in the response (`index`). */
+  private forward(type: string, ev: StreamEvent, index: number | undefined, serialise: Serialise): void {
     const { type: _t, sequence_number: _s, ...rest } = ev;
-    this.out.send(type, JSON.stringify({ type, ...rest, sequence_number: this.seq() }));
+    const out: StreamEvent = { type, ...rest, sequence_number: this.seq() };
+    if (index !== undefined) out.output_index = index;
+    this.out.send(type, serialise(out));
   }
 
   /** A closed text's citations: one `annotation.added` each, kept for its done part and item. */
-  private citations(ev: Record<string, unknown>, outputIndex: number): void {
+  private citations(ev: StreamEvent, outputIndex: number): void {
     const found = this.cite!(String(ev.text ?? ""));
     const key = `${String(ev.item_id)}:${String(ev.content_index)}`;
     this.cited.set(key, found);
@@ -143,12 +158,17 @@ export class RoundSink implements EventSink {
     });
   }
 
-  private annotateItem(item: Item): void {
-    if (item?.type !== "message" || !Array.isArray(item.content)) return;
-    (item.content as { type?: string; annotations?: unknown }[]).forEach((part, j) => {
+  /** The item with the annotations its texts got as they closed: a copy, or the item itself when none did. */
+  private annotated(item: Item): Item {
+    if (item?.type !== "message" || !Array.isArray(item.content)) return item;
+    let changed = false;
+    const content = (item.content as { type?: string; annotations?: unknown }[]).map((part, j) => {
       const got = this.cited.get(`${String(item.id)}:${j}`);
-      if (part.type === "output_text" && got) part.annotations = got;
+      if (part.type !== "output_text" || !got) return part;
+      changed = true;
+      return { ...part, annotations: got };
     });
+    return changed ? { ...item, content } : item;
   }
 
   flush(): void {
