@@ -19,6 +19,7 @@ import { completedAt, responseSkeleton, emptyUsage } from "../../translate/skele
 import { unixSeconds } from "../../wire/clock.js";
 import { clientText, replayableItems } from "../../translate/openai/rewrite.js";
 import { emitted } from "../../wire/emitted.js";
+import { EventJson } from "../../wire/event-json.js";
 import type { EventSink } from "../../wire/sse-writer.js";
 import type { EmittedResponse, Item, JsonObject, ResponseObject, StreamEvent } from "../../wire/types.js";
 import { connect, recordTokenUsage, withSpentTokens, type Connection, type PumpOptions, type RoundUsage, type RunOutcome } from "../create/execute.js";
@@ -272,9 +273,11 @@ export class ToolLoop {
   }
 
   private readonly seq = () => this.count.next++;
+  /** The text of the events the loop writes itself. */
+  private readonly json = new EventJson();
 
   private send(sink: EventSink, events: StreamEvent[]): void {
-    for (const e of events) sink.send(e.type, JSON.stringify(e));
+    for (const e of events) sink.send(e.type, this.json.text(e));
   }
 
   private skeleton(status: ResponseObject["status"]): ResponseObject {
@@ -282,10 +285,10 @@ export class ToolLoop {
     return responseSkeleton(p.req, { id: p.id, createdAt: p.createdAt, model: p.model, status, previousResponseId: p.previousResponseId });
   }
 
+  /** response.created and response.in_progress: one snapshot for both unless the response starts queued (serialised once, EventJson). */
   private opening(): StreamEvent[] {
-    const queued = this.initialStatus === "queued";
-    const created = this.skeleton(queued ? "queued" : "in_progress") as unknown as EmittedResponse;
     const inProgress = this.skeleton("in_progress") as unknown as EmittedResponse;
+    const created = this.initialStatus === "queued" ? (this.skeleton("queued") as unknown as EmittedResponse) : inProgress;
     return [emitted({ type: "response.created", response: created, sequence_number: this.seq() }), emitted({ type: "response.in_progress", response: inProgress, sequence_number: this.seq() })];
   }
 
