@@ -123,7 +123,7 @@ export abstract class CountedStream<C extends StreamCore> implements StreamTrans
   }
 }
 
-/** Sends events; flushes unless the caller knows more frames from the same upstream read follow. */
+/** Sends events (as objects to a sink that takes them so, `EventSink.event`); flushes unless the caller knows more frames from the same upstream read follow. */
 export function sendEvents(sink: EventSink, events: StreamEvent[], serialise: (ev: StreamEvent) => string, flush = true): void {
   if (sink.event) for (const ev of events) sink.event(ev, serialise);
   else for (const ev of events) sink.send(ev.type, serialise(ev));
