@@ -8,6 +8,7 @@ import { chatTextChunks, nativeEvents, nativeResponse, startMockUpstream, type M
 import { buildApp } from "../../src/app.js";
 import { parseSse, startTestRouter } from "../helpers/router.js";
 import { postResponses, readRest, readUntil, waitUntil } from "../helpers/wait.js";
+import { startMcpServer } from "../helpers/mcp-server.js";
 
 /**
  * SIGTERM on the real CLI process: it stops accepting at once, lets in-flight
@@ -116,6 +117,35 @@ describe("graceful shutdown (SIGTERM)", () => {
       await waitUntil("upstream request closed", () => up.open() === 0);
     } finally {
       router.kill("SIGKILL");
+    }
+  });
+
+  it("at shutdown_timeout a tool-loop (MCP) stream mid-round ends with response.failed (server_shutting_down), keeping the round's text", async () => {
+    const mcp = await startMcpServer();
+    const file = join(dir, "deadline-mcp.yaml");
+    writeFileSync(file, `server: { shutdown_timeout: 1s }\nendpoints:\n  - { name: box, url: "${up.url}", kind: chat }\nmodels:\n  m: { endpoints: [box] }\ntools:\n  mcp:\n    servers:\n      - { label: kb, url: "${mcp.url}", require_approval: never }\n`);
+    const router = await startChildRouter(file);
+    try {
+      up.enqueue("/chat/completions", slow(300, 100)); // the round's answer: ~30 s of stream
+      const res = await postResponses(router.url, { model: "m", input: "endless", stream: true, tools: [{ type: "mcp", server_label: "kb" }] });
+      const head = await readUntil(res, (t) => t.includes("response.output_text.delta"));
+      router.kill("SIGTERM");
+      const rest = await readRest(res);
+      expect(rest.broken).toBe(false);
+      const events = parseSse(head + rest.text).map((f) => f.data);
+      expect(events.some((e) => e.type === "response.output_item.done" && e.item.type === "mcp_list_tools")).toBe(true);
+      const last = events.at(-1);
+      expect(last.type).toBe("response.failed");
+      expect(last.response).toMatchObject({ status: "failed", error: { code: "server_shutting_down" } });
+      events.forEach((e, i) => expect(e.sequence_number).toBe(i));
+      // What the round had streamed is in the response, its message closed as incomplete.
+      const message = last.response.output.find((i: { type: string }) => i.type === "message");
+      expect(message).toMatchObject({ status: "incomplete" });
+      expect(message.content[0].text).toMatch(/^w0 w1 /);
+      expect(await router.exited).toBe(0);
+    } finally {
+      router.kill("SIGKILL");
+      await mcp.close();
     }
   });
 

@@ -212,7 +212,7 @@ export class ToolLoop {
       sink.flush?.();
     }
     let conn = first;
-    const roundOpts: PumpOptions = { ...opts, terminalUnsent: true };
+    const roundOpts = new RoundOptions(opts);
     for (;;) {
       const rs = sink ? new RoundSink(sink, this.count, this.items.length, this.toolbox, this.rt.ids, this.cite()) : null;
       let out: RunOutcome;
@@ -453,6 +453,20 @@ export class ToolLoop {
     const type = response.status === "completed" ? "response.completed" : response.status === "incomplete" ? "response.incomplete" : "response.failed";
     const event = { type, response, sequence_number: this.seq() };
     return { type, data: clientText(event, hide, hideSources) };
+  }
+}
+
+/**
+ * A round's pump options: the response's own, read when the pump needs them (a shutdown deadline
+ * sets `keepPartialOnAbort` mid-stream: StreamShutdown), and its terminal event unsent (the loop
+ * sends one for the whole response). A copy of the options would freeze them as they were.
+ */
+class RoundOptions implements PumpOptions {
+  readonly terminalUnsent = true;
+  constructor(private readonly response: PumpOptions) {}
+
+  get keepPartialOnAbort(): boolean | undefined {
+    return this.response.keepPartialOnAbort;
   }
 }
 
