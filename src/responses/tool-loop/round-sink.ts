@@ -7,7 +7,9 @@
  * `mcp_approval_request`); its `output_item.done` is held back: the loop sends it once the
  * call ran. When the response searched the web, an answer's text gets its `url_citation`
  * annotations (`cite`) as it closes: `response.output_text.annotation.added` events, and the
- * annotations on its done part and item.
+ * annotations on its done part and item. A translated round hands over its events as objects
+ * (`event`): what the sink drops is never serialised, what it writes is serialised once; a native
+ * round's upstream frames come as text (`send`).
  */
 import type { IdGenerator } from "../../wire/ids.js";
 import type { EventSink } from "../../wire/sse-writer.js";
@@ -29,7 +31,7 @@ const LIFECYCLE = new Set(["response.created", "response.queued", "response.in_p
 type Serialise = (ev: StreamEvent) => string;
 const toJson: Serialise = (ev) => JSON.stringify(ev);
 
-/** Deltas the sink only renumbers and moves: most of a round's events, taken on their text (`movedEvent`). */
+/** Deltas the sink only renumbers and moves: most of a round's events; as text, taken without parsing (`movedEvent`). */
 const PLAIN_DELTAS = new Set(["response.output_text.delta", "response.reasoning_text.delta", "response.reasoning_summary_text.delta", "response.refusal.delta"]);
 
 export class RoundSink implements EventSink {
