@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { webStream, type StreamBody, type TextSink } from "../wire/sse-writer.js";
 import { nodeOutgoing, type NodeOutgoing } from "./context.js";
 import type { KeptAlive, SseKeepalive } from "./sse-keepalive.js";
-import { endThisTurn, holdThisTurn } from "./turn-writes.js";
+import { ended, endThisTurn, holdThisTurn } from "./turn-writes.js";
 
 export const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
@@ -46,25 +46,21 @@ function writeToNode(body: StreamBody, out: NodeOutgoing, keepalive: SseKeepaliv
     headersTimer = undefined;
   };
   let alive: KeptAlive | undefined;
-  // The body is over: its end is queued for the end of the turn (turn-writes.ts).
-  let ended = false;
   const write = (text: string | Uint8Array): boolean => {
     headersGone();
     alive?.wrote();
-    if (ended || out.writableEnded || out.destroyed) return true;
+    if (ended(out) || out.destroyed) return true;
     holdThisTurn(out);
     return out.write(text);
   };
-  alive = keepalive?.watch(write, () => !ended && !out.writableEnded && !out.destroyed && !out.writableNeedDrain);
+  alive = keepalive?.watch(write, () => !ended(out) && !out.destroyed && !out.writableNeedDrain);
   const sink: TextSink = {
     write,
     ready: () => (out.destroyed || !out.writableNeedDrain ? Promise.resolve() : drained(out)),
     end: () => {
       headersGone();
       alive?.done();
-      if (ended || out.writableEnded) return;
-      ended = true;
-      endThisTurn(out);
+      if (!ended(out)) endThisTurn(out);
     },
   };
   const cancel = body.start(sink);
@@ -73,7 +69,7 @@ function writeToNode(body: StreamBody, out: NodeOutgoing, keepalive: SseKeepaliv
   out.on("close", () => {
     headersGone();
     alive?.done();
-    if (!ended && !out.writableEnded) cancel();
+    if (!ended(out)) cancel();
   });
 }
 

@@ -46,6 +46,11 @@ export function answered(out: ServerResponse): boolean {
   return out.headersSent || (out as QueuedResponse)[QUEUED] === true;
 }
 
+/** True once `out` has ended, or its end is queued for this turn's end. */
+export function ended(out: ServerResponse): boolean {
+  return out.writableEnded || (out as QueuedResponse)[QUEUED] === true;
+}
+
 /** Keeps what is written to `out` from now on in its socket until the end of this turn, unless it is the turn's first write. */
 export function holdThisTurn(out: ServerResponse): void {
   const socket = out.socket as HeldSocket | null;
