@@ -1,6 +1,7 @@
 import type { Response as OpenAIResponse, ResponseFunctionToolCall, ResponseOutputMessage, ResponseReasoningItem } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import { NativeStreamMachine } from "../../src/translate/openai/stream.js";
+import { applyRouterFields } from "../../src/translate/openai/rewrite.js";
 import { responseSkeleton } from "../../src/translate/skeleton.js";
 import { responseToEvents } from "../../src/translate/replay.js";
 import type { Item, ResponseObject, StreamEvent } from "../../src/wire/types.js";
@@ -222,5 +223,52 @@ describe("NativeStreamMachine: a snapshot repeated by the next lifecycle event",
     const out = m.push("response.in_progress", spaced);
     expect(JSON.parse(out.data)).toMatchObject({ type: "response.in_progress", sequence_number: 2, response: { id: "resp_router", metadata: {} } });
     expect(m.sequence).toBe(3);
+  });
+});
+
+describe("NativeStreamMachine: a lifecycle event's response rewritten on its own", () => {
+  const created = { ...nativeResponse("", "gpt-4.1", "resp_up"), status: "in_progress", output: [], usage: null, user: null };
+  const completed = nativeResponse("Hello there", "gpt-4.1", "resp_up");
+  /** The event as a machine that parses all of it, puts in the router's fields and serialises it again writes it. */
+  const reference = (event: Record<string, unknown>) => JSON.stringify({ ...event, response: applyRouterFields(structuredClone(event.response) as Record<string, unknown>, fields) });
+
+  for (const seqFirst of [true, false]) {
+    it(`writes what parsing the whole event would (${seqFirst ? "sequence_number first" : "response first"})`, () => {
+      const m = machine();
+      const events = [
+        ["response.created", 0, created],
+        ["response.completed", 1, completed],
+      ] as const;
+      for (const [type, seq, response] of events) {
+        const event = seqFirst ? { type, sequence_number: seq, response } : { type, response, sequence_number: seq };
+        const out = m.push(type, JSON.stringify(event));
+        expect(out.data).toBe(reference(event));
+        expect(out.terminal).toBe(type === "response.completed");
+      }
+      expect(m.response).toEqual(JSON.parse(reference({ response: completed })).response);
+      expect(m.response.id).toBe("resp_router");
+      expect(m.response).not.toHaveProperty("user");
+      expect(m.sequence).toBe(2);
+    });
+  }
+
+  it("an event with members beside type, sequence_number and response is read whole, and keeps them", () => {
+    const m = machine();
+    const extra = JSON.stringify({ type: "response.created", sequence_number: 0, response: created, obfuscation: "x1" });
+    expect(JSON.parse(m.push("response.created", extra).data)).toMatchObject({ obfuscation: "x1", response: { id: "resp_router" } });
+    const between = `{"type":"response.in_progress","response":${JSON.stringify(created)},"note":{"a":1},"sequence_number":1}`;
+    expect(JSON.parse(m.push("response.in_progress", between).data)).toMatchObject({ note: { a: 1 }, sequence_number: 1, response: { id: "resp_router" } });
+    expect(m.sequence).toBe(2);
+  });
+
+  it("a snapshot repeated after one read another way is the machine's snapshot again", () => {
+    const m = machine();
+    const event = (type: string, seq: number, response: object) => JSON.stringify({ type, sequence_number: seq, response });
+    m.push("response.created", event("response.created", 0, created));
+    m.push("response.in_progress", JSON.stringify({ type: "response.in_progress", sequence_number: 1, response: { ...created, metadata: { k: "v" } } }, null, 1));
+    const again = m.push("response.in_progress", event("response.in_progress", 2, created));
+    expect(JSON.parse(again.data)).toMatchObject({ sequence_number: 2, response: { id: "resp_router", metadata: {} } });
+    m.cancel();
+    expect(m.response.metadata).toEqual({});
   });
 });

@@ -4,7 +4,8 @@
  * push (one upstream frame), finish (the upstream ended), fail (it broke), cancel (the
  * router stopped it), each returning what the client must see.
  *
- * Lifecycle and error events are parsed to swap in the router's id and fields. Every other
+ * Lifecycle and error events are parsed to swap in the router's id and fields (of a lifecycle
+ * event laid out as OpenAI writes it, only its response: the event around it stays text). Every other
  * event passes as the upstream's own text: the deltas with one substring check (and a
  * reference to the frame while an item is open), output_item.added/done (which carry no
  * router-owned field) with their output_index read from the text and the frame kept as the
@@ -61,8 +62,8 @@ export class NativeStreamMachine {
   private final: ResponseObject | null = null;
   /**
    * The last non-terminal lifecycle event's response text, as the upstream wrote it and as the
-   * client got it: an upstream's `response.in_progress` usually repeats `response.created`'s
-   * snapshot, which is then not parsed and serialised again (`sameSnapshot`).
+   * client got it (the text of `snapshot`): an upstream's `response.in_progress` usually repeats
+   * `response.created`'s snapshot, which is then not parsed and serialised again (`lifecycleFrame`).
    */
   private lastSnapshot: { upstream: string; client: string } | null = null;
 
@@ -86,7 +87,7 @@ export class NativeStreamMachine {
 
   push(eventName: string | undefined, data: string): NativeFrame {
     const type = eventName ?? sniffType(data);
-    if (type !== undefined && (LIFECYCLE_EVENTS.has(type) || type === "error")) return this.sameSnapshot(data) ?? this.parsedFrame(type, data);
+    if (type !== undefined && (LIFECYCLE_EVENTS.has(type) || type === "error")) return this.lifecycleFrame(data) ?? this.parsedFrame(type, data);
     if (type !== undefined && type.startsWith("response.output_item.")) return this.itemFrame(type, data);
     this.trackRaw(data);
     if (this.open.size > 0) this.openFrames.push(data);
@@ -173,14 +174,49 @@ export class NativeStreamMachine {
     return { type, data: text, terminal: false };
   }
 
-  /** A non-terminal lifecycle event whose response is the text the previous one carried: that one's client text, with this event's type and number. */
-  private sameSnapshot(text: string): NativeFrame | null {
-    const last = this.lastSnapshot;
-    if (last === null) return null;
+  /**
+   * A lifecycle event laid out as `lifecycleParts` reads it: only its response is parsed, takes the
+   * router's fields and is serialised; the event around it stays the upstream's text. A
+   * non-terminal one whose response is the text the previous one carried is that one's client
+   * text with this event's type and number. Null for any other layout (`parsedFrame` reads it).
+   */
+  private lifecycleFrame(text: string): NativeFrame | null {
     const parts = lifecycleParts(text);
-    if (parts === null || parts.body !== last.upstream || TERMINAL_EVENTS.has(parts.type)) return null;
+    if (parts === null || !LIFECYCLE_EVENTS.has(parts.type)) return null;
+    const terminal = TERMINAL_EVENTS.has(parts.type);
+    const last = this.lastSnapshot;
+    if (!terminal && last !== null && parts.body === last.upstream) {
+      this.lastSequence = parts.sequence;
+      return { type: parts.type, data: parts.head + last.client + parts.tail, terminal: false };
+    }
+    let resp: JsonObject;
+    try {
+      resp = JSON.parse(parts.body) as JsonObject;
+    } catch {
+      return null; // more than the response between its head and tail: the whole event is read
+    }
     this.lastSequence = parts.sequence;
-    return { type: parts.type, data: parts.head + last.client + parts.tail, terminal: false };
+    if (typeof resp.id === "string" && this.upstreamId === null) {
+      this.upstreamId = resp.id;
+      this.upstreamIdBytes = Buffer.from(resp.id);
+    }
+    applyRouterFields(resp, this.fields);
+    let body = clientText(resp, this.fields.hideEncryptedReasoning);
+    if (this.opts.scrub) {
+      const scrubbed = this.opts.scrub(body);
+      if (scrubbed !== body) {
+        body = scrubbed;
+        if (terminal) resp = JSON.parse(body) as JsonObject;
+      }
+    }
+    if (terminal) {
+      this.final = resp as ResponseObject;
+      this.ended = true;
+    } else {
+      this.snapshot = resp as ResponseObject;
+      this.lastSnapshot = { upstream: parts.body, client: body };
+    }
+    return { type: parts.type, data: parts.head + body + parts.tail, terminal };
   }
 
   private parsedFrame(type: string, text: string): NativeFrame {
@@ -196,6 +232,7 @@ export class NativeStreamMachine {
       }
       applyRouterFields(resp, this.fields);
       if (!terminal) this.snapshot = resp as ResponseObject;
+      this.lastSnapshot = null;
     }
     const index = parsed.output_index;
     if (typeof index === "number") {
@@ -219,10 +256,6 @@ export class NativeStreamMachine {
     if (terminal) {
       this.final = parsed.response as ResponseObject;
       this.ended = true;
-    } else if (LIFECYCLE_EVENTS.has(t)) {
-      const up = lifecycleParts(text);
-      const client = up && lifecycleParts(data);
-      this.lastSnapshot = up && client ? { upstream: up.body, client: client.body } : null;
     }
     return { type: t, data, terminal, parsed };
   }
