@@ -14,7 +14,7 @@
  * --c1 N first sends N sequential requests per server and path (the warm-up of the latency section).
  * Paths: the bench's (translated-json ... chat-stream, plus -store and -cached variants), chat-stream-long, translated-stream-long, anthropic-stream-long and native-stream-long
  * (2,000 deltas each, c=8: CPU per request / 2,000 is a chunk's), mcp-round (one hosted MCP tool round, c=16; its hono
- * floor with --floors) and mcp-round-long (the same, its second round a long answer: a tool-loop round's chunk).
+ * floor with --floors; mcp-round-streamed against a floor that streams round 1 to the client too) and mcp-round-long (the same, its second round a long answer: a tool-loop round's chunk).
  * --gc also reports each server's garbage-collection pauses per request (young + the rest, µs; test/bench/gc-observer.mjs).
  * A dist may carry node flags after "@" (comma-free, space-separated): `--dists dist,dist@--max-semi-space-size=32`.
  */
@@ -66,6 +66,8 @@ const PATHS: Record<string, { up?: { path: string; body: string }; r: { path: st
   // Its hono floor (--floors) makes the same exchanges, parsing nothing: test/bench/hono-proxy.ts /floor/mcp-round.
   "mcp-round": { up: { path: "/floor/mcp-round", body: FLOOR_BODY }, r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16, honoOnly: true },
   // The same with a long answer (2,000 deltas) in the second round: CPU per response / 2,000 is a tool-loop round's chunk.
+  // The same, against a floor that also streams round 1 to the client as it comes (as the router must).
+  "mcp-round-streamed": { up: { path: "/floor/mcp-round-streamed", body: FLOOR_BODY }, r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16, honoOnly: true },
   "mcp-round-long": { r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp-long", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 8 },
 };
 const paths = (f.paths ?? Object.keys(PATHS).join(",")).split(",");

@@ -8,6 +8,7 @@
  * round: the model's first round read whole, the server's tools/list and tools/call (JSON-RPC
  * POSTs, answers read whole), the second round (with the tool's result) streamed to the client.
  * It parses nothing it does not have to and assumes the call the bench's model always makes.
+ * `POST /floor/mcp-round-streamed` is the same round with round 1 streamed to the client too.
  *
  * Run as a child: `node --import tsx test/bench/hono-proxy.ts --upstream http://127.0.0.1:P [--mcp URL]`;
  * reports `{ ready: true, port }` over IPC.
@@ -37,6 +38,32 @@ export async function startHonoProxy(upstream: string, port = 0, mcpUrl?: string
     const messages = [...req.messages, { role: "assistant", tool_calls: [{ id: "call_1", type: "function", function: { name: "bench__echo", arguments: '{"text":"bench"}' } }] }, { role: "tool", tool_call_id: "call_1", content: result.length > 0 ? "echo: bench" : "" }];
     const up = await pool.request({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...req, messages, stream: true }), signal: c.req.raw.signal });
     return streamed(up);
+  });
+  // The same round, with round 1's stream passed on to the client as it comes (as the protocol has
+  // the router stream the first round's items), then round 2's: a floor for what a client receives too.
+  app.post("/floor/mcp-round-streamed", async (c) => {
+    const req = JSON.parse(await c.req.text()) as { model: string; messages: unknown[] };
+    const first = await pool.request({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...req, stream: true }) });
+    async function* chunks(): AsyncGenerator<Uint8Array> {
+      for await (const chunk of first.body) yield chunk as Uint8Array;
+      await rpc(1, "tools/list", {});
+      const result = await rpc(2, "tools/call", { name: "echo", arguments: { text: "bench" } });
+      const messages = [...req.messages, { role: "assistant", tool_calls: [{ id: "call_1", type: "function", function: { name: "bench__echo", arguments: '{"text":"bench"}' } }] }, { role: "tool", tool_call_id: "call_1", content: result.length > 0 ? "echo: bench" : "" }];
+      const second = await pool.request({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...req, messages, stream: true }) });
+      for await (const chunk of second.body) yield chunk as Uint8Array;
+    }
+    const it = chunks();
+    const stream = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const step = await it.next();
+        if (step.done) controller.close();
+        else controller.enqueue(step.value);
+      },
+      cancel() {
+        void it.return(undefined);
+      },
+    });
+    return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
   });
   app.post("/v1/*", async (c) => {
     const body = await c.req.text();
