@@ -17,6 +17,7 @@
  * floor with --floors; mcp-round-streamed against a floor that streams round 1 to the client too) and mcp-round-long (the same, its second round a long answer: a tool-loop round's chunk).
  * --gc also reports each server's garbage-collection pauses per request (young + the rest, µs; test/bench/gc-observer.mjs).
  * A dist may carry node flags after "@" (comma-free, space-separated): `--dists dist,dist@--max-semi-space-size=32`.
+ * AB_VERBOSE=1 keeps the routers' stdout and stderr (their log lines too): with `dist@--trace-gc`, each scavenge's size and pause.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
@@ -116,6 +117,7 @@ for (const d of dists) {
     env: { BENCH_ROUTER_CONFIG: JSON.stringify(cfg), BENCH_ROUTER_DIST: dir!, NODE_ENV: "production" },
     cpus: "1",
     ready: { ipc: true },
+    verbose: process.env.AB_VERBOSE === "1",
   });
   servers.push({ name: d, child, up: false });
 }
