@@ -14,7 +14,8 @@
  * --c1 N first sends N sequential requests per server and path (the warm-up of the latency section).
  * Paths: the bench's (translated-json ... chat-stream, plus -store and -cached variants), chat-stream-long, translated-stream-long, anthropic-stream-long and native-stream-long
  * (2,000 deltas each, c=8: CPU per request / 2,000 is a chunk's), mcp-round (one hosted MCP tool round, c=16; its hono
- * floor with --floors; mcp-round-streamed against a floor that streams round 1 to the client too) and mcp-round-long (the same, its second round a long answer: a tool-loop round's chunk).
+ * floor with --floors; mcp-round-streamed against a floor that streams round 1 to the client too; mcp-round-json the round
+ * answered as JSON) and mcp-round-long (the same, its second round a long answer: a tool-loop round's chunk).
  * --gc also reports each server's garbage-collection pauses per request (young + the rest, µs; test/bench/gc-observer.mjs).
  * A dist may carry node flags after "@" (comma-free, space-separated): `--dists dist,dist@--max-semi-space-size=32`.
  * AB_VERBOSE=1 keeps the routers' stdout and stderr (their log lines too): with `dist@--trace-gc`, each scavenge's size and pause.
@@ -69,6 +70,8 @@ const PATHS: Record<string, { up?: { path: string; body: string }; r: { path: st
   // The same with a long answer (2,000 deltas) in the second round: CPU per response / 2,000 is a tool-loop round's chunk.
   // The same, against a floor that also streams round 1 to the client as it comes (as the router must).
   "mcp-round-streamed": { up: { path: "/floor/mcp-round-streamed", body: FLOOR_BODY }, r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16, honoOnly: true },
+  // The same round answered as JSON (rounds and answer unstreamed): what streaming the loop costs.
+  "mcp-round-json": { r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: false, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16 },
   "mcp-round-long": { r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp-long", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 8 },
 };
 const paths = (f.paths ?? Object.keys(PATHS).join(",")).split(",");
