@@ -41,6 +41,8 @@ const INPUT = "Say hi in one short sentence.";
 const rb = (model: string, stream: boolean, store = false) => JSON.stringify({ model, input: INPUT, stream, store });
 const cb = (model: string, stream: boolean) => JSON.stringify({ model, messages: [{ role: "user", content: INPUT }], stream, ...(stream ? { stream_options: { include_usage: true } } : {}) });
 const mb = (model: string, stream: boolean) => JSON.stringify({ model, max_tokens: 8192, messages: [{ role: "user", content: [{ type: "text", text: INPUT }] }], ...(stream ? { stream } : {}) });
+/** A response request that lists the bench's MCP server (the model calls its tool once). */
+const mcpBody = (model: string, stream: boolean) => JSON.stringify({ model, input: "hi", stream, store: false, tools: [{ type: "mcp", server_label: "bench" }] });
 /** `up`: the same request as a floor sends it (none: the path is the router's alone); `c`: concurrency (64 unless given). */
 const PATHS: Record<string, { up?: { path: string; body: string }; r: { path: string; body: string }; c?: number; honoOnly?: boolean }> = {
   "translated-json": { up: { path: "/v1/chat/completions", body: cb("chat-s", false) }, r: { path: "/v1/responses", body: rb("chat-s", false) } },
@@ -66,13 +68,13 @@ const PATHS: Record<string, { up?: { path: string; body: string }; r: { path: st
   "native-stream-long": { up: { path: "/v1/responses", body: rb("oai-long", true) }, r: { path: "/v1/responses", body: rb("oai-long", true) }, c: 8 },
   // One hosted MCP tool round per streamed response (listing, round 1 with the call, the call, round 2), as the bench's tools section, at its concurrency.
   // Its hono floor (--floors) makes the same exchanges, parsing nothing: test/bench/hono-proxy.ts /floor/mcp-round.
-  "mcp-round": { up: { path: "/floor/mcp-round", body: FLOOR_BODY }, r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16, honoOnly: true },
+  "mcp-round": { up: { path: "/floor/mcp-round", body: FLOOR_BODY }, r: { path: "/v1/responses", body: mcpBody("chat-mcp", true) }, c: 16, honoOnly: true },
   // The same with a long answer (2,000 deltas) in the second round: CPU per response / 2,000 is a tool-loop round's chunk.
   // The same, against a floor that also streams round 1 to the client as it comes (as the router must).
-  "mcp-round-streamed": { up: { path: "/floor/mcp-round-streamed", body: FLOOR_BODY }, r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16, honoOnly: true },
+  "mcp-round-streamed": { up: { path: "/floor/mcp-round-streamed", body: FLOOR_BODY }, r: { path: "/v1/responses", body: mcpBody("chat-mcp", true) }, c: 16, honoOnly: true },
   // The same round answered as JSON (rounds and answer unstreamed): what streaming the loop costs.
-  "mcp-round-json": { r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp", input: "hi", stream: false, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 16 },
-  "mcp-round-long": { r: { path: "/v1/responses", body: JSON.stringify({ model: "chat-mcp-long", input: "hi", stream: true, store: false, tools: [{ type: "mcp", server_label: "bench" }] }) }, c: 8 },
+  "mcp-round-json": { r: { path: "/v1/responses", body: mcpBody("chat-mcp", false) }, c: 16 },
+  "mcp-round-long": { r: { path: "/v1/responses", body: mcpBody("chat-mcp-long", true) }, c: 8 },
 };
 const paths = (f.paths ?? Object.keys(PATHS).join(",")).split(",");
 // Every child runs on this process's node: `npx tsx` (or `npm run`) finds the project's node

@@ -29,41 +29,32 @@ export async function startHonoProxy(upstream: string, port = 0, mcpUrl?: string
     const up = await mcpPool!.request({ method: "POST", path: mcp!.pathname, headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id, method, params }) });
     return up.body.text();
   };
-  app.post("/floor/mcp-round", async (c) => {
-    const req = JSON.parse(await c.req.text()) as { model: string; messages: unknown[] };
-    const first = await pool.request({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...req, stream: true }) });
-    await first.body.text();
+  type ChatRequest = { model: string; messages: unknown[] };
+  /** A streamed chat round of the tool round. */
+  const chat = (req: ChatRequest, extra: Record<string, unknown>, signal?: AbortSignal) =>
+    pool.request({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...req, ...extra, stream: true }), signal });
+  /** After the model's first round: the server's tools/list and tools/call, then the second round with the tool's result. */
+  const roundTwo = async (req: ChatRequest, signal?: AbortSignal) => {
     await rpc(1, "tools/list", {});
     const result = await rpc(2, "tools/call", { name: "echo", arguments: { text: "bench" } });
     const messages = [...req.messages, { role: "assistant", tool_calls: [{ id: "call_1", type: "function", function: { name: "bench__echo", arguments: '{"text":"bench"}' } }] }, { role: "tool", tool_call_id: "call_1", content: result.length > 0 ? "echo: bench" : "" }];
-    const up = await pool.request({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...req, messages, stream: true }), signal: c.req.raw.signal });
-    return streamed(up);
+    return chat(req, { messages }, signal);
+  };
+  app.post("/floor/mcp-round", async (c) => {
+    const req = JSON.parse(await c.req.text()) as ChatRequest;
+    await (await chat(req, {})).body.text();
+    return streamed(await roundTwo(req, c.req.raw.signal));
   });
   // The same round, with round 1's stream passed on to the client as it comes (as the protocol has
   // the router stream the first round's items), then round 2's: a floor for what a client receives too.
   app.post("/floor/mcp-round-streamed", async (c) => {
-    const req = JSON.parse(await c.req.text()) as { model: string; messages: unknown[] };
-    const first = await pool.request({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...req, stream: true }) });
+    const req = JSON.parse(await c.req.text()) as ChatRequest;
+    const first = await chat(req, {});
     async function* chunks(): AsyncGenerator<Uint8Array> {
-      for await (const chunk of first.body) yield chunk as Uint8Array;
-      await rpc(1, "tools/list", {});
-      const result = await rpc(2, "tools/call", { name: "echo", arguments: { text: "bench" } });
-      const messages = [...req.messages, { role: "assistant", tool_calls: [{ id: "call_1", type: "function", function: { name: "bench__echo", arguments: '{"text":"bench"}' } }] }, { role: "tool", tool_call_id: "call_1", content: result.length > 0 ? "echo: bench" : "" }];
-      const second = await pool.request({ method: "POST", path: "/v1/chat/completions", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...req, messages, stream: true }) });
-      for await (const chunk of second.body) yield chunk as Uint8Array;
+      yield* first.body;
+      yield* (await roundTwo(req)).body;
     }
-    const it = chunks();
-    const stream = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const step = await it.next();
-        if (step.done) controller.close();
-        else controller.enqueue(step.value);
-      },
-      cancel() {
-        void it.return(undefined);
-      },
-    });
-    return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+    return webResponse(chunks(), 200, "text/event-stream");
   });
   app.post("/v1/*", async (c) => {
     const body = await c.req.text();
@@ -73,10 +64,10 @@ export async function startHonoProxy(upstream: string, port = 0, mcpUrl?: string
     return streamed(up);
   });
   /** An upstream event stream through a web ReadableStream, as the router's framework answers one. */
-  const streamed = (up: Awaited<ReturnType<Pool["request"]>>): Response => {
-    const type = String(up.headers["content-type"] ?? "text/event-stream");
+  const streamed = (up: Awaited<ReturnType<Pool["request"]>>): Response => webResponse(up.body[Symbol.asyncIterator](), up.statusCode, String(up.headers["content-type"] ?? "text/event-stream"));
+  /** Chunks pulled one at a time into a web ReadableStream (strings encoded). */
+  const webResponse = (it: AsyncIterator<unknown>, status: number, type: string): Response => {
     const encoder = new TextEncoder();
-    const it = up.body[Symbol.asyncIterator]();
     const stream = new ReadableStream<Uint8Array>({
       async pull(controller) {
         const step = await it.next();
@@ -87,7 +78,7 @@ export async function startHonoProxy(upstream: string, port = 0, mcpUrl?: string
         void it.return?.();
       },
     });
-    return new Response(stream, { status: up.statusCode, headers: { "content-type": type, "cache-control": "no-cache" } });
+    return new Response(stream, { status, headers: { "content-type": type, "cache-control": "no-cache" } });
   };
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: "127.0.0.1", port }, () => resolve(s));

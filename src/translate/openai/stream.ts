@@ -161,7 +161,7 @@ export class NativeStreamMachine {
   private itemFrame(type: string, text: string): NativeFrame {
     // Hidden reasoning: a key may be spelt with escapes, so any escape takes the parsed way too.
     if (this.fields.hideEncryptedReasoning && (text.includes("encrypted_content") || text.includes("\\u"))) return this.parsedFrame(type, text);
-    if (this.opts.scrub && this.opts.scrub(text) !== text) return this.parsedFrame(type, text);
+    if (this.scrub(text) !== text) return this.parsedFrame(type, text);
     const index = rawOutputIndex(text);
     if (index === undefined) return this.parsedFrame(type, text);
     this.trackRaw(text);
@@ -196,23 +196,11 @@ export class NativeStreamMachine {
       return null; // more than the response between its head and tail: the whole event is read
     }
     this.lastSequence = parts.sequence;
-    if (typeof resp.id === "string" && this.upstreamId === null) {
-      this.upstreamId = resp.id;
-      this.upstreamIdBytes = Buffer.from(resp.id);
-    }
-    applyRouterFields(resp, this.fields);
-    let body = clientText(resp, this.fields.hideEncryptedReasoning);
-    if (this.opts.scrub) {
-      const scrubbed = this.opts.scrub(body);
-      if (scrubbed !== body) {
-        body = scrubbed;
-        if (terminal) resp = JSON.parse(body) as JsonObject;
-      }
-    }
-    if (terminal) {
-      this.final = resp as ResponseObject;
-      this.ended = true;
-    } else {
+    this.adopt(resp);
+    const client = clientText(resp, this.fields.hideEncryptedReasoning);
+    const body = this.scrub(client);
+    if (terminal) this.end((body === client ? resp : JSON.parse(body)) as ResponseObject);
+    else {
       this.snapshot = resp as ResponseObject;
       this.lastSnapshot = { upstream: parts.body, client: body };
     }
@@ -226,11 +214,7 @@ export class NativeStreamMachine {
     const terminal = TERMINAL_EVENTS.has(t);
     if (LIFECYCLE_EVENTS.has(t) && parsed.response && typeof parsed.response === "object") {
       const resp = parsed.response as JsonObject;
-      if (typeof resp.id === "string" && this.upstreamId === null) {
-        this.upstreamId = resp.id;
-        this.upstreamIdBytes = Buffer.from(resp.id);
-      }
-      applyRouterFields(resp, this.fields);
+      this.adopt(resp);
       if (!terminal) this.snapshot = resp as ResponseObject;
       this.lastSnapshot = null;
     }
@@ -245,19 +229,33 @@ export class NativeStreamMachine {
         if (this.open.size === 0) this.openFrames = [];
       }
     }
-    let data = this.serialise(parsed as StreamEvent);
-    if (this.opts.scrub) {
-      const scrubbed = this.opts.scrub(data);
-      if (scrubbed !== data) {
-        data = scrubbed;
-        if (terminal) parsed.response = (JSON.parse(data) as JsonObject).response;
-      }
-    }
+    const raw = this.serialise(parsed as StreamEvent);
+    const data = this.scrub(raw);
     if (terminal) {
-      this.final = parsed.response as ResponseObject;
-      this.ended = true;
+      if (data !== raw) parsed.response = (JSON.parse(data) as JsonObject).response;
+      this.end(parsed.response as ResponseObject);
     }
     return { type: t, data, terminal, parsed };
+  }
+
+  /** An upstream response takes the router's fields; the first one names the upstream's id (rewritten wherever else it appears). */
+  private adopt(resp: JsonObject): void {
+    if (typeof resp.id === "string" && this.upstreamId === null) {
+      this.upstreamId = resp.id;
+      this.upstreamIdBytes = Buffer.from(resp.id);
+    }
+    applyRouterFields(resp, this.fields);
+  }
+
+  /** `text` without the endpoint's key (the same string when it holds none). */
+  private scrub(text: string): string {
+    return this.opts.scrub ? this.opts.scrub(text) : text;
+  }
+
+  /** The upstream's terminal event came: `response` is the final one, and the stream is over. */
+  private end(response: ResponseObject): void {
+    this.final = response;
+    this.ended = true;
   }
 
   /** Reads sequence_number from a raw frame without parsing all of it (it is near the end). */
