@@ -16,7 +16,8 @@
  * (2,000 deltas each, c=8: CPU per request / 2,000 is a chunk's), mcp-round (one hosted MCP tool round, c=16; its hono
  * floor with --floors; mcp-round-streamed against a floor that streams round 1 to the client too; mcp-round-json the round
  * answered as JSON) and mcp-round-long (the same, its second round a long answer: a tool-loop round's chunk).
- * --gc also reports each server's garbage-collection pauses per request (young + the rest, µs; test/bench/gc-observer.mjs).
+ * --gc also reports each server's garbage-collection pauses per request (young + the rest, µs; test/bench/gc-observer.mjs) and
+ *   the share of the young generation its young collections found alive (kept young or promoted: what they copy).
  * A dist may carry node flags after "@" (comma-free, space-separated): `--dists dist,dist@--max-semi-space-size=32`.
  * AB_VERBOSE=1 keeps the routers' stdout and stderr (their log lines too): with `dist@--trace-gc`, each scavenge's size and pause.
  */
@@ -103,9 +104,10 @@ const perfArgs = (name: string): string[] => (perfed.has(name) ? ["--perf-basic-
 /** CPU µs per request of each recorded window, by server. */
 const perfUs = new Map<string, number>();
 /** A server's GC pauses so far (ms), when it runs gc-observer.mjs. */
-const gcTime = (child: Child): Promise<{ young: number; old: number }> =>
+type GcTime = { young: number; old: number; youngBytes: number; survivedBytes: number };
+const gcTime = (child: Child): Promise<GcTime> =>
   new Promise((ok) => {
-    const on = (m: { gcTime?: { young: number; old: number } }) => {
+    const on = (m: { gcTime?: GcTime }) => {
       if (!m?.gcTime) return;
       child.proc.off("message", on);
       ok(m.gcTime);
@@ -138,6 +140,7 @@ const res: Record<string, Record<string, number[]>> = {};
 const cores: Record<string, Record<string, number[]>> = {};
 const gcYoung: Record<string, Record<string, number[]>> = {};
 const gcOld: Record<string, Record<string, number[]>> = {};
+const gcSurvived: Record<string, Record<string, number[]>> = {};
 if (f.c1) for (const s of servers) for (const p of paths) {
   const spec = s.up ? PATHS[p]!.up : PATHS[p]!.r;
   if (!spec || (s.name === "bare" && PATHS[p]!.honoOnly)) continue;
@@ -167,6 +170,8 @@ for (let r = 0; r < rounds; r++) {
         const per = (ms: number) => (out.requests > 0 ? (ms * 1000) / out.requests : Number.NaN);
         ((gcYoung[p] ??= {})[s.name] ??= []).push(per(g1.young - g0.young));
         ((gcOld[p] ??= {})[s.name] ??= []).push(per(g1.old - g0.old));
+        const youngBytes = g1.youngBytes - g0.youngBytes;
+        ((gcSurvived[p] ??= {})[s.name] ??= []).push(youngBytes > 0 ? (100 * (g1.survivedBytes - g0.survivedBytes)) / youngBytes : Number.NaN);
       }
       ((cores[p] ??= {})[s.name] ??= []).push((s.child.cpuSeconds() - c0) / ((performance.now() - w0) / 1000));
       // A window in which no request completed (the machine stalled the client or the server) has no figure.
@@ -189,7 +194,7 @@ const med = (all: number[]) => {
   const a = all.filter(Number.isFinite).sort((x, y) => x - y);
   return a.length === 0 ? Number.NaN : a[Math.floor(a.length / 2)]!;
 };
-for (const p of paths) console.log(p.padEnd(18), servers.filter((s) => res[p]![s.name]).map((s) => `${s.name}=${med(res[p]![s.name]!).toFixed(0)} [${res[p]![s.name]!.map((x) => x.toFixed(0)).join(",")}] cores ${med(cores[p]![s.name]!).toFixed(2)}${f.gc ? ` gc ${med(gcYoung[p]![s.name]!).toFixed(1)}+${med(gcOld[p]![s.name]!).toFixed(1)}` : ""}`).join("  "));
+for (const p of paths) console.log(p.padEnd(18), servers.filter((s) => res[p]![s.name]).map((s) => `${s.name}=${med(res[p]![s.name]!).toFixed(0)} [${res[p]![s.name]!.map((x) => x.toFixed(0)).join(",")}] cores ${med(cores[p]![s.name]!).toFixed(2)}${f.gc ? ` gc ${med(gcYoung[p]![s.name]!).toFixed(1)}+${med(gcOld[p]![s.name]!).toFixed(1)} survived ${med(gcSurvived[p]![s.name]!).toFixed(1)}%` : ""}`).join("  "));
 for (const s of servers) await s.child.stop();
 for (const [name, us] of perfUs) {
   console.log(`\nperf, ${name}, last round of ${paths.at(-1)}, ${us.toFixed(0)} µs per request (.bench/perf/${perfFile(name)}):`);
