@@ -65,6 +65,10 @@ beforeAll(async () => {
           return;
         case "/hang":
           return; // never answers
+        case "/sse-hang":
+          // An event stream that stays open after a notification, without the answer.
+          res.writeHead(200, { "content-type": "text/event-stream" }).write('data: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n\n');
+          return;
         default:
           res.writeHead(404, { "content-type": "text/plain" }).end("no such session");
       }
@@ -204,12 +208,47 @@ describe("the MCP Streamable HTTP transport", () => {
     expect(closedCalled).toBe(true);
   });
 
-  it("leaves no listener on its session's signal once requests are over", async () => {
-    const { t } = await transport("/json");
-    for (let i = 0; i < 20; i++) await t.send(request(i));
-    await new Promise((ok) => setImmediate(ok));
-    const signal = (t as unknown as { controller: AbortController }).controller.signal;
-    expect(getEventListeners(signal, "abort")).toHaveLength(0);
+  it("hangs no request on a signal of the session's: each has its own until its answer is read, and close aborts them", async () => {
+    type Inside = { controller: AbortController; inFlight: { size: number } };
+    const listening = (t: McpHttpTransport) => getEventListeners((t as unknown as Inside).controller.signal, "abort").length;
+    const inFlight = (t: McpHttpTransport) => (t as unknown as Inside).inFlight.size;
+
+    // Requests waiting for their answers.
+    const { t: waiting } = await transport("/hang");
+    const before = seen.length;
+    const pending = [40, 41, 42].map((id) => waiting.send(request(id)).catch((e: unknown) => e));
+    await until(() => seen.length === before + 3);
+    expect(listening(waiting)).toBe(0);
+    expect(inFlight(waiting)).toBe(3);
+
+    // An event stream still open: its request is in flight until the stream is over.
+    const { t: streaming, got, errors } = await transport("/sse-hang");
+    await streaming.send(request(43));
+    await until(() => got.length === 1);
+    expect(listening(streaming)).toBe(0);
+    expect(inFlight(streaming)).toBe(1);
+
+    await waiting.close();
+    for (const err of await Promise.all(pending)) expect((err as Error).message).toBe("The MCP session was closed.");
+    expect(inFlight(waiting)).toBe(0);
+    await streaming.close();
+    await until(() => inFlight(streaming) === 0);
+    expect(inFlight(streaming)).toBe(0);
+    expect(errors).toEqual([]);
+
+    // Answers read whole, streamed, refused or unreadable: nothing stays in flight.
+    for (const path of ["/json", "/sse", "/accepted", "/bad-json", "/missing"]) {
+      const { t, got: answers } = await transport(path);
+      for (let i = 0; i < 3; i++) await t.send(request(50 + i)).catch(() => {});
+      if (path === "/sse") await until(() => answers.length === 6);
+      await until(() => inFlight(t) === 0);
+      expect(inFlight(t), path).toBe(0);
+      expect(listening(t), path).toBe(0);
+      await t.close();
+    }
+    // A send after close fails as it did before: with the session's reason, at once.
+    const late = await waiting.send(request(60)).catch((e: unknown) => e);
+    expect((late as Error).message).toBe("The MCP session was closed.");
   });
 });
 

@@ -18,6 +18,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { Agent, request, type Dispatcher } from "undici";
+import { Slots } from "../../ops/slots.js";
 import { SseParser, type SseFrame } from "../../wire/sse-parser.js";
 
 let agent: Agent | undefined;
@@ -63,8 +64,16 @@ export class McpHttpTransport implements Transport {
   sessionId?: string;
   private protocolVersion?: string;
   private readonly headers: Record<string, string> = {};
-  /** Ends every request of the session when it closes. */
+  /** Aborted when the session closes (its reason is the requests'); no request listens on it. */
   private readonly controller = new AbortController();
+  /**
+   * A controller of its own for each request until its answer is read, which `close` aborts. One
+   * long-lived signal for all of them kept, in its listener list's removed nodes, every request
+   * that had listened on it: once such a node was old, each young-generation collection found
+   * every later request alive through it, and went on doing so for other routes' requests after
+   * the MCP traffic stopped (BENCHMARKS.md, twentieth round).
+   */
+  private readonly inFlight = new Slots<AbortController>();
 
   constructor(
     private readonly url: URL,
@@ -81,13 +90,16 @@ export class McpHttpTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage | JSONRPCMessage[]): Promise<void> {
+    const request = this.track();
     let res: Dispatcher.ResponseData;
     try {
-      res = await this.post(JSON.stringify(message));
+      res = await this.post(JSON.stringify(message), request.signal);
     } catch (err) {
+      request.done();
       // No answer: the connection could not be made or broke before the server answered.
       throw this.reported(this.controller.signal.aborted ? (err as Error) : new McpConnectionError(`The MCP server could not be reached: ${describe(err)}`, { cause: err }));
     }
+    let streaming = false;
     try {
       const session = res.headers["mcp-session-id"];
       if (typeof session === "string" && session.length > 0) this.sessionId = session;
@@ -96,14 +108,35 @@ export class McpHttpTransport implements Transport {
       const asked = requestIds(message);
       if (res.statusCode === 202 || asked.length === 0) return void res.body.dump().catch(() => {});
       const type = mediaType(res.headers["content-type"]);
-      if (type === "text/event-stream") return this.readEvents(res.body, asked);
+      if (type === "text/event-stream") {
+        streaming = true;
+        return this.readEvents(res.body, asked, request.done);
+      }
       if (type === "application/json") return this.deliver(await res.body.json());
       void res.body.dump().catch(() => {});
       throw new McpHttpError(-1, `The MCP server answered with an unexpected content type: ${type || "none"}`);
     } catch (err) {
       // The server answered: whatever broke after that is no reason to run the call again elsewhere.
       throw this.reported(err instanceof McpHttpError || this.controller.signal.aborted ? (err as Error) : new McpHttpError(-1, `The MCP server's answer could not be read: ${describe(err)}`));
+    } finally {
+      if (!streaming) request.done();
     }
+  }
+
+  /** A request's signal (aborted already when the session is closed), and `done` once its answer is read. */
+  private track(): { signal: AbortSignal; done: () => void } {
+    const controller = new AbortController();
+    if (this.controller.signal.aborted) controller.abort(this.controller.signal.reason);
+    const slot = this.inFlight.add(controller);
+    let open = true;
+    return {
+      signal: controller.signal,
+      done: () => {
+        if (!open) return;
+        open = false;
+        this.inFlight.remove(slot);
+      },
+    };
   }
 
   private reported(err: Error): Error {
@@ -113,7 +146,9 @@ export class McpHttpTransport implements Transport {
 
   async close(): Promise<void> {
     if (!this.controller.signal.aborted) {
-      this.controller.abort(new Error("The MCP session was closed."));
+      const reason = new Error("The MCP session was closed.");
+      this.controller.abort(reason);
+      this.inFlight.forEach((request) => request.abort(reason));
       // As the protocol asks of a client done with a session: the server may let go of it now.
       if (this.sessionId !== undefined) void this.terminate(this.sessionId);
     }
@@ -133,10 +168,10 @@ export class McpHttpTransport implements Transport {
   }
 
   /** The POST, following a redirect that stays within the server's origin and keeps the method. */
-  private async post(body: string): Promise<Dispatcher.ResponseData> {
+  private async post(body: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
     let url = this.url;
     for (let hops = 0; ; hops++) {
-      const res = await request(url, { method: "POST", headers: this.requestHeaders(), body, signal: this.controller.signal, dispatcher: mcpAgent() });
+      const res = await request(url, { method: "POST", headers: this.requestHeaders(), body, signal, dispatcher: mcpAgent() });
       const next = hops < MAX_REDIRECTS && (res.statusCode === 307 || res.statusCode === 308) ? redirectTarget(url, res.headers.location) : null;
       if (!next || !sameOrigin(url, next)) return res;
       await res.body.dump().catch(() => {});
@@ -165,9 +200,10 @@ export class McpHttpTransport implements Transport {
   /**
    * An event stream's `message` events, each handed on as it arrives. A request the stream ends
    * (or breaks) without answering gets an error answer then, rather than waiting out its timeout;
-   * not a ConnectionClosed one, which would run the call again on a new session.
+   * not a ConnectionClosed one, which would run the call again on a new session. `done` when the
+   * stream is over, however it ended.
    */
-  private readEvents(body: Dispatcher.ResponseData["body"], asked: (string | number)[]): void {
+  private readEvents(body: Dispatcher.ResponseData["body"], asked: (string | number)[], done: () => void): void {
     const parser = new SseParser();
     const open = new Set(asked);
     const onFrame = (frame: SseFrame): void => {
@@ -197,6 +233,7 @@ export class McpHttpTransport implements Transport {
       this.onerror?.(new McpConnectionError(`The MCP server's event stream broke: ${describe(err)}`, { cause: err }));
       unanswered(`The MCP server's event stream broke before it answered: ${describe(err)}`);
     });
+    body.on("close", done);
   }
 
   /** A JSON answer: one message or a batch. The SDK's client checks each message's shape itself. */
