@@ -11,6 +11,8 @@
  * Unlike the inspector's profile (prof-summary.ts) it samples the kernel as well, costs the process
  * next to nothing, and does not inflate the socket writes. Inclusive time is not given: V8's
  * inlined and resumed-async frames make perf's call chains unreliable above the leaf-most frame.
+ * Before reading, it drops the stale entries of the recorded process's /tmp/perf-PID.map
+ * (`latestCodeOnly`), so reused JIT addresses are named by the code that last had them.
  *
  *   npx tsx test/bench/perf-summary.ts .bench/perf/dist.data [--top 40] [--us 150  (the window's CPU µs per request: shares in µs)]
  */
