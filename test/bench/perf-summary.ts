@@ -41,7 +41,7 @@ export function latestCodeOnly(file: string): void {
   const pid = / -p (\d+)/.exec(header.stdout ?? "")?.[1];
   const map = `/tmp/perf-${pid}.map`;
   if (pid === undefined || !existsSync(map)) return;
-  const lines = readFileSync(map, "utf8").split("\n").filter((l) => l !== "");
+  const lines = readFileSync(map, "utf8").split("\n").filter((l) => /^[0-9a-f]+ [0-9a-f]+ /.test(l));
   /** Kept entries' [start, end), sorted by start, taken from the last line back. */
   const kept: { start: bigint; end: bigint; line: string }[] = [];
   for (let i = lines.length - 1; i >= 0; i--) {
