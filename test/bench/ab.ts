@@ -180,6 +180,7 @@ for (let r = 0; r < rounds; r++) {
         const done = new Promise((ok) => s.child.proc.once("message", ok));
         s.child.proc.kill("SIGUSR1");
         await done;
+        console.log(`profiled ${s.name}'s last round of ${p}: ${out.requests} requests`);
       }
       if (recording) {
         await recording.stop();

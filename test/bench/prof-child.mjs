@@ -1,18 +1,29 @@
-// test/bench/router-child.mjs with an in-process CPU profiler: started on SIGUSR2, stopped and
-// written on SIGUSR1 (PROF_OUT, default .bench/prof/steady.cpuprofile), so a profile holds the
-// steady state only, not start-up and warm-up. Used by ab.ts --prof. With PROF_MAIN (a module
-// exporting `main`) it profiles that server instead: ab.ts --prof hono runs hono-proxy.ts so.
+// test/bench/router-child.mjs with an in-process profiler: started on SIGUSR2, stopped and
+// written on SIGUSR1 (PROF_OUT), so a profile holds the steady state only, not start-up and
+// warm-up. Used by ab.ts --prof. With PROF_MAIN (a module exporting `main`) it profiles that
+// server instead: ab.ts --prof hono runs hono-proxy.ts so.
+// PROF_KIND=alloc takes a sampling heap profile of everything allocated in the window, the
+// objects either GC collected included (what makes the young generation fill), instead of a
+// CPU profile: .bench/prof/steady.heapprofile, read with test/bench/alloc-summary.ts.
 import { Session } from "node:inspector/promises";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+const alloc = process.env.PROF_KIND === "alloc";
 const s = new Session();
 s.connect();
-await s.post("Profiler.enable");
-await s.post("Profiler.setSamplingInterval", { interval: 200 });
-process.on("SIGUSR2", () => void s.post("Profiler.start"));
+if (alloc) await s.post("HeapProfiler.enable");
+else {
+  await s.post("Profiler.enable");
+  await s.post("Profiler.setSamplingInterval", { interval: 200 });
+}
+const start = () =>
+  alloc
+    ? s.post("HeapProfiler.startSampling", { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+    : s.post("Profiler.start");
+process.on("SIGUSR2", () => void start());
 process.on("SIGUSR1", async () => {
-  const { profile } = await s.post("Profiler.stop");
-  const out = process.env.PROF_OUT ?? ".bench/prof/steady.cpuprofile";
+  const { profile } = await s.post(alloc ? "HeapProfiler.stopSampling" : "Profiler.stop");
+  const out = process.env.PROF_OUT ?? `.bench/prof/steady.${alloc ? "heapprofile" : "cpuprofile"}`;
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify(profile));
   process.send?.({ profiled: true });

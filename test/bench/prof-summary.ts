@@ -16,7 +16,7 @@ interface Profile {
   timeDeltas: number[];
 }
 
-function where(url: string): string {
+export function where(url: string): string {
   if (!url) return "(native/gc)";
   if (url.startsWith("node:")) return url.replace(/^node:internal\/(deps\/)?/, "node:").split("/").slice(0, 2).join("/");
   const nm = url.lastIndexOf("node_modules/");
