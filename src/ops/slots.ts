@@ -34,6 +34,16 @@ export class Slots<T> {
     return this.count;
   }
 
+  /** The first item held that `match` accepts (a scan: for the few a slot list holds). */
+  find(match: (item: T) => boolean): T | undefined {
+    const items = this.items;
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      if (item != null && match(item)) return item;
+    }
+    return undefined;
+  }
+
   /** Calls `fn` with each item held when it reaches its slot (`fn` may remove items, its own too). */
   forEach(fn: (item: T) => void): void {
     const items = this.items;

@@ -1,7 +1,7 @@
 /**
  * The MCP Streamable HTTP client transport the router's sessions speak: one POST per JSON-RPC
  * message over undici's request API, the answer read as JSON or as an event stream through
- * the router's own SSE parser, each message handed to the SDK's client as it arrives.
+ * the router's own SSE parser, each message handed to the session's client as it arrives.
  *
  * It replaces the SDK's transport, which wraps every answer in WHATWG Headers, a Response and
  * two TransformStreams (a TextDecoderStream, whose close alone builds an Error and its stack
@@ -236,7 +236,7 @@ export class McpHttpTransport implements Transport {
     body.on("close", done);
   }
 
-  /** A JSON answer: one message or a batch. The SDK's client checks each message's shape itself. */
+  /** A JSON answer: one message or a batch. The session's client checks each message's shape itself. */
   private deliver(data: unknown): void {
     if (Array.isArray(data)) for (const m of data) this.onmessage?.(m as JSONRPCMessage);
     else this.onmessage?.(data as JSONRPCMessage);

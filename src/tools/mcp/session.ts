@@ -1,14 +1,14 @@
 /**
- * One connection to one MCP server for the length of one response: the official SDK client
- * over Streamable HTTP (the router's own transport, `http-transport.ts`), falling back to the
- * SDK's legacy SSE transport when the server does not speak it (as OpenAI's and llama-stack's
- * clients do). Headers and the `authorization` token go on every request to the server and
- * nowhere else: errors carry the server's message with them scrubbed out.
+ * One connection to one MCP server: the router's own client (rpc-client.ts) over Streamable
+ * HTTP (the router's own transport, `http-transport.ts`), falling back to the SDK's legacy SSE
+ * transport when the server does not speak it (as OpenAI's and llama-stack's clients do).
+ * Headers and the `authorization` token go on every request to the server and nowhere else:
+ * errors carry the server's message with them scrubbed out.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { McpToolCallError } from "openai/resources/responses/responses";
 import { scrubSecrets } from "../../ops/secrets.js";
 import { McpConnectionError, McpHttpTransport } from "./http-transport.js";
+import type { McpRpcClient } from "./rpc-client.js";
 
 export interface McpTarget {
   label: string;
@@ -35,16 +35,14 @@ export interface CallLimits {
   signal: AbortSignal;
 }
 
-const CLIENT_INFO = { name: "responses-router", version: "1" };
-
 /**
- * The SDK, loaded when the config lets MCP be used or with the first session: a router without
- * MCP does not carry it (~10 MB of its modules and their zod schemas). Until then no error can
- * be one of its.
+ * The SDK (its types, errors and SSE transport) and the client built on it, loaded when the
+ * config lets MCP be used or with the first session: a router without MCP does not carry them
+ * (~10 MB of modules and zod schemas). Until then no error can be one of its.
  */
 let sdk: Sdk | null = null;
 let loading: Promise<Sdk> | null = null;
-type Sdk = typeof import("@modelcontextprotocol/sdk/client/index.js") & typeof import("@modelcontextprotocol/sdk/client/sse.js") & typeof import("@modelcontextprotocol/sdk/types.js");
+type Sdk = typeof import("@modelcontextprotocol/sdk/client/sse.js") & typeof import("@modelcontextprotocol/sdk/types.js") & typeof import("./rpc-client.js");
 
 /**
  * Loads the SDK ahead of the first session when the config lets MCP be used (operator servers,
@@ -55,12 +53,8 @@ export function preloadMcpSdk(mcp: { servers: readonly unknown[]; allowed_urls: 
 }
 
 function loadSdk(): Promise<Sdk> {
-  loading ??= Promise.all([
-    import("@modelcontextprotocol/sdk/client/index.js"),
-    import("@modelcontextprotocol/sdk/client/sse.js"),
-    import("@modelcontextprotocol/sdk/types.js"),
-  ]).then(
-    ([client, sse, types]) => (sdk = { ...types, ...client, ...sse }),
+  loading ??= Promise.all([import("@modelcontextprotocol/sdk/client/sse.js"), import("@modelcontextprotocol/sdk/types.js"), import("./rpc-client.js")]).then(
+    ([sse, types, client]) => (sdk = { ...types, ...sse, ...client }),
     (err: unknown) => {
       loading = null; // a later session tries again
       throw err;
@@ -71,31 +65,30 @@ function loadSdk(): Promise<Sdk> {
 
 export class McpSession {
   private constructor(
-    private readonly client: Client,
+    private readonly client: McpRpcClient,
     private readonly secrets: string[],
   ) {}
 
   /** Connects (Streamable HTTP, else SSE); rejects with a message fit for the client when neither works. */
   static async open(target: McpTarget, timeoutMs: number, signal: AbortSignal): Promise<McpSession> {
-    const { Client, SSEClientTransport } = await loadSdk();
+    const { McpRpcClient, SSEClientTransport } = await loadSdk();
     const headers: Record<string, string> = { ...target.headers };
     if (target.authorization) headers.Authorization = `Bearer ${target.authorization}`;
     const secrets = [...Object.values(target.headers), target.authorization ?? ""];
-    const options = { timeout: timeoutMs, signal };
     let first: unknown;
-    const streamable = new Client(CLIENT_INFO);
+    const streamable = new McpRpcClient(new McpHttpTransport(target.url, headers));
     try {
-      await bounded(streamable.connect(new McpHttpTransport(target.url, headers), options), timeoutMs);
+      await bounded(streamable.connect(timeoutMs, signal), timeoutMs);
       return new McpSession(streamable, secrets);
     } catch (err) {
       await streamable.close().catch(() => {});
       if (signal.aborted) throw err;
       first = err;
     }
-    const sse = new Client(CLIENT_INFO);
+    const sse = new McpRpcClient(new SSEClientTransport(target.url, { requestInit: { headers } }));
     try {
       // The SSE transport's start (waiting for the server's `endpoint` event) is no request: only this bounds it.
-      await bounded(sse.connect(new SSEClientTransport(target.url, { requestInit: { headers } }), options), timeoutMs);
+      await bounded(sse.connect(timeoutMs, signal), timeoutMs);
       return new McpSession(sse, secrets);
     } catch (err) {
       await sse.close().catch(() => {});
@@ -110,8 +103,8 @@ export class McpSession {
     let cursor: string | undefined;
     try {
       do {
-        const page = await this.client.listTools(cursor ? { cursor } : undefined, { timeout: timeoutMs, signal });
-        for (const t of page.tools) tools.push({ name: t.name, description: t.description ?? null, input_schema: t.inputSchema, annotations: t.annotations ?? null });
+        const page = await this.client.listTools(cursor, timeoutMs, signal);
+        for (const t of page.tools) tools.push({ name: t.name, description: (t.description as string | undefined) ?? null, input_schema: t.inputSchema, annotations: t.annotations ?? null });
         cursor = page.nextCursor;
       } while (cursor);
     } catch (err) {
@@ -124,7 +117,7 @@ export class McpSession {
   async callTool(name: string, args: Record<string, unknown>, limits: CallLimits): Promise<CallResult> {
     let result;
     try {
-      result = await this.client.callTool({ name, arguments: args }, undefined, { timeout: limits.timeoutMs, signal: limits.signal });
+      result = await this.client.callTool(name, args, limits.timeoutMs, limits.signal);
     } catch (err) {
       const message = scrubSecrets(describe(err), this.secrets);
       const stale = !limits.signal.aborted && isStale(err);
@@ -133,7 +126,7 @@ export class McpSession {
       if (typeof code === "number" && code >= 400) return { ok: false, error: { type: "http_error", code, message }, message, stale };
       return { ok: false, error: { type: "mcp_protocol_error", code: -32603, message }, message, stale };
     }
-    const content = (result.content ?? []) as { type: string; text?: string }[];
+    const content = result.content;
     const text = contentText(content, result.structuredContent);
     if (Buffer.byteLength(text, "utf8") > limits.maxResultBytes) {
       const message = `The tool's result is larger than the router's limit of ${limits.maxResultBytes} bytes (tools.mcp.max_result_bytes).`;
@@ -178,7 +171,7 @@ export function isStale(err: unknown): boolean {
 }
 
 /** The text the model and the `mcp_call.output` get: the text parts joined, other parts as JSON. */
-function contentText(content: { type: string; text?: string }[], structured: unknown): string {
+function contentText(content: { type: string; text?: unknown }[], structured: unknown): string {
   if (content.length === 0 && structured !== undefined) return JSON.stringify(structured);
   return content.map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : JSON.stringify(part))).join("\n");
 }
