@@ -6,7 +6,8 @@
  * (see BENCHMARKS.md), so compare medians of 4+ rounds. Build the "before" into its own dir:
  *   npm run build && cp -r dist .bench/dist-base   (then change, build, and:)
  *   npx tsx test/bench/ab.ts --dists .bench/dist-base,dist --paths translated-json,native-stream --rounds 5 [--floors]
- * --prof DIR profiles that child's last round only (test/bench/prof-child.mjs -> .bench/prof/steady.cpuprofile; `--prof hono` the floor's, with --floors);
+ * --prof DIR profiles that child's last round only (test/bench/prof-child.mjs -> .bench/prof/steady.cpuprofile; `--prof hono` the floor's, with --floors;
+ *   PROF_KIND=alloc or kept: a heap profile of what it allocated, or of what young collections kept, instead);
  * --perf NAME[,NAME] records those servers' last round with Linux perf (`perf record -g`, the process under --perf-basic-prof;
  *   -> .bench/perf/NAME.data) and prints test/bench/perf-summary.ts's view of each: kernel included, by router file, in µs per request.
  * --rate N holds every server to N requests per second (autocannon's overallRate) instead of as many as it answers: CPU per

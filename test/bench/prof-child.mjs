@@ -4,11 +4,12 @@
 // server instead: ab.ts --prof hono runs hono-proxy.ts so.
 // PROF_KIND=alloc takes a sampling heap profile of everything allocated in the window, the
 // objects either GC collected included (what makes the young generation fill), instead of a
-// CPU profile: .bench/prof/steady.heapprofile, read with test/bench/alloc-summary.ts.
+// CPU profile: .bench/prof/steady.heapprofile, read with test/bench/alloc-summary.ts. PROF_KIND=kept
+// leaves out what young-generation collections freed: what they copied, or promoted.
 import { Session } from "node:inspector/promises";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-const alloc = process.env.PROF_KIND === "alloc";
+const alloc = process.env.PROF_KIND === "alloc" || process.env.PROF_KIND === "kept";
 const s = new Session();
 s.connect();
 if (alloc) await s.post("HeapProfiler.enable");
@@ -18,7 +19,7 @@ else {
 }
 const start = () =>
   alloc
-    ? s.post("HeapProfiler.startSampling", { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+    ? s.post("HeapProfiler.startSampling", { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.PROF_KIND === "alloc" })
     : s.post("Profiler.start");
 process.on("SIGUSR2", () => void start());
 process.on("SIGUSR1", async () => {
