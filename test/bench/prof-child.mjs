@@ -9,22 +9,24 @@
 import { Session } from "node:inspector/promises";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-const alloc = process.env.PROF_KIND === "alloc" || process.env.PROF_KIND === "kept";
+const kind = process.env.PROF_KIND;
+/** A heap profile (of what was allocated, or of what young collections kept) instead of a CPU profile. */
+const heap = kind === "alloc" || kind === "kept";
 const s = new Session();
 s.connect();
-if (alloc) await s.post("HeapProfiler.enable");
+if (heap) await s.post("HeapProfiler.enable");
 else {
   await s.post("Profiler.enable");
   await s.post("Profiler.setSamplingInterval", { interval: 200 });
 }
 const start = () =>
-  alloc
-    ? s.post("HeapProfiler.startSampling", { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.PROF_KIND === "alloc" })
+  heap
+    ? s.post("HeapProfiler.startSampling", { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: kind === "alloc" })
     : s.post("Profiler.start");
 process.on("SIGUSR2", () => void start());
 process.on("SIGUSR1", async () => {
-  const { profile } = await s.post(alloc ? "HeapProfiler.stopSampling" : "Profiler.stop");
-  const out = process.env.PROF_OUT ?? `.bench/prof/steady.${alloc ? "heapprofile" : "cpuprofile"}`;
+  const { profile } = await s.post(heap ? "HeapProfiler.stopSampling" : "Profiler.stop");
+  const out = process.env.PROF_OUT ?? `.bench/prof/steady.${heap ? "heapprofile" : "cpuprofile"}`;
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify(profile));
   process.send?.({ profiled: true });

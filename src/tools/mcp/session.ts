@@ -126,13 +126,12 @@ export class McpSession {
       if (typeof code === "number" && code >= 400) return { ok: false, error: { type: "http_error", code, message }, message, stale };
       return { ok: false, error: { type: "mcp_protocol_error", code: -32603, message }, message, stale };
     }
-    const content = result.content;
-    const text = contentText(content, result.structuredContent);
+    const text = contentText(result.content, result.structuredContent);
     if (Buffer.byteLength(text, "utf8") > limits.maxResultBytes) {
       const message = `The tool's result is larger than the router's limit of ${limits.maxResultBytes} bytes (tools.mcp.max_result_bytes).`;
       return { ok: false, error: { type: "mcp_protocol_error", code: -32603, message }, message };
     }
-    if (result.isError === true) return { ok: false, error: { type: "mcp_tool_execution_error", content }, message: text || "The tool reported an error." };
+    if (result.isError === true) return { ok: false, error: { type: "mcp_tool_execution_error", content: result.content }, message: text || "The tool reported an error." };
     return { ok: true, output: text };
   }
 
