@@ -10,6 +10,8 @@
  *   PROF_KIND=alloc or kept: a heap profile of what it allocated, or of what young collections kept, instead);
  * --perf NAME[,NAME] records those servers' last round with Linux perf (`perf record -g`, the process under --perf-basic-prof;
  *   -> .bench/perf/NAME.data) and prints test/bench/perf-summary.ts's view of each: kernel included, by router file, in µs per request.
+ * --strace NAME[,NAME] counts those servers' system calls over their last round (`strace -f -c`) and prints them per request:
+ *   a write more than the floor's per request shows there, where a CPU profile only shows its cost spread out.
  * --rate N holds every server to N requests per second (autocannon's overallRate) instead of as many as it answers: CPU per
  *   request at equal load, where a faster server does not keep its peers (client, mock) busier than a slower one does.
  * --c1 N first sends N sequential requests per server and path (the warm-up of the latency section).
@@ -31,7 +33,7 @@ import { startMcpServer } from "../helpers/mcp-server.js";
 import { FLOOR_BODY } from "./tool-round.js";
 import { printPerf, summarisePerf } from "./perf-summary.js";
 
-const { values: f } = parseArgs({ options: { dists: { type: "string" }, paths: { type: "string" }, rounds: { type: "string" }, duration: { type: "string" }, floors: { type: "boolean" }, prof: { type: "string" }, c1: { type: "string" }, gc: { type: "boolean" }, perf: { type: "string" }, rate: { type: "string" } } });
+const { values: f } = parseArgs({ options: { dists: { type: "string" }, paths: { type: "string" }, rounds: { type: "string" }, duration: { type: "string" }, floors: { type: "boolean" }, prof: { type: "string" }, c1: { type: "string" }, gc: { type: "boolean" }, perf: { type: "string" }, rate: { type: "string" }, strace: { type: "string" } } });
 const dists = (f.dists ?? "dist").split(",");
 const rounds = Number(f.rounds ?? 3);
 const rate = f.rate ? Number(f.rate) : undefined;
@@ -102,6 +104,9 @@ const GC_ARGS = f.gc ? ["--import", "./test/bench/gc-observer.mjs"] : [];
 /** Node flags of the server --perf records: JIT code named in /tmp/perf-PID.map for perf. */
 const perfed = new Set(f.perf?.split(",") ?? []);
 const perfArgs = (name: string): string[] => (perfed.has(name) ? ["--perf-basic-prof"] : []);
+const straced = new Set(f.strace?.split(",") ?? []);
+/** System calls per request of each straced window, by server. */
+const syscalls = new Map<string, string>();
 /** CPU µs per request of each recorded window, by server. */
 const perfUs = new Map<string, number>();
 /** A server's GC pauses so far (ms), when it runs gc-observer.mjs. */
@@ -162,6 +167,7 @@ for (let r = 0; r < rounds; r++) {
       const profiling = f.prof === s.name && r === rounds - 1;
       if (profiling) s.child.proc.kill("SIGUSR2");
       const recording = perfed.has(s.name) && r === rounds - 1 ? startPerf(s.name, s.child.proc.pid!) : null;
+      const tracing = straced.has(s.name) && r === rounds - 1 ? await startStrace(s.child.proc.pid!) : null;
       const g0 = f.gc ? await gcTime(s.child) : null;
       const c0 = s.child.cpuSeconds();
       const w0 = performance.now();
@@ -183,6 +189,7 @@ for (let r = 0; r < rounds; r++) {
         await done;
         console.log(`profiled ${s.name}'s last round of ${p}: ${out.requests} requests`);
       }
+      if (tracing) syscalls.set(`${s.name}, ${p}`, perRequest(await tracing.stop(), out.requests));
       if (recording) {
         await recording.stop();
         perfUs.set(s.name, us);
@@ -198,6 +205,7 @@ const med = (all: number[]) => {
 };
 for (const p of paths) console.log(p.padEnd(18), servers.filter((s) => res[p]![s.name]).map((s) => `${s.name}=${med(res[p]![s.name]!).toFixed(0)} [${res[p]![s.name]!.map((x) => x.toFixed(0)).join(",")}] cores ${med(cores[p]![s.name]!).toFixed(2)}${f.gc ? ` gc ${med(gcYoung[p]![s.name]!).toFixed(1)}+${med(gcOld[p]![s.name]!).toFixed(1)} survived ${med(gcSurvived[p]![s.name]!).toFixed(1)}%` : ""}`).join("  "));
 for (const s of servers) await s.child.stop();
+for (const [name, table] of syscalls) console.log(`\nsystem calls per request, ${name} (last round, strace -f -c):\n${table}`);
 for (const [name, us] of perfUs) {
   console.log(`\nperf, ${name}, last round of ${paths.at(-1)}, ${us.toFixed(0)} µs per request (.bench/perf/${perfFile(name)}):`);
   printPerf(summarisePerf(`.bench/perf/${perfFile(name)}`), us);
@@ -226,4 +234,33 @@ function startPerf(name: string, pid: number): { stop(): Promise<void> } {
       return exited;
     },
   };
+}
+
+/** `strace -f -c` attached to `pid` until stopped; resolves with its summary table. */
+async function startStrace(pid: number): Promise<{ stop(): Promise<string> }> {
+  const tr = spawn("strace", ["-f", "-c", "-p", String(pid)], { stdio: ["ignore", "ignore", "pipe"] });
+  let text = "";
+  tr.stderr.setEncoding("utf8").on("data", (d: string) => (text += d));
+  const exited = new Promise<string>((ok) => {
+    tr.once("exit", () => ok(text));
+    tr.once("error", (err) => ok(`strace: ${err.message} (is strace installed?)`));
+  });
+  // Attaching takes a moment; a window that starts before it would be counted short.
+  await new Promise((ok) => setTimeout(ok, 300));
+  return {
+    stop: () => {
+      tr.kill("SIGINT");
+      return exited;
+    },
+  };
+}
+
+/** strace's summary rows as calls per request, busiest first. */
+function perRequest(table: string, requests: number): string {
+  const rows: string[] = [];
+  for (const line of table.split("\n")) {
+    const m = /^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:(\d+)\s+)?(\w+)\s*$/.exec(line);
+    if (m && m[3] !== "total") rows.push(`${(Number(m[1]) / requests).toFixed(2).padStart(8)}  ${m[3]}${m[2] ? ` (${(Number(m[2]) / requests).toFixed(2)} failed)` : ""}`);
+  }
+  return rows.length > 0 ? rows.join("\n") : table;
 }
