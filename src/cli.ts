@@ -81,7 +81,7 @@ export async function runCli(args: string[], hooks: CliHooks = {}): Promise<numb
   if (!config) return 1;
   const log = createLogger(config.logging.level, undefined, format as LogFormat);
 
-  // Process-wide, before the heap grows: the young-generation GC for the cores this process has.
+  // Process-wide, before the heap grows: the young-generation GC for the cores this process has, no allocation-site pretenuring.
   const gc = tuneGc();
   let router;
   try {
@@ -91,7 +91,7 @@ export async function runCli(args: string[], hooks: CliHooks = {}): Promise<numb
     return 1;
   }
   const { runtime } = router;
-  log.info({ url: router.url, config: path, store: runtime.stores.kind, models: Object.keys(config.models), cores: gc.cores, parallelScavenge: gc.parallelScavenge }, `responses-router listening on ${router.url}`);
+  log.info({ url: router.url, config: path, store: runtime.stores.kind, models: Object.keys(config.models), cores: gc.cores, parallelScavenge: gc.parallelScavenge, pretenuring: gc.pretenuring }, `responses-router listening on ${router.url}`);
   hooks.onListening?.(log, router.url);
   if (!config.compaction.key) log.warn("compaction.key is not set: compaction items are sealed with a random key of this process (they do not open on other instances or after a restart)");
 

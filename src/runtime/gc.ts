@@ -6,6 +6,19 @@
  * 18-22 µs of young-generation GC per request that way under load, against 2-3 µs with the
  * scavenge on the main thread (BENCHMARKS.md, "Fifteenth round"). With more cores the helpers
  * run beside the main thread and V8's default stays.
+ *
+ * Allocation-site pretenuring is turned off. V8 counts, per place in the code that allocates
+ * objects, how many of them outlive a young-generation collection, and above a threshold
+ * allocates that place's objects in the old generation from then on. Under a router's load the
+ * objects of requests in flight outlive a scavenge often enough for a site of per-request objects
+ * to be tenured, and a per-request object that dies in the old generation still keeps whatever
+ * young objects it points to alive through every scavenge (the scavenger takes old-to-young
+ * pointers as roots) until the next full collection. Whether it happens depends on the process's
+ * early history: in about half the router processes of one build under a mix of streams, young
+ * collections kept 22-30% of what was allocated and cost 18-23 µs per request; with pretenuring
+ * off, 2-3% and 3-5 µs in every process (BENCHMARKS.md, "Twenty-third round"). A server whose
+ * long-lived data is built once at start and whose per-request objects die young loses nothing
+ * by it: what does live long is copied once more before it is promoted.
  */
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
@@ -18,15 +31,28 @@ export interface GcSettings {
   parallelScavenge: boolean;
   /** Where the setting came from: the operator's own node flag, or the core count. */
   source: "node flag" | "cores";
+  /** Whether V8 pretenures by allocation site: off, unless the operator's own node flag says otherwise. */
+  pretenuring: boolean;
 }
 
-/** Sets the scavenger for `cores` (default: this process's), unless node was started with a scavenge flag of the operator's own. */
+/**
+ * Sets the scavenger for `cores` (default: this process's), unless node was started with a
+ * scavenge flag of the operator's own, and turns allocation-site pretenuring off, unless node was
+ * started with a pretenuring flag. Before the heap grows: what V8 has already tenured stays so.
+ */
 export function tuneGc(cores = usableCores(), execArgv: readonly string[] = process.execArgv): GcSettings {
-  const own = execArgv.findLast((a) => /^--(no-)?parallel[-_]scavenge$/.test(a));
-  if (own !== undefined) return { cores, parallelScavenge: !own.startsWith("--no-"), source: "node flag" };
+  const ownPretenuring = lastFlag(execArgv, /^--(no-)?allocation[-_]site[-_]pretenuring$/);
+  const pretenuring = ownPretenuring !== undefined && !ownPretenuring.startsWith("--no-");
+  if (ownPretenuring === undefined) setFlagsFromString("--no-allocation-site-pretenuring");
+  const own = lastFlag(execArgv, /^--(no-)?parallel[-_]scavenge$/);
+  if (own !== undefined) return { cores, parallelScavenge: !own.startsWith("--no-"), source: "node flag", pretenuring };
   const parallelScavenge = cores > 1;
   if (!parallelScavenge) setFlagsFromString("--no-parallel-scavenge");
-  return { cores, parallelScavenge, source: "cores" };
+  return { cores, parallelScavenge, source: "cores", pretenuring };
+}
+
+function lastFlag(execArgv: readonly string[], flag: RegExp): string | undefined {
+  return execArgv.findLast((a) => flag.test(a));
 }
 
 /** The CPUs this process may run on, capped by its cgroup's CPU quota (v2 `cpu.max`, or v1 `cpu.cfs_quota_us`) when one is set. */

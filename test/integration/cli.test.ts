@@ -75,9 +75,10 @@ describe("the cores the router has", () => {
 
   it("on the machine's own cores the start line reports them", async () => {
     const [line] = await firstLines(["--log-format", "json"]);
-    const start = JSON.parse(line!) as { cores: number; parallelScavenge: boolean };
+    const start = JSON.parse(line!) as { cores: number; parallelScavenge: boolean; pretenuring: boolean };
     expect(start.cores).toBeGreaterThanOrEqual(1);
     expect(start.parallelScavenge).toBe(start.cores > 1);
+    expect(start.pretenuring).toBe(false);
   });
 });
 

@@ -19,11 +19,12 @@ describe("young-generation GC for the cores a process has", () => {
   });
 
   it("with several cores V8's parallel scavenge stays", () => {
-    expect(tuneGc(4, [])).toEqual({ cores: 4, parallelScavenge: true, source: "cores" });
+    expect(tuneGc(4, [])).toEqual({ cores: 4, parallelScavenge: true, source: "cores", pretenuring: false });
   });
 
   it("the operator's own node flag wins over the core count, the last one given", () => {
-    expect(tuneGc(8, ["--no-parallel-scavenge"])).toEqual({ cores: 8, parallelScavenge: false, source: "node flag" });
-    expect(tuneGc(1, ["--no-parallel_scavenge", "--parallel-scavenge"])).toEqual({ cores: 1, parallelScavenge: true, source: "node flag" });
+    expect(tuneGc(8, ["--no-parallel-scavenge"])).toEqual({ cores: 8, parallelScavenge: false, source: "node flag", pretenuring: false });
+    expect(tuneGc(1, ["--no-parallel_scavenge", "--parallel-scavenge"])).toEqual({ cores: 1, parallelScavenge: true, source: "node flag", pretenuring: false });
+    expect(tuneGc(4, ["--no-allocation-site-pretenuring", "--allocation_site_pretenuring"])).toMatchObject({ parallelScavenge: true, pretenuring: true });
   });
 });
