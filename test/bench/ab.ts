@@ -12,6 +12,7 @@
  *   -> .bench/perf/NAME.data) and prints test/bench/perf-summary.ts's view of each: kernel included, by router file, in µs per request.
  * --strace NAME[,NAME] counts those servers' system calls over their last round (`strace -f -c`) and prints them per request:
  *   a write more than the floor's per request shows there, where a CPU profile only shows its cost spread out.
+ * --floor-flags="FLAGS" starts the floors with those node flags too (space-separated), as a dist's come after "@".
  * --rate N holds every server to N requests per second (autocannon's overallRate) instead of as many as it answers: CPU per
  *   request at equal load, where a faster server does not keep its peers (client, mock) busier than a slower one does.
  * --c1 N first sends N sequential requests per server and path (the warm-up of the latency section).
@@ -33,7 +34,7 @@ import { startMcpServer } from "../helpers/mcp-server.js";
 import { FLOOR_BODY } from "./tool-round.js";
 import { printPerf, summarisePerf } from "./perf-summary.js";
 
-const { values: f } = parseArgs({ options: { dists: { type: "string" }, paths: { type: "string" }, rounds: { type: "string" }, duration: { type: "string" }, floors: { type: "boolean" }, prof: { type: "string" }, c1: { type: "string" }, gc: { type: "boolean" }, perf: { type: "string" }, rate: { type: "string" }, strace: { type: "string" } } });
+const { values: f } = parseArgs({ options: { dists: { type: "string" }, paths: { type: "string" }, rounds: { type: "string" }, duration: { type: "string" }, floors: { type: "boolean" }, prof: { type: "string" }, c1: { type: "string" }, gc: { type: "boolean" }, perf: { type: "string" }, rate: { type: "string" }, strace: { type: "string" }, "floor-flags": { type: "string" } } });
 const dists = (f.dists ?? "dist").split(",");
 const rounds = Number(f.rounds ?? 3);
 const rate = f.rate ? Number(f.rate) : undefined;
@@ -135,10 +136,11 @@ for (const d of dists) {
   servers.push({ name: d, child, up: false });
 }
 if (f.floors) {
+  const floorFlags = (f["floor-flags"] ?? "").split(" ").filter(Boolean);
   const honoArgs = ["--upstream", mockOrigin, ...(mcp ? ["--mcp", mcp.url] : [])];
   const honoMain = f.prof === "hono" ? "test/bench/prof-child.mjs" : "test/bench/hono-proxy.ts";
-  servers.push({ name: "hono", child: await spawnNode({ name: "hono", args: [...perfArgs("hono"), ...GC_ARGS, "--import", "tsx", honoMain, ...honoArgs], env: { PROF_MAIN: "./hono-proxy.ts" }, cpus: "1", ready: { ipc: true } }), up: true });
-  servers.push({ name: "bare", child: await spawnNode({ name: "bare", args: [...perfArgs("bare"), ...GC_ARGS, "--import", "tsx", "test/bench/bare-proxy.ts", "--upstream", mockOrigin], cpus: "1", ready: { ipc: true } }), up: true });
+  servers.push({ name: "hono", child: await spawnNode({ name: "hono", args: [...floorFlags, ...perfArgs("hono"), ...GC_ARGS, "--import", "tsx", honoMain, ...honoArgs], env: { PROF_MAIN: "./hono-proxy.ts" }, cpus: "1", ready: { ipc: true } }), up: true });
+  servers.push({ name: "bare", child: await spawnNode({ name: "bare", args: [...floorFlags, ...perfArgs("bare"), ...GC_ARGS, "--import", "tsx", "test/bench/bare-proxy.ts", "--upstream", mockOrigin], cpus: "1", ready: { ipc: true } }), up: true });
 }
 const res: Record<string, Record<string, number[]>> = {};
 // Cores the server used in each window: near 1 it was saturated; well under 1 the client core was the bottleneck, and an
