@@ -29,7 +29,7 @@ export interface GcSettings {
   cores: number;
   /** Whether young-generation collections use helper threads (V8's default). */
   parallelScavenge: boolean;
-  /** Where the setting came from: the operator's own node flag, or the core count. */
+  /** Where the scavenge setting came from: the operator's own node flag, or the core count. */
   source: "node flag" | "cores";
   /** Whether V8 pretenures by allocation site: off, unless the operator's own node flag says otherwise. */
   pretenuring: boolean;
