@@ -61,16 +61,16 @@ export class UpstreamClient {
     );
   }
 
-  async post(path: string, body: string, signal?: AbortSignal, extraHeaders?: Readonly<Record<string, string>>): Promise<UpstreamReply> {
+  post(path: string, body: string, signal?: AbortSignal, extraHeaders?: Readonly<Record<string, string>>): Promise<UpstreamReply> {
     return this.send("POST", path, body, signal, extraHeaders);
   }
 
   /** POST to a path at the server's root rather than under the endpoint's `/v1` (llama.cpp's and vLLM's `/tokenize`). */
-  async postAtRoot(path: string, body: string, signal?: AbortSignal): Promise<UpstreamReply> {
+  postAtRoot(path: string, body: string, signal?: AbortSignal): Promise<UpstreamReply> {
     return this.send("POST", path, body, signal, undefined, true);
   }
 
-  async get(path: string, signal?: AbortSignal): Promise<UpstreamReply> {
+  get(path: string, signal?: AbortSignal): Promise<UpstreamReply> {
     return this.send("GET", path, undefined, signal);
   }
 

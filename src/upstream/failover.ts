@@ -63,7 +63,8 @@ export async function callWithFailover(
     const exclude = tried.size >= distinct ? (done ?? NONE) : tried;
     let lease: Lease;
     try {
-      lease = await ctx.pool.acquire(ctx.model, ctx.targets, { exclude, queueTimeoutMs: queue_timeout, signal: ctx.signal, prefer: tried.size === 0 ? ctx.prefer : null });
+      const got = ctx.pool.take(ctx.model, ctx.targets, { exclude, queueTimeoutMs: queue_timeout, signal: ctx.signal, prefer: tried.size === 0 ? ctx.prefer : null });
+      lease = got instanceof Promise ? await got : got;
     } catch (err) {
       // No slot: a previous upstream error says more than "no healthy endpoint".
       throw new AbortError((last && tried.size > 0 ? last : err) as Error);

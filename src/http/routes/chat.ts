@@ -19,7 +19,8 @@ async function handle(c: Context<AppEnv>, rt: Runtime, keepalive: SseKeepalive |
   const body = await readJsonBody(c);
   const stats = c.get("stats");
   labelModel(stats, rt.config.models, body);
-  await admitKey(c, rt, body);
+  const admitting = admitKey(c, rt, body);
+  if (admitting) await admitting;
   const link = new ClientLink(c);
   let result: ProxyResult;
   try {

@@ -12,7 +12,8 @@ export function compactRoutes(app: Hono<AppEnv>, service: CompactService, rt: Ru
     const body = await readJsonBody(c);
     const stats = c.get("stats");
     labelModel(stats, rt.config.models, body);
-    await admitKey(c, rt, body);
+    const admitting = admitKey(c, rt, body);
+    if (admitting) await admitting;
     const link = new ClientLink(c);
     try {
       const out = await rt.beforeDeadline(link.abort, () => service.compact(body, { owner: c.get("owner"), key: c.get("apiKey"), signal: link.signal, stats, upstreamHeaders: forwardedHeaders((name) => c.req.header(name)) }));

@@ -15,7 +15,8 @@ export function responsesRoutes(app: Hono<AppEnv>, service: ResponsesService, rt
     const body = await readJsonBody(c);
     const stats = c.get("stats");
     labelModel(stats, rt.config.models, body);
-    await admitKey(c, rt, body);
+    const admitting = admitKey(c, rt, body);
+    if (admitting) await admitting;
     const link = new ClientLink(c);
     let result;
     try {
