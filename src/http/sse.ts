@@ -4,6 +4,7 @@ import { webStream, type StreamBody, type TextSink } from "../wire/sse-writer.js
 import { nodeOutgoing, type NodeOutgoing } from "./context.js";
 import type { KeptAlive, SseKeepalive } from "./sse-keepalive.js";
 import { ended, endThisTurn, holdThisTurn } from "./turn-writes.js";
+import { headersGone, waitForFirstWrite } from "./headers-wait.js";
 
 export const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
@@ -13,19 +14,11 @@ export const SSE_HEADERS = {
 };
 
 /**
- * How long a stream's headers wait for its first events to share their write. writeHead only
- * stores them (`headersSent` is true from then on); they leave with the first write. Under
- * load the first events (response.created; a native upstream's first read) come within this
- * and one write carries everything; a slow first event (a chat pass-through's prefill) must
- * not keep the client without headers.
- */
-export const HEADERS_WAIT_MS = 50;
-
-/**
  * A 200 text/event-stream answer. Under @hono/node-server the body writes its text to the
  * ServerResponse itself: no web ReadableStream between the router and the socket (node-server
  * reads one chunk at a time from it through promises, each chunk encoded first), and the
- * headers go out with the first events, or on their own after HEADERS_WAIT_MS without one.
+ * headers go out with the first events, or on their own after HEADERS_WAIT_MS without one
+ * (headers-wait.ts).
  * A silent stream gets comment lines from `keepalive`.
  * Returns node-server's marker for "already sent" (the app middleware must not replace c.res
  * after this: a copy of the marker would be written again).
@@ -39,15 +32,10 @@ export function sseResponse(c: Context, body: StreamBody, keepalive?: SseKeepali
 
 function writeToNode(body: StreamBody, out: NodeOutgoing, keepalive: SseKeepalive | undefined): void {
   out.writeHead(200, SSE_HEADERS);
-  let headersTimer: NodeJS.Timeout | undefined = setTimeout(flushHeaders, HEADERS_WAIT_MS, out);
-  const headersGone = () => {
-    if (headersTimer === undefined) return;
-    clearTimeout(headersTimer);
-    headersTimer = undefined;
-  };
+  const headers = waitForFirstWrite(out);
   let alive: KeptAlive | undefined;
   const write = (text: string | Uint8Array): boolean => {
-    headersGone();
+    headersGone(headers);
     alive?.wrote();
     if (ended(out) || out.destroyed) return true;
     holdThisTurn(out);
@@ -58,7 +46,7 @@ function writeToNode(body: StreamBody, out: NodeOutgoing, keepalive: SseKeepaliv
     write,
     ready: () => (out.destroyed || !out.writableNeedDrain ? Promise.resolve() : drained(out)),
     end: () => {
-      headersGone();
+      headersGone(headers);
       alive?.done();
       if (!ended(out)) endThisTurn(out);
     },
@@ -67,14 +55,10 @@ function writeToNode(body: StreamBody, out: NodeOutgoing, keepalive: SseKeepaliv
   // The client went away before the body's end: the body stops (and aborts its upstream call).
   // `on`: close comes once (node guards it); `once` would add a wrapper closure per stream.
   out.on("close", () => {
-    headersGone();
+    headersGone(headers);
     alive?.done();
     if (!ended(out)) cancel();
   });
-}
-
-function flushHeaders(out: NodeOutgoing): void {
-  if (!out.writableEnded && !out.destroyed) out.flushHeaders();
 }
 
 /** Resolves when a writable (a response, a socket) has drained its buffer or closed. */
