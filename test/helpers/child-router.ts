@@ -14,9 +14,24 @@ export interface ChildRouter {
 
 /**
  * Runs the real CLI (`src/main.ts`) as a child process on a free loopback port,
- * the way an operator starts it, and waits until /healthz answers.
+ * the way an operator starts it, and waits until /healthz answers. The port is
+ * picked here and bound by the child a moment later: another test's process may
+ * take it in between (a server, an outgoing connection's source port), and the
+ * child then exits with EADDRINUSE; it is started again on another port.
  */
 export async function startChildRouter(configPath: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<ChildRouter> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(configPath, env, timeoutMs);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt >= 5) throw err;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startOnce(configPath: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<ChildRouter> {
   const port = await freePort();
   const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--config", configPath, "--port", String(port)], {
     env: { ...process.env, ...env },
@@ -29,9 +44,13 @@ export async function startChildRouter(configPath: string, env: NodeJS.ProcessEn
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (proc.exitCode !== null) throw new Error(`router exited early (${proc.exitCode}):\n${out}`);
+    if (proc.exitCode !== null) {
+      const message = `router exited early (${proc.exitCode}):\n${out}`;
+      throw out.includes("EADDRINUSE") ? new PortTaken(message) : new Error(message);
+    }
     try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
+      // Bounded: whoever else holds the port may accept the connection and never answer.
+      if ((await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) })).ok) break;
     } catch {
       // not listening yet
     }

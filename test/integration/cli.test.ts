@@ -3,7 +3,6 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { freePort } from "../helpers/redis-server.js";
 import { waitUntil } from "../helpers/wait.js";
 
 /** The CLI as an operator meets it: mistakes get the usage, logs suit who reads them. */
@@ -38,8 +37,8 @@ describe("CLI usage errors", () => {
 
 /** The first lines the router logs when started with `format` (under `prefix`, a command that wraps node). */
 async function firstLines(format: string[], prefix: string[] = []): Promise<string[]> {
-  const port = await freePort();
-  const argv = [...prefix, process.execPath, "--import", "tsx", "src/main.ts", "--config", config, "--port", String(port), ...format];
+  // Port 0: the router binds a free port itself (one picked here could be taken before the child binds it).
+  const argv = [...prefix, process.execPath, "--import", "tsx", "src/main.ts", "--config", config, "--port", "0", ...format];
   const proc = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   proc.stdout.on("data", (d) => (out += d));
@@ -87,9 +86,8 @@ describe("tracing settings on reload", () => {
     const file = join(dir, "router-tracing.yaml");
     const base = "endpoints: [{ name: a, url: http://127.0.0.1:9/v1, kind: chat }]\nmodels: { m: { endpoints: [a] } }\n";
     writeFileSync(file, base);
-    const port = await freePort();
     const env = { ...process.env, OTEL_EXPORTER_OTLP_ENDPOINT: "", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "" };
-    const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--config", file, "--port", String(port)], { stdio: ["ignore", "pipe", "pipe"], env });
+    const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--config", file, "--port", "0"], { stdio: ["ignore", "pipe", "pipe"], env });
     let out = "";
     proc.stdout.on("data", (d) => (out += d));
     const exited = new Promise((resolve) => proc.once("exit", resolve));
