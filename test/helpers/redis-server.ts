@@ -60,7 +60,7 @@ function pingOnce(port: number): Promise<boolean> {
  */
 export async function startRedis(opts: { persistDir?: string } = {}): Promise<RedisServerHandle> {
   requireRedisServer();
-  const port = await freePort();
+  let port = await freePort();
   let proc: ChildProcess | null = null;
   let stderr = "";
 
@@ -94,7 +94,17 @@ export async function startRedis(opts: { persistDir?: string } = {}): Promise<Re
     clearTimeout(timer);
   };
 
-  await launch();
+  // The port was free when picked; another test's process may have taken it before redis-server
+  // bound it (redis then exits at once): pick another. A restart keeps the port it started on.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await launch();
+      break;
+    } catch (err) {
+      if (attempt >= 5 || !String((err as Error).message).includes("exited with")) throw err;
+      port = await freePort();
+    }
+  }
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
