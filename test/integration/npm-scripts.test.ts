@@ -6,7 +6,6 @@ import OpenAI from "openai";
 import { zodTextFormat } from "openai/helpers/zod";
 import { z } from "zod";
 import { afterEach, describe, expect, it } from "vitest";
-import { freePort } from "../helpers/redis-server.js";
 import { waitUntil } from "../helpers/wait.js";
 
 /**
@@ -40,18 +39,26 @@ function npm(args: string[]): { proc: ChildProcess; output(): string; exited: Pr
 
 const listening = async (url: string) => {
   try {
-    return (await fetch(`${url}/healthz`)).ok;
+    return (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) })).ok;
   } catch {
     return false;
   }
 };
 
+/**
+ * The address a router started on port 0 names in its start line, once it answers there. Port 0:
+ * the router binds a free port itself (one picked here could be taken before the child binds it).
+ */
+async function startedAt(output: () => string): Promise<string> {
+  let url: string | undefined;
+  await waitUntil("the router to listen", async () => (url ??= /responses-router listening on (http:\/\/[\w.:[\]]+)/.exec(output())?.[1]) !== undefined && (await listening(url)), 90_000, 200);
+  return url!;
+}
+
 describe("npm run demo", () => {
   it("answers create, stream, chaining, tool calls, structured output and background jobs through the openai SDK, labelled as a demo", async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const demo = npm(["run", "demo", "--", "--port", String(port)]);
-    await waitUntil("the demo to listen", () => listening(url), 90_000, 200);
+    const demo = npm(["run", "demo", "--", "--port", "0"]);
+    const url = await startedAt(demo.output);
     const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: "unused", maxRetries: 0 });
 
     const first = await client.responses.create({ model: "demo", input: "Say hi" });
@@ -106,10 +113,8 @@ describe("npm start", () => {
     const dir = mkdtempSync(join(tmpdir(), "rr-start-"));
     const config = join(dir, "router.yaml");
     writeFileSync(config, "endpoints: [{ name: a, url: http://127.0.0.1:9/v1, kind: chat }]\nmodels: { m: { endpoints: [a] } }\n");
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const start = npm(["start", "--", "--config", config, "--port", String(port)]);
-    await waitUntil("npm start to listen", () => listening(url), 90_000, 200);
+    const start = npm(["start", "--", "--config", config, "--port", "0"]);
+    const url = await startedAt(start.output);
     start.proc.kill("SIGTERM");
     expect(await start.exited).toBe(0);
     expect(start.output()).toContain("shutdown complete");
