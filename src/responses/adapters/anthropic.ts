@@ -96,8 +96,9 @@ class AnthropicStream extends CountedStream<AnthropicStreamTranslator> {
     super(tr, rd, "translated");
     const json = new EventJson();
     // Encrypted reasoning the client did not ask for stays in the stored copy only.
-    // A delta event carries text, never an item: only the others are walked for hidden parts.
-    this.write = hide ? (ev) => (!ev.type.endsWith(".delta") && hasHiddenParts(ev, true, false) ? clientText(ev, true) : json.text(ev)) : (ev) => json.text(ev);
+    // A delta event carries text, never an item, and no event carries a reasoning item before the
+    // stream has opened one: only the others are walked for hidden parts.
+    this.write = hide ? (ev) => (!ev.type.endsWith(".delta") && tr.hasReasoning && hasHiddenParts(ev, true, false) ? clientText(ev, true) : json.text(ev)) : (ev) => json.text(ev);
   }
 
   start(sink: EventSink): void {

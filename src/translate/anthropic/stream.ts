@@ -79,6 +79,12 @@ export class AnthropicStreamTranslator {
     return this.live as unknown as ResponseObject;
   }
 
+  /** Whether the output has a reasoning item (a thinking block): only then can an event carry encrypted reasoning. */
+  get hasReasoning(): boolean {
+    for (const item of this.output) if (item.type === "reasoning") return true;
+    return false;
+  }
+
   start(): StreamEvent[] {
     const out: StreamEvent[] = [];
     if (!this.started) this.startInto(out);
