@@ -19,7 +19,7 @@ export interface HeadersWait {
  * Waiting streams in the order they started: every stream waits the same time, so the queue is
  * also in order of when each is due, and one timer (for the head) serves all of them instead of a
  * timer set and cleared per stream. A stream whose first write came stays queued, emptied, until
- * its time; that holds no reference to its response.
+ * its time; an emptied entry holds no reference to its response.
  */
 const queue: HeadersWait[] = [];
 let head = 0;
@@ -42,8 +42,9 @@ function flushDue(): void {
   timer = undefined;
   const now = performance.now();
   while (head < queue.length && queue[head]!.due <= now) {
-    const out = queue[head]!.out;
-    queue[head++] = EMPTIED;
+    const wait = queue[head++]!;
+    const out = wait.out;
+    wait.out = null;
     if (out !== null && !out.writableEnded && !out.destroyed) out.flushHeaders();
   }
   if (head === queue.length) {
@@ -58,5 +59,3 @@ function flushDue(): void {
   }
   timer = setTimeout(flushDue, Math.max(1, Math.ceil(queue[head]!.due - now))).unref();
 }
-
-const EMPTIED: HeadersWait = { out: null, due: 0 };
