@@ -93,6 +93,30 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
   }
 }
 
+/** Thrown while waiting for a process that exited: its port was taken before it could bind it. */
+class PortTaken extends Error {}
+
+function exitedEarly(child: ChildProcess, port: number): false {
+  if (child.exitCode !== null) throw new PortTaken(`exited with ${child.exitCode} on port ${port}`);
+  return false;
+}
+
+/**
+ * Launches a process on a port that was free when picked; another test's process may take it
+ * before the new one binds it (the new one then exits at once): another port, up to 5 times.
+ */
+async function onFreePort(launch: (port: number) => Promise<void>): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      await launch(port);
+      return port;
+    } catch (err) {
+      if (attempt >= 5 || !(err instanceof PortTaken)) throw err;
+    }
+  }
+}
+
 /**
  * A real Redis Sentinel deployment on loopback: one primary, `replicas` replicas (redis-server
  * --replicaof) and `sentinels` redis-sentinel processes (quorum: a majority), every one on a
@@ -118,17 +142,15 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
     if (replicaOf) args.push("--replicaof", HOST, String(replicaOf));
     const child = spawn("redis-server", args, { stdio: "ignore" });
     servers.set(port, child);
-    await until(`redis-server on ${port}`, 10_000, async () => (await ask(port, password, "PING")) === "PONG");
+    await until(`redis-server on ${port}`, 10_000, async () => exitedEarly(child, port) || (await ask(port, password, "PING")) === "PONG").catch((err: unknown) => {
+      if (err instanceof PortTaken) servers.delete(port); // not the group's: describeKey must not ask whoever holds it
+      throw err;
+    });
   };
 
-  const primary = await freePort();
-  await launchServer(primary);
+  const primary = await onFreePort((port) => launchServer(port));
   const replicaPorts: number[] = [];
-  for (let i = 0; i < (opts.replicas ?? 1); i++) {
-    const port = await freePort();
-    await launchServer(port, primary);
-    replicaPorts.push(port);
-  }
+  for (let i = 0; i < (opts.replicas ?? 1); i++) replicaPorts.push(await onFreePort((port) => launchServer(port, primary)));
   await until("the replicas to sync", 10_000, async () => {
     const info = String((await ask(primary, password, "INFO", "replication")) ?? "");
     return (/connected_slaves:(\d+)/.exec(info)?.[1] ?? "0") === String(replicaPorts.length) && !/state=(wait_bgsave|send_bulk)/.test(info);
@@ -137,8 +159,7 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
   const count = opts.sentinels ?? 3;
   const quorum = Math.floor(count / 2) + 1;
   const sentinels: { host: string; port: number }[] = [];
-  for (let i = 0; i < count; i++) {
-    const port = await freePort();
+  const launchSentinel = async (port: number) => {
     const conf = join(dir, `sentinel-${port}.conf`);
     writeFileSync(
       conf,
@@ -156,9 +177,11 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
         "",
       ].join("\n"),
     );
-    sentinelProcs.push(spawn("redis-sentinel", [conf], { stdio: "ignore" }));
-    sentinels.push({ host: HOST, port });
-  }
+    const child = spawn("redis-sentinel", [conf], { stdio: "ignore" });
+    sentinelProcs.push(child);
+    await until(`redis-sentinel on ${port}`, 10_000, async () => exitedEarly(child, port) || (await ask(port, undefined, "PING")) === "PONG");
+  };
+  for (let i = 0; i < count; i++) sentinels.push({ host: HOST, port: await onFreePort(launchSentinel) });
   // A failover needs the sentinels to know each other (hello messages every 2 s) and the replicas.
   for (const s of sentinels) {
     await until(`sentinel ${s.port} to see its peers and replicas`, 20_000, async () => {
