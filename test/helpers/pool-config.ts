@@ -1,4 +1,4 @@
-import { freePort } from "./redis-server.js";
+import net from "node:net";
 
 /**
  * One model ("m") served by several chat endpoints named a, b, c, ... in order,
@@ -23,7 +23,33 @@ export function poolConfig(
   };
 }
 
-/** A loopback URL where nothing listens: connections are refused at once. */
+/**
+ * A loopback port where nothing listens: connections are refused at once. A port below 1024
+ * that refuses now stays so for the run: a test's server listens on port 0, which the kernel
+ * picks from the ephemeral range, so no other test can take it (as it could take a free
+ * ephemeral port picked and closed here).
+ */
+export async function deadPort(): Promise<number> {
+  dead ??= (async () => {
+    for (const port of [9, 4, 6, 8, 1, 11, 15]) if (await refused(port)) return port;
+    throw new Error("every candidate low port on 127.0.0.1 accepted a connection: no dead port for the tests");
+  })();
+  return dead;
+}
+let dead: Promise<number> | undefined;
+
+/** A loopback URL where nothing listens (deadPort). */
 export async function deadUrl(): Promise<string> {
-  return `http://127.0.0.1:${await freePort()}/v1`;
+  return `http://127.0.0.1:${await deadPort()}/v1`;
+}
+
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once("error", (err: NodeJS.ErrnoException) => resolve(err.code === "ECONNREFUSED"));
+  });
 }

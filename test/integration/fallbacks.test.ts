@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureLog, type CapturedLog } from "../helpers/log-capture.js";
 import { metricSample } from "../helpers/metrics-text.js";
 import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
-import { freePort } from "../helpers/redis-server.js";
+import { deadUrl } from "../helpers/pool-config.js";
 import { startTestRouter, parseSse, type TestRouter } from "../helpers/router.js";
 import { waitUntil } from "../helpers/wait.js";
 
@@ -24,7 +24,7 @@ beforeAll(async () => {
   oaiDown = await startMockUpstream();
   oaiDown.setDefault("/responses", DOWN);
   oaiDown.setDefault("/chat/completions", DOWN);
-  const dead = `http://127.0.0.1:${await freePort()}/v1`; // nothing listens: connection refused
+  const dead = await deadUrl(); // nothing listens: connection refused
   log = captureLog("info");
   router = await startTestRouter({
     endpoints: [

@@ -4,7 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { allEvents, callRouter, expectContiguous, slowText, sseEvents, until, writeConfigFile } from "../helpers/background.js";
 import { startChildRouter, type ChildRouter } from "../helpers/child-router.js";
 import { chatCompletion, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
-import { freePort, startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
+import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
+import { deadPort } from "../helpers/pool-config.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
 
 /** Short leases so a dead instance's job is noticed in about two seconds. */
@@ -220,7 +221,7 @@ describe("instance shutdown in Redis mode", () => {
 
 describe("Redis availability", () => {
   it("main exits non-zero with a clear message when Redis is unreachable at start", async () => {
-    const closedPort = await freePort();
+    const closedPort = await deadPort();
     const file = writeConfigFile(redisConfig("http://127.0.0.1:9/v1", uniquePrefix(), `redis://127.0.0.1:${closedPort}`));
     const run = spawnSync(process.execPath, ["--import", "tsx", "src/main.ts", "--config", file], { encoding: "utf8", timeout: 30_000 });
     expect(run.status).toBe(1);

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureLog, type CapturedLog } from "../helpers/log-capture.js";
 import { chatTextChunks, startMockUpstream, upstreamError, type MockUpstream } from "../helpers/mock-upstream.js";
 import { KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../helpers/otlp-receiver.js";
-import { freePort, startRedis } from "../helpers/redis-server.js";
+import { startRedis } from "../helpers/redis-server.js";
+import { deadUrl } from "../helpers/pool-config.js";
 import { parseSse, startTestRouter, type TestRouter } from "../helpers/router.js";
 import { waitUntil } from "../helpers/wait.js";
 import { WebSocket } from "ws";
@@ -28,7 +29,7 @@ beforeAll(async () => {
   chat = await startMockUpstream();
   oai = await startMockUpstream();
   otlp = await startOtlpReceiver();
-  const dead = `http://127.0.0.1:${await freePort()}/v1`; // nothing listens: connection refused
+  const dead = await deadUrl(); // nothing listens: connection refused
   log = captureLog("info");
   router = await startTestRouter(
     {
