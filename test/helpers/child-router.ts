@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { freePort } from "./redis-server.js";
+import { onFreePort, PortTaken } from "./redis-server.js";
 
 export interface ChildRouter {
   url: string;
@@ -15,24 +15,14 @@ export interface ChildRouter {
 /**
  * Runs the real CLI (`src/main.ts`) as a child process on a free loopback port,
  * the way an operator starts it, and waits until /healthz answers. The port is
- * picked here and bound by the child a moment later: another test's process may
- * take it in between (a server, an outgoing connection's source port), and the
- * child then exits with EADDRINUSE; it is started again on another port.
+ * picked here and bound by the child a moment later: a child that exits with
+ * EADDRINUSE is started again on another port (onFreePort).
  */
-export async function startChildRouter(configPath: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<ChildRouter> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startOnce(configPath, env, timeoutMs);
-    } catch (err) {
-      if (!(err instanceof PortTaken) || attempt >= 5) throw err;
-    }
-  }
+export function startChildRouter(configPath: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<ChildRouter> {
+  return onFreePort((port) => startOn(port, configPath, env, timeoutMs));
 }
 
-class PortTaken extends Error {}
-
-async function startOnce(configPath: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<ChildRouter> {
-  const port = await freePort();
+async function startOn(port: number, configPath: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<ChildRouter> {
   const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--config", configPath, "--port", String(port)], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { freePort } from "./redis-server.js";
+import { onFreePort, PortTaken } from "./redis-server.js";
 
 export interface SentinelGroupOptions {
   /** Replicas beside the primary (default 1). */
@@ -93,28 +93,10 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
   }
 }
 
-/** Thrown while waiting for a process that exited: its port was taken before it could bind it. */
-class PortTaken extends Error {}
-
+/** A process that exited before it answered: its port was taken before it could bind it (onFreePort tries another). */
 function exitedEarly(child: ChildProcess, port: number): false {
   if (child.exitCode !== null) throw new PortTaken(`exited with ${child.exitCode} on port ${port}`);
   return false;
-}
-
-/**
- * Launches a process on a port that was free when picked; another test's process may take it
- * before the new one binds it (the new one then exits at once): another port, up to 5 times.
- */
-async function onFreePort(launch: (port: number) => Promise<void>): Promise<number> {
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    try {
-      await launch(port);
-      return port;
-    } catch (err) {
-      if (attempt >= 5 || !(err instanceof PortTaken)) throw err;
-    }
-  }
 }
 
 /**
@@ -136,7 +118,7 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
   // a rejoining server starts empty, as a crashed machine without persistence does, instead of
   // loading whatever another server last wrote. No sync delay: a rejoined replica syncs at once.
   const rdbFile = (port: number) => `dump-${port}.rdb`;
-  const launchServer = async (port: number, replicaOf?: number, priority = 100) => {
+  const launchServer = async (port: number, replicaOf?: number, priority = 100): Promise<number> => {
     rmSync(join(dir, rdbFile(port)), { force: true });
     const args = ["--port", String(port), "--bind", HOST, "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir, "--dbfilename", rdbFile(port), "--repl-diskless-sync-delay", "0", "--replica-priority", String(priority), ...auth];
     if (replicaOf) args.push("--replicaof", HOST, String(replicaOf));
@@ -146,6 +128,7 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
       if (err instanceof PortTaken) servers.delete(port); // not the group's: describeKey must not ask whoever holds it
       throw err;
     });
+    return port;
   };
 
   const primary = await onFreePort((port) => launchServer(port));
@@ -159,7 +142,7 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
   const count = opts.sentinels ?? 3;
   const quorum = Math.floor(count / 2) + 1;
   const sentinels: { host: string; port: number }[] = [];
-  const launchSentinel = async (port: number) => {
+  const launchSentinel = async (port: number): Promise<number> => {
     const conf = join(dir, `sentinel-${port}.conf`);
     writeFileSync(
       conf,
@@ -180,6 +163,7 @@ export async function startSentinelGroup(opts: SentinelGroupOptions = {}): Promi
     const child = spawn("redis-sentinel", [conf], { stdio: "ignore" });
     sentinelProcs.push(child);
     await until(`redis-sentinel on ${port}`, 10_000, async () => exitedEarly(child, port) || (await ask(port, undefined, "PING")) === "PONG");
+    return port;
   };
   for (let i = 0; i < count; i++) sentinels.push({ host: HOST, port: await onFreePort(launchSentinel) });
   // A failover needs the sentinels to know each other (hello messages every 2 s) and the replicas.

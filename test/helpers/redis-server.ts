@@ -27,6 +27,24 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Thrown by a launch whose process exited before it was up: the port picked for it was taken meanwhile. */
+export class PortTaken extends Error {}
+
+/**
+ * Launches a process on a port picked free here. Another test's process (a server, an outgoing
+ * connection's source port) may take the port before the new one binds it; the new one then exits
+ * at once and `launch` throws PortTaken: another port, up to 5 times.
+ */
+export async function onFreePort<T>(launch: (port: number) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launch(await freePort());
+    } catch (err) {
+      if (attempt >= 5 || !(err instanceof PortTaken)) throw err;
+    }
+  }
+}
+
 function requireRedisServer(): void {
   const found = spawnSync("redis-server", ["--version"], { stdio: "ignore" });
   if (found.error || found.status !== 0) {
@@ -60,7 +78,7 @@ function pingOnce(port: number): Promise<boolean> {
  */
 export async function startRedis(opts: { persistDir?: string } = {}): Promise<RedisServerHandle> {
   requireRedisServer();
-  let port = await freePort();
+  let port = 0;
   let proc: ChildProcess | null = null;
   let stderr = "";
 
@@ -74,7 +92,7 @@ export async function startRedis(opts: { persistDir?: string } = {}): Promise<Re
     proc = child;
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode} on port ${port}: ${stderr}`);
+      if (child.exitCode !== null) throw new PortTaken(`redis-server exited with ${child.exitCode} on port ${port}: ${stderr}`);
       if (await pingOnce(port)) return;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -94,17 +112,11 @@ export async function startRedis(opts: { persistDir?: string } = {}): Promise<Re
     clearTimeout(timer);
   };
 
-  // The port was free when picked; another test's process may have taken it before redis-server
-  // bound it (redis then exits at once): pick another. A restart keeps the port it started on.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await launch();
-      break;
-    } catch (err) {
-      if (attempt >= 5 || !String((err as Error).message).includes("exited with")) throw err;
-      port = await freePort();
-    }
-  }
+  // A restart keeps the port it started on.
+  await onFreePort((picked) => {
+    port = picked;
+    return launch();
+  });
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
