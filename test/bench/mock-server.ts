@@ -66,28 +66,46 @@ function chatCompletion(model: string): string {
   });
 }
 
+/**
+ * A Response as OpenAI's API writes it (every member, in its order, `user: null` included): what
+ * a `kind: openai` endpoint answers, so the router's rewrite of it is measured on OpenAI's layout.
+ */
 function nativeResponse(model: string, text: string, status = "completed"): Record<string, unknown> {
+  const done = status === "completed";
   return {
     id: "resp_upstreambench0001",
     object: "response",
     created_at: 1,
     status,
+    background: false,
+    completed_at: done ? 2 : null,
     error: null,
     incomplete_details: null,
     instructions: null,
+    max_output_tokens: null,
+    max_tool_calls: null,
     model,
-    output:
-      status === "completed"
-        ? [{ id: "msg_upbench1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [], logprobs: [] }] }]
-        : [],
+    output: done ? [{ id: "msg_upbench1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [], logprobs: [] }] }] : [],
     parallel_tool_calls: true,
+    presence_penalty: 0,
+    frequency_penalty: 0,
+    previous_response_id: null,
+    prompt_cache_key: null,
+    prompt_cache_retention: null,
+    reasoning: { effort: null, summary: null },
+    safety_identifier: null,
+    service_tier: "default",
+    store: false,
+    temperature: 1,
+    text: { format: { type: "text" }, verbosity: "medium" },
     tool_choice: "auto",
     tools: [],
-    temperature: 1,
+    top_logprobs: 0,
     top_p: 1,
-    store: false,
+    truncation: "disabled",
+    usage: done ? { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: 16, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 28 } : null,
+    user: null,
     metadata: {},
-    usage: status === "completed" ? { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: 16, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 28 } : null,
   };
 }
 
