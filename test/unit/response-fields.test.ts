@@ -1,7 +1,8 @@
+import { setFlagsFromString } from "node:v8";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/ops/errors.js";
 import { validateCreateRequest } from "../../src/responses/create/validate.js";
-import { applyRouterFields, type RouterFields } from "../../src/translate/openai/rewrite.js";
+import { applyRouterFields, nativeRequestBody, type RouterFields } from "../../src/translate/openai/rewrite.js";
 import { responseToEvents } from "../../src/translate/replay.js";
 import { responseSkeleton } from "../../src/translate/skeleton.js";
 import type { ResponseObject } from "../../src/wire/types.js";
@@ -44,6 +45,43 @@ describe("presence_penalty and frequency_penalty in a request", () => {
   });
 });
 
+/** A Response as OpenAI's API writes it: every member, in its order. */
+const OPENAI_RESPONSE = {
+  id: "resp_up",
+  object: "response",
+  created_at: 1_700_000_000,
+  status: "completed",
+  background: false,
+  completed_at: 1_700_000_001,
+  error: null,
+  incomplete_details: null,
+  instructions: null,
+  max_output_tokens: null,
+  max_tool_calls: null,
+  model: "gpt-4.1-2025-04-14",
+  output: [],
+  parallel_tool_calls: true,
+  presence_penalty: 0,
+  frequency_penalty: 0,
+  previous_response_id: null,
+  prompt_cache_key: null,
+  prompt_cache_retention: null,
+  reasoning: { effort: null, summary: null },
+  safety_identifier: null,
+  service_tier: "default",
+  store: false,
+  temperature: 1,
+  text: { format: { type: "text" }, verbosity: "medium" },
+  tool_choice: "auto",
+  tools: [],
+  top_logprobs: 0,
+  top_p: 1,
+  truncation: "disabled",
+  usage: { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 16 },
+  user: null,
+  metadata: {},
+};
+
 describe("applyRouterFields (kind: openai)", () => {
   const fields = (): RouterFields => ({ id: "resp_r", previousResponseId: null, store: true, background: false, hideEncryptedReasoning: false, defaults: responseSkeleton({ model: "m" }, meta), clock: CLOCK });
 
@@ -61,8 +99,33 @@ describe("applyRouterFields (kind: openai)", () => {
     expect(applyRouterFields({ id: "resp_up", status: "completed" }, fields())).toMatchObject({ presence_penalty: 0, frequency_penalty: 0 });
     expect(applyRouterFields({ id: "resp_up", status: "completed", presence_penalty: 1, frequency_penalty: 0.5 }, fields())).toMatchObject({ presence_penalty: 1, frequency_penalty: 0.5 });
     const r = applyRouterFields({ id: "resp_up", status: "completed", user: null }, fields());
-    expect(r).not.toHaveProperty("user");
+    expect(JSON.parse(JSON.stringify(r))).not.toHaveProperty("user");
     expect(applyRouterFields({ id: "resp_up", status: "completed", user: "u1" }, fields()).user).toBe("u1");
+  });
+
+  it("leaves an upstream response an object V8 keeps with fast properties, as OpenAI lays it out (user: null before metadata)", () => {
+    // A deleted member other than the last makes V8 keep the object as a dictionary, and every
+    // later read and JSON.stringify of it (each lifecycle event, the answer, the store) pays for it.
+    setFlagsFromString("--allow-natives-syntax");
+    const hasFastProperties = new Function("o", "return %HasFastProperties(o)") as (o: object) => boolean;
+    const upstream = JSON.parse(JSON.stringify(OPENAI_RESPONSE)) as Record<string, unknown>;
+    expect(hasFastProperties(upstream)).toBe(true);
+    const r = applyRouterFields(upstream, fields());
+    expect(hasFastProperties(r)).toBe(true);
+    expect(Object.keys(JSON.parse(JSON.stringify(r)))).not.toContain("user");
+  });
+});
+
+describe("nativeRequestBody", () => {
+  it("leaves out what the router owns without deleting it from the body (a dictionary for V8), and the JSON has none of it", () => {
+    setFlagsFromString("--allow-natives-syntax");
+    const hasFastProperties = new Function("o", "return %HasFastProperties(o)") as (o: object) => boolean;
+    const req = { model: "m", input: "hi", previous_response_id: "resp_prev", conversation: "conv_1", background: false, stream_options: { include_obfuscation: false }, metadata: { a: "b" } };
+    const body = nativeRequestBody(req as never, { upstreamModel: "gpt-4.1", history: [], stream: false, wantEncryptedReasoning: false });
+    expect(hasFastProperties(body)).toBe(true);
+    expect(JSON.parse(JSON.stringify(body))).toEqual({ model: "gpt-4.1", input: "hi", metadata: { a: "b" }, store: false, stream: false });
+    const streamed = nativeRequestBody(req as never, { upstreamModel: "gpt-4.1", history: [], stream: true, wantEncryptedReasoning: false });
+    expect(JSON.parse(JSON.stringify(streamed))).toMatchObject({ stream: true, stream_options: { include_obfuscation: false } });
   });
 });
 
