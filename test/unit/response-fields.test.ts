@@ -114,6 +114,17 @@ describe("applyRouterFields (kind: openai)", () => {
     expect(hasFastProperties(r)).toBe(true);
     expect(Object.keys(JSON.parse(JSON.stringify(r)))).not.toContain("user");
   });
+
+  it("gives a sparse upstream response (an OpenAI-compatible server's) every skeleton member and its own values, still with fast properties", () => {
+    setFlagsFromString("--allow-natives-syntax");
+    const hasFastProperties = new Function("o", "return %HasFastProperties(o)") as (o: object) => boolean;
+    const sparse = JSON.parse('{"id":"resp_up","object":"response","created_at":5,"model":"llama3","status":"completed","output":[],"temperature":0.2,"usage":null,"extra":1}') as Record<string, unknown>;
+    const r = applyRouterFields(sparse, fields());
+    expect(hasFastProperties(r)).toBe(true);
+    const skeleton = responseSkeleton({ model: "m" }, meta);
+    for (const key of Object.keys(skeleton)) expect(r).toHaveProperty(key);
+    expect(r).toMatchObject({ id: "resp_r", created_at: 5, model: "llama3", status: "completed", temperature: 0.2, completed_at: 1_700_000_100, store: true, tool_choice: "auto", extra: 1 });
+  });
 });
 
 describe("nativeRequestBody", () => {

@@ -115,15 +115,25 @@ export function replayableItems(items: Item[]): Item[] {
   return out;
 }
 
-/** Puts the router's fields into a Response object from upstream (mutates and returns it). */
-export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObject {
+/**
+ * Members V8 lets a parsed object take by computed key before it makes the object a dictionary
+ * (its fast-properties soft limit): a sparse upstream response past it is rebuilt on the skeleton.
+ */
+const FILLED_IN_PLACE = 12;
+
+/**
+ * Puts the router's fields into a Response object from upstream and returns it: the same object,
+ * changed, or for a sparse one (an OpenAI-compatible server that leaves most members out) a new
+ * one with the skeleton's members and the upstream's values.
+ */
+export function applyRouterFields(upstream: JsonObject, f: RouterFields): ResponseObject {
+  const obj = f.defaults ? withSkeleton(upstream, f.defaults) : upstream;
   obj.id = f.id;
   obj.previous_response_id = f.previousResponseId;
   obj.store = f.store;
   obj.background = f.background;
   if (f.conversation) obj.conversation = f.conversation;
   if (f.model !== undefined) obj.model = f.model;
-  if (f.defaults) for (const key in f.defaults) if (obj[key] === undefined) obj[key] = f.defaults[key];
   // OpenAI sends `user: null` when unset; the openai types (`user?: string`) and the router's other kinds leave it out.
   // Undefined rather than deleted: JSON leaves it out alike, and deleting a member that is not the
   // last would turn the object into a dictionary for V8, which every later read and JSON.stringify pays.
@@ -131,6 +141,18 @@ export function applyRouterFields(obj: JsonObject, f: RouterFields): ResponseObj
   // The upstream's own completed_at is kept; one that sent none completed when the router read it.
   if (obj.status === "completed" && typeof obj.completed_at !== "number") obj.completed_at = f.clock();
   return obj as ResponseObject;
+}
+
+/** `obj` with the members it lacks taken from the skeleton: in place, or past FILLED_IN_PLACE on a new object. */
+function withSkeleton(obj: JsonObject, defaults: ResponseObject): JsonObject {
+  let filled = 0;
+  for (const key in defaults) {
+    if (obj[key] !== undefined) continue;
+    // The members filled so far hold the skeleton's values: the new object is the same response.
+    if (++filled > FILLED_IN_PLACE) return { ...defaults, ...obj };
+    obj[key] = defaults[key];
+  }
+  return obj;
 }
 
 /**

@@ -196,7 +196,7 @@ export class NativeStreamMachine {
       return null; // more than the response between its head and tail: the whole event is read
     }
     this.lastSequence = parts.sequence;
-    this.adopt(resp);
+    resp = this.adopt(resp);
     const client = clientText(resp, this.fields.hideEncryptedReasoning);
     const body = this.scrub(client);
     if (terminal) this.end((body === client ? resp : JSON.parse(body)) as ResponseObject);
@@ -213,9 +213,9 @@ export class NativeStreamMachine {
     const t = String(parsed.type ?? type);
     const terminal = TERMINAL_EVENTS.has(t);
     if (LIFECYCLE_EVENTS.has(t) && parsed.response && typeof parsed.response === "object") {
-      const resp = parsed.response as JsonObject;
-      this.adopt(resp);
-      if (!terminal) this.snapshot = resp as ResponseObject;
+      const resp = this.adopt(parsed.response as JsonObject);
+      parsed.response = resp;
+      if (!terminal) this.snapshot = resp;
       this.lastSnapshot = null;
     }
     const index = parsed.output_index;
@@ -238,13 +238,13 @@ export class NativeStreamMachine {
     return { type: t, data, terminal, parsed };
   }
 
-  /** An upstream response takes the router's fields; the first one names the upstream's id (rewritten wherever else it appears). */
-  private adopt(resp: JsonObject): void {
+  /** An upstream response with the router's fields (applyRouterFields); the first one names the upstream's id (rewritten wherever else it appears). */
+  private adopt(resp: JsonObject): ResponseObject {
     if (typeof resp.id === "string" && this.upstreamId === null) {
       this.upstreamId = resp.id;
       this.upstreamIdBytes = Buffer.from(resp.id);
     }
-    applyRouterFields(resp, this.fields);
+    return applyRouterFields(resp, this.fields);
   }
 
   /** `text` without the endpoint's key (the same string when it holds none). */
