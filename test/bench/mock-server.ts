@@ -25,6 +25,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { parseArgs } from "node:util";
+import { openaiResponse } from "../helpers/openai-response.js";
 
 export const SMALL_CHUNKS = 16;
 export const LONG_CHUNKS = 2000;
@@ -66,47 +67,17 @@ function chatCompletion(model: string): string {
   });
 }
 
-/**
- * A Response as OpenAI's API writes it (every member, in its order, `user: null` included): what
- * a `kind: openai` endpoint answers, so the router's rewrite of it is measured on OpenAI's layout.
- */
+/** What a `kind: openai` endpoint answers, in OpenAI's layout: the router's rewrite of it is measured on what OpenAI sends. */
 function nativeResponse(model: string, text: string, status = "completed"): Record<string, unknown> {
   const done = status === "completed";
-  return {
+  return openaiResponse({
     id: "resp_upstreambench0001",
-    object: "response",
-    created_at: 1,
     status,
-    background: false,
     completed_at: done ? 2 : null,
-    error: null,
-    incomplete_details: null,
-    instructions: null,
-    max_output_tokens: null,
-    max_tool_calls: null,
     model,
     output: done ? [{ id: "msg_upbench1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [], logprobs: [] }] }] : [],
-    parallel_tool_calls: true,
-    presence_penalty: 0,
-    frequency_penalty: 0,
-    previous_response_id: null,
-    prompt_cache_key: null,
-    prompt_cache_retention: null,
-    reasoning: { effort: null, summary: null },
-    safety_identifier: null,
-    service_tier: "default",
-    store: false,
-    temperature: 1,
-    text: { format: { type: "text" }, verbosity: "medium" },
-    tool_choice: "auto",
-    tools: [],
-    top_logprobs: 0,
-    top_p: 1,
-    truncation: "disabled",
     usage: done ? { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: 16, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 28 } : null,
-    user: null,
-    metadata: {},
-  };
+  });
 }
 
 function nativeStream(model: string, n: number): { head: string; deltas: string[]; tail: string } {

@@ -6,6 +6,7 @@ import { applyRouterFields, nativeRequestBody, type RouterFields } from "../../s
 import { responseToEvents } from "../../src/translate/replay.js";
 import { responseSkeleton } from "../../src/translate/skeleton.js";
 import type { ResponseObject } from "../../src/wire/types.js";
+import { openaiResponse } from "../helpers/openai-response.js";
 
 /**
  * The Response fields OpenAI always sends that the openai package types loosely or not at
@@ -46,41 +47,12 @@ describe("presence_penalty and frequency_penalty in a request", () => {
 });
 
 /** A Response as OpenAI's API writes it: every member, in its order. */
-const OPENAI_RESPONSE = {
+const OPENAI_RESPONSE = openaiResponse({
   id: "resp_up",
-  object: "response",
   created_at: 1_700_000_000,
-  status: "completed",
-  background: false,
   completed_at: 1_700_000_001,
-  error: null,
-  incomplete_details: null,
-  instructions: null,
-  max_output_tokens: null,
-  max_tool_calls: null,
-  model: "gpt-4.1-2025-04-14",
-  output: [],
-  parallel_tool_calls: true,
-  presence_penalty: 0,
-  frequency_penalty: 0,
-  previous_response_id: null,
-  prompt_cache_key: null,
-  prompt_cache_retention: null,
-  reasoning: { effort: null, summary: null },
-  safety_identifier: null,
-  service_tier: "default",
-  store: false,
-  temperature: 1,
-  text: { format: { type: "text" }, verbosity: "medium" },
-  tool_choice: "auto",
-  tools: [],
-  top_logprobs: 0,
-  top_p: 1,
-  truncation: "disabled",
   usage: { input_tokens: 12, input_tokens_details: { cached_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 16 },
-  user: null,
-  metadata: {},
-};
+});
 
 describe("applyRouterFields (kind: openai)", () => {
   const fields = (): RouterFields => ({ id: "resp_r", previousResponseId: null, store: true, background: false, hideEncryptedReasoning: false, defaults: responseSkeleton({ model: "m" }, meta), clock: CLOCK });
