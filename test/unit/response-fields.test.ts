@@ -15,6 +15,10 @@ import { openaiResponse } from "../helpers/openai-response.js";
  */
 
 const CLOCK = () => 1_700_000_100;
+
+/** V8's own answer: does `o` keep fast properties (not a dictionary, which JSON.stringify walks the slow way)? */
+setFlagsFromString("--allow-natives-syntax");
+const hasFastProperties = new Function("o", "return %HasFastProperties(o)") as (o: object) => boolean;
 const meta = { id: "resp_r", createdAt: 1_700_000_000, model: "m", status: "in_progress" as const };
 
 function refusal(body: Record<string, unknown>): ApiError {
@@ -78,8 +82,6 @@ describe("applyRouterFields (kind: openai)", () => {
   it("leaves an upstream response an object V8 keeps with fast properties, as OpenAI lays it out (user: null before metadata)", () => {
     // A deleted member other than the last makes V8 keep the object as a dictionary, and every
     // later read and JSON.stringify of it (each lifecycle event, the answer, the store) pays for it.
-    setFlagsFromString("--allow-natives-syntax");
-    const hasFastProperties = new Function("o", "return %HasFastProperties(o)") as (o: object) => boolean;
     const upstream = JSON.parse(JSON.stringify(OPENAI_RESPONSE)) as Record<string, unknown>;
     expect(hasFastProperties(upstream)).toBe(true);
     const r = applyRouterFields(upstream, fields());
@@ -88,8 +90,6 @@ describe("applyRouterFields (kind: openai)", () => {
   });
 
   it("gives a sparse upstream response (an OpenAI-compatible server's) every skeleton member and its own values, still with fast properties", () => {
-    setFlagsFromString("--allow-natives-syntax");
-    const hasFastProperties = new Function("o", "return %HasFastProperties(o)") as (o: object) => boolean;
     const sparse = JSON.parse('{"id":"resp_up","object":"response","created_at":5,"model":"llama3","status":"completed","output":[],"temperature":0.2,"usage":null,"extra":1}') as Record<string, unknown>;
     const r = applyRouterFields(sparse, fields());
     expect(hasFastProperties(r)).toBe(true);
@@ -101,8 +101,6 @@ describe("applyRouterFields (kind: openai)", () => {
 
 describe("nativeRequestBody", () => {
   it("leaves out what the router owns without deleting it from the body (a dictionary for V8), and the JSON has none of it", () => {
-    setFlagsFromString("--allow-natives-syntax");
-    const hasFastProperties = new Function("o", "return %HasFastProperties(o)") as (o: object) => boolean;
     const req = { model: "m", input: "hi", previous_response_id: "resp_prev", conversation: "conv_1", background: false, stream_options: { include_obfuscation: false }, metadata: { a: "b" } };
     const body = nativeRequestBody(req as never, { upstreamModel: "gpt-4.1", history: [], stream: false, wantEncryptedReasoning: false });
     expect(hasFastProperties(body)).toBe(true);
