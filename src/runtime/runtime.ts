@@ -13,6 +13,7 @@ import type { Stores } from "../store/index.js";
 import { UpstreamClient } from "../upstream/client.js";
 import type { FailoverContext } from "../upstream/failover.js";
 import { TRACING_OFF, type Tracing } from "../tracing/index.js";
+import type { FileLibrary } from "../tools/file-search/library.js";
 import { Deadline } from "./deadline.js";
 
 /**
@@ -31,6 +32,8 @@ export class Runtime {
   readonly streamsDeadline = new Deadline();
   /** Sessions to the operator's MCP servers, shared by the responses that use them (tools/mcp/pool.ts). */
   readonly mcpSessions = new McpSessionPool();
+  /** The router's Files and Vector Stores (`src/files/`), set by the server; null where none is built. */
+  files: FileLibrary | null = null;
 
   constructor(
     config: RouterConfig,
