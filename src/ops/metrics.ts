@@ -97,6 +97,11 @@ export interface Metrics {
   readonly websocketConnections: Gauge;
   /** reason: one of WEBSOCKET_CLOSE_REASONS */
   readonly websocketCloses: Counter<"reason">;
+  // The file_search tool the router runs in its tool loop (searches over the router's vector stores, by the responses path).
+  /** file_search runs by outcome (ok: results found | empty: none | error). */
+  readonly fileSearches: Counter<"outcome">;
+  /** Tokens the file_search queries' embeddings cost, by api key name. */
+  readonly fileSearchEmbeddingTokens: Counter<"key">;
 }
 
 export interface CreateMetricsOptions {
@@ -179,8 +184,8 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     storeErrors: counter("store_errors_total", "Errors from a storage backend, by store and operation.", ["store", "op"]),
     redisUp: gauge("redis_up", "1 when the Redis connection is ready, 0 otherwise (absent without Redis).", []),
     droppedTools: counter("dropped_tools_total", "Hosted tools dropped because the chat backend cannot run them.", ["model", "tool_type"]),
-    toolCalls: counter("tool_calls_total", "Hosted tool runs by the router between model rounds, by type (mcp_list_tools|mcp_call|web_search_call), server (an operator MCP server's label, a client MCP server's host, or the search provider) and outcome (ok|error|timeout).", ["type", "server", "outcome"]),
-    toolCallDuration: histogram("tool_call_duration_seconds", "Duration of one hosted tool run by the router (an MCP listing or call, a web search).", ["type", "server"], LATENCY_BUCKETS),
+    toolCalls: counter("tool_calls_total", "Hosted tool runs by the router between model rounds, by type (mcp_list_tools|mcp_call|web_search_call|file_search_call), server (an operator MCP server's label, a client MCP server's host, the search provider, or files for the file search) and outcome (ok|error|timeout).", ["type", "server", "outcome"]),
+    toolCallDuration: histogram("tool_call_duration_seconds", "Duration of one hosted tool run by the router (an MCP listing or call, a web search, a file search).", ["type", "server"], LATENCY_BUCKETS),
     streamChunks: counter("stream_chunks_total", "Streaming events sent to clients, by kind (translated|native).", ["kind"]),
     compactions: counter(
       "compactions_total",
@@ -199,6 +204,9 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     ),
     websocketConnections: gauge("websocket_connections", "WebSocket connections open on /v1/responses.", []),
     websocketCloses: counter("websocket_closes_total", "WebSocket connections on /v1/responses closed, by reason.", ["reason"]),
+    // The file_search tool the router runs in its tool loop.
+    fileSearches: counter("file_search_calls_total", "file_search tool runs by the router between model rounds, by outcome (ok: results found | empty: none found | error: the search failed or named no query). Their duration is tool_call_duration_seconds{type=\"file_search_call\"}.", ["outcome"]),
+    fileSearchEmbeddingTokens: counter("file_search_embedding_tokens_total", "Tokens the file_search tool's query embeddings cost (the library's report), by api key name; also in the key's usage under the embedding model.", ["key"]),
   };
 
   // Series with a fixed label set start at zero so rate()/increase() and alerts see them before the first event.
@@ -207,6 +215,7 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
   for (const status of BACKGROUND_ACTIVE) m.backgroundActive.set({ status }, 0);
   for (const kind of STREAM_CHUNK_KINDS) m.streamChunks.inc({ kind }, 0);
   for (const reason of WEBSOCKET_CLOSE_REASONS) m.websocketCloses.inc({ reason }, 0);
+  for (const outcome of ["ok", "empty", "error"]) m.fileSearches.inc({ outcome }, 0);
 
   if (opts.collectDefault !== false) {
     collectDefaultMetrics({ register: registry });

@@ -137,7 +137,7 @@ export class ResponsesService {
     // Tools the router runs are checked (server URLs, labels) before anything is queued; their
     // results come from outside the model, so such a response is never served from the cache.
     // They are resolved once here and handed to openRun.
-    const hosted = mayRunTools(this.rt, plan) ? await hostedTools(this.rt.config, plan) : null;
+    const hosted = mayRunTools(this.rt, plan) ? await hostedTools(this.rt.config, plan, this.rt.files) : null;
     if (hosted) plan = { ...plan, useCache: false };
     // No upstream tokens for this request itself: a background job counts its own, a cache hit costs none.
     if (plan.background) return this.createBackground(plan, ctx);

@@ -1,7 +1,8 @@
 /**
- * The tools the router runs (MCP, web search) as the model sees them: plain function tools.
- * A model is shown `{server_label}__{tool}` for an MCP tool and `web_search` for the search;
- * the items that record a run (`mcp_call`, `web_search_call`) are replayed to it as the
+ * The tools the router runs (MCP, web search, file search) as the model sees them: plain function
+ * tools. A model is shown `{server_label}__{tool}` for an MCP tool, `web_search` for the web
+ * search and `file_search` for the search over the router's vector stores; the items that record
+ * a run (`mcp_call`, `web_search_call`, `file_search_call`) are replayed to it as the
  * function call it made and the output it got, so a later round or turn (on any kind) sees
  * what happened. Pure: no I/O.
  */
@@ -16,8 +17,33 @@ export function hostedFunctionName(serverLabel: string, tool: string): string {
 /** The function name a model calls the web search by. */
 export const WEB_SEARCH_FUNCTION_NAME = "web_search";
 
+/** The function name a model calls the file search by. */
+export const FILE_SEARCH_FUNCTION_NAME = "file_search";
+
 /** Item types that record the router's (or OpenAI's) tool runs. */
-export const HOSTED_RUN_ITEMS = new Set(["mcp_call", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "web_search_call"]);
+export const HOSTED_RUN_ITEMS = new Set(["mcp_call", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "web_search_call", "file_search_call"]);
+
+/** One file search result as a `file_search_call` item keeps it (OpenAI's `ResponseFileSearchToolCall.Result`). */
+export interface FileSearchResultView {
+  file_id?: string;
+  filename?: string;
+  score?: number;
+  text?: string;
+}
+
+/**
+ * What the model reads of a file search: the results numbered from `first` (the numbers a
+ * `[n]` citation in its answer names), each with its file's name and id and the text found.
+ */
+export function fileSearchResultsText(results: readonly FileSearchResultView[], first = 1): string {
+  if (results.length === 0) return "The file search found no results.";
+  const lines = ["File search results (cite a result by its number in brackets, e.g. [1]):"];
+  results.forEach((r, i) => {
+    lines.push("", `[${first + i}] ${r.filename ?? "file"} (file_id: ${r.file_id ?? "unknown"})`);
+    if (r.text) lines.push(r.text);
+  });
+  return lines.join("\n");
+}
 
 /** Ids of approval requests the client refused (an `mcp_approval_response` with `approve: false`). */
 export function refusedApprovals(items: readonly Item[]): Set<string> {
@@ -52,6 +78,16 @@ export function hostedItemAsCall(item: Item, refused: ReadonlySet<string>, outpu
       const output = item.status === "failed" ? "The web search failed." : urls.length ? `Search results:\n${urls.join("\n")}` : `Searched the web for: ${action.query}`;
       return pair(WEB_SEARCH_FUNCTION_NAME, JSON.stringify({ query: action.query }), output);
     }
+    case "file_search_call": {
+      const queries = Array.isArray(item.queries) ? (item.queries as unknown[]).filter((q): q is string => typeof q === "string") : [];
+      const results = Array.isArray(item.results) ? (item.results as FileSearchResultView[]) : null;
+      const output =
+        item.status === "failed" ? "The file search failed."
+        : item.status === "incomplete" ? "The file search was not run."
+        : results ? fileSearchResultsText(results)
+        : `Searched the files for: ${queries.join("; ")}`;
+      return pair(FILE_SEARCH_FUNCTION_NAME, JSON.stringify({ query: queries.join(" ") }), output);
+    }
     default:
       return [];
   }
@@ -73,8 +109,8 @@ function contentText(content: unknown): string {
   return content.map((p: { type?: string; text?: unknown }) => (p?.type === "text" && typeof p.text === "string" ? p.text : JSON.stringify(p))).join("\n");
 }
 
-/** The hosted-run items a translator outside the tool loop replays (a `web_search_call` keeps no results to replay). */
-export const MCP_RUN_ITEMS: ReadonlySet<string> = new Set([...HOSTED_RUN_ITEMS].filter((t) => t !== "web_search_call"));
+/** The hosted-run items a translator outside the tool loop replays (a `web_search_call` keeps no results to replay; a `file_search_call` keeps its results). */
+export const REPLAYED_RUN_ITEMS: ReadonlySet<string> = new Set([...HOSTED_RUN_ITEMS].filter((t) => t !== "web_search_call"));
 
 /**
  * Items with every hosted-run record replaced by the model's view of it (function call +

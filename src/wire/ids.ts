@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
  * Id generation is injected into the translation core so that it stays pure
  * and tests can use deterministic ids.
  */
-export type IdPrefix = "resp" | "conv" | "msg" | "fc" | "fco" | "rs" | "call" | "ws" | "item" | "req" | "cmp" | "ctc" | "mcp" | "mcpl" | "mcpr";
+export type IdPrefix = "resp" | "conv" | "msg" | "fc" | "fco" | "rs" | "call" | "ws" | "item" | "req" | "cmp" | "ctc" | "mcp" | "mcpl" | "mcpr" | "fs";
 export type IdGenerator = (prefix: IdPrefix) => string;
 
 // One pooled buffer of random bytes, refilled when spent: a syscall per ~170 ids instead of one per id.

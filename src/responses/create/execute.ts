@@ -24,8 +24,8 @@ export interface RunOutcome {
   response: ResponseObject;
   /** Hide encrypted reasoning the router asked for on the client's behalf. */
   hideEncryptedReasoning: boolean;
-  /** Hide web search sources the client did not include (the tool loop keeps them in the stored response). */
-  hideSearchSources?: boolean;
+  /** Search parts the client did not include (translate/openai/rewrite.ts HIDE_WEB_SOURCES, HIDE_FILE_RESULTS; the tool loop keeps them in the stored response). */
+  hideSearchSources?: boolean | number;
   /** The terminal event, held back so the caller can store the response before the client sees it. */
   terminal: { type: string; data: string } | null;
   endpoint: string;

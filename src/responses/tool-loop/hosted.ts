@@ -7,10 +7,16 @@
  * goes to the endpoint's adapter as before (passed through, dropped or refused). Web search
  * (`web_search`, `web_search_preview`, dated variants) is run the same way as a client's MCP
  * server, when `tools.web_search` configures a provider; without one it is left as it was.
+ * File search (`file_search`) is run by the router whenever it keeps files (`Runtime.files`),
+ * on every kind and whatever `hosted_tools` says: the vector stores are the router's, which no
+ * backend (OpenAI included) can see. Its stores are checked before any upstream call (404 for
+ * an unknown or another key's store, as OpenAI answers). Without a library it is left as it was.
  */
 import type { RouterConfig } from "../../config/load.js";
 import { resolveServer, operatorServer, type McpServerSpec } from "../../tools/mcp/index.js";
 import { createSearchProvider, isWebSearchType, type SearchProvider, type WebSearchToolParam } from "../../tools/search/index.js";
+import { checkFileSearchTool, isFileSearchType, type FileLibrary, type FileSearchToolParam } from "../../tools/file-search/index.js";
+import { NO_KEY } from "../../keys/policy.js";
 import { invalidRequest } from "../../ops/errors.js";
 import type { JsonObject } from "../../wire/types.js";
 import type { Plan } from "../create/plan.js";
@@ -20,8 +26,15 @@ export interface HostedTools {
   servers: McpServerSpec[];
   /** The web search the router runs (the request's first web search tool), or null. */
   webSearch: { tool: WebSearchToolParam; provider: SearchProvider } | null;
+  /** The file search the router runs (the request's `file_search` tool), its stores checked, or null. */
+  fileSearch: { tool: FileSearchToolParam; library: FileLibrary; owner: string } | null;
   /** The request's other tools, left to the endpoint's adapter. */
   rest: JsonObject[];
+}
+
+/** The owner the Files library scopes by: the key's name, as stored responses are (NO_KEY without keys). */
+export function fileOwner(plan: Pick<Plan, "owner">): string {
+  return plan.owner ?? NO_KEY;
 }
 
 /** One provider per loaded config (a reload builds a new one). */
@@ -47,16 +60,16 @@ export function runsClientTools(cfg: RouterConfig, plan: Pick<Plan, "modelCfg" |
 }
 
 /** Whether the request names a tool the router may run (a cheap, synchronous first look: most requests name none). */
-export function namesHostedTools(cfg: RouterConfig, plan: Pick<Plan, "req">): boolean {
+export function namesHostedTools(cfg: RouterConfig, plan: Pick<Plan, "req">, files: FileLibrary | null = null): boolean {
   const tools = plan.req.tools;
   if (!Array.isArray(tools)) return false;
   const search = cfg.tools.web_search !== undefined;
-  return tools.some((t) => t?.type === "mcp" || (search && isWebSearchType(t?.type)));
+  return tools.some((t) => t?.type === "mcp" || (search && isWebSearchType(t?.type)) || (files !== null && isFileSearchType(t?.type)));
 }
 
 /** The tools the router runs for this request, or null when it runs none (one plain round). */
-export async function hostedTools(cfg: RouterConfig, plan: Pick<Plan, "req" | "modelCfg" | "targets">): Promise<HostedTools | null> {
-  if (!namesHostedTools(cfg, plan)) return null;
+export async function hostedTools(cfg: RouterConfig, plan: Pick<Plan, "req" | "modelCfg" | "targets" | "owner">, files: FileLibrary | null = null): Promise<HostedTools | null> {
+  if (!namesHostedTools(cfg, plan, files)) return null;
   const tools = plan.req.tools!;
   const search = cfg.tools.web_search !== undefined;
   const mcp = cfg.tools.mcp;
@@ -65,8 +78,14 @@ export async function hostedTools(cfg: RouterConfig, plan: Pick<Plan, "req" | "m
   const rest: JsonObject[] = [];
   const labels = new Set<string>();
   let webSearch: HostedTools["webSearch"] = null;
+  let fileSearch: HostedTools["fileSearch"] = null;
   for (let i = 0; i < tools.length; i++) {
     const tool = tools[i]!;
+    if (files && isFileSearchType(tool?.type)) {
+      if (fileSearch) throw invalidRequest("Only one file_search tool may be given.", `tools[${i}]`, "invalid_value");
+      fileSearch = { tool: checkFileSearchTool(tool, `tools[${i}]`), library: files, owner: fileOwner(plan) };
+      continue;
+    }
     if (client && search && isWebSearchType(tool?.type)) {
       webSearch ??= { tool: tool as unknown as WebSearchToolParam, provider: providerFor(cfg)! };
       continue;
@@ -81,5 +100,6 @@ export async function hostedTools(cfg: RouterConfig, plan: Pick<Plan, "req" | "m
     labels.add(spec.label);
     servers.push(spec);
   }
-  return servers.length || webSearch ? { servers, webSearch, rest } : null;
+  if (fileSearch) await fileSearch.library.assertVectorStores(fileSearch.owner, fileSearch.tool.vector_store_ids);
+  return servers.length || webSearch || fileSearch ? { servers, webSearch, fileSearch, rest } : null;
 }

@@ -19,7 +19,7 @@ export { hostedTools, namesHostedTools, runsClientTools } from "./hosted.js";
 
 /** Whether this request may take the tool loop (synchronous; `hostedTools` then decides). */
 export function mayRunTools(rt: Runtime, plan: Plan): boolean {
-  return namesHostedTools(rt.config, plan) && !endsWithCompactionTrigger(plan);
+  return namesHostedTools(rt.config, plan, rt.files) && !endsWithCompactionTrigger(plan);
 }
 
 /**
@@ -33,7 +33,7 @@ export function openRun(rt: Runtime, plan: Plan, signal: AbortSignal, stream: bo
 }
 
 async function openToolLoop(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued", resolved: HostedTools | null | undefined): Promise<Connection> {
-  const hosted = resolved === undefined ? await hostedTools(rt.config, plan) : resolved;
+  const hosted = resolved === undefined ? await hostedTools(rt.config, plan, rt.files) : resolved;
   if (!hosted) return connect(rt, plan, signal, stream, initialStatus);
   plan = await fetchFileUrls(plan, signal); // once for every round (a background job's plan has not fetched them yet)
   const runner = new McpRunner(rt, signal);

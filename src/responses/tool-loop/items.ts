@@ -1,6 +1,8 @@
 /**
- * The output items of the router's MCP runs and the stream events that carry them, typed
- * by the openai package (`emitted` checks each event at compile time).
+ * The output items of the router's hosted tool runs (MCP, web search, file search) and the
+ * stream events that carry them, typed by the openai package (`emitted` checks each event at
+ * compile time). A search streams as OpenAI's does: `output_item.added`, `.in_progress`,
+ * `.searching`, `.completed`, `output_item.done`.
  */
 import type { ResponseOutputItem } from "openai/resources/responses/responses";
 import type { CallResult, ListedTool } from "../../tools/mcp/index.js";
@@ -54,16 +56,23 @@ export function openSearch(id: string): Item {
   return { id, type: "web_search_call", status: "in_progress" };
 }
 
+/** A file search as the stream opens it: no query yet (OpenAI's added item carries `queries: []`). */
+export function openFileSearch(id: string): Item {
+  return { id, type: "file_search_call", status: "in_progress", queries: [], results: null };
+}
+
 /** The first events of an item the stream opens (the model asked for a hosted tool). */
 export function openedEvents(item: Item, outputIndex: number, seq: () => number): StreamEvent[] {
   const events = [emitted({ type: "response.output_item.added", output_index: outputIndex, item: item as unknown as ResponseOutputItem, sequence_number: seq() })];
   if (item.type === "mcp_call") events.push(emitted({ type: "response.mcp_call.in_progress", item_id: item.id as string, output_index: outputIndex, sequence_number: seq() }));
   if (item.type === "web_search_call") events.push(emitted({ type: "response.web_search_call.in_progress", item_id: item.id as string, output_index: outputIndex, sequence_number: seq() }));
+  if (item.type === "file_search_call") events.push(emitted({ type: "response.file_search_call.in_progress", item_id: item.id as string, output_index: outputIndex, sequence_number: seq() }));
   return events;
 }
 
-/** A web search about to run. */
+/** A web or file search about to run. */
 export function searchingEvent(item: Item, outputIndex: number, seq: () => number): StreamEvent {
+  if (item.type === "file_search_call") return emitted({ type: "response.file_search_call.searching", item_id: item.id as string, output_index: outputIndex, sequence_number: seq() });
   return emitted({ type: "response.web_search_call.searching", item_id: item.id as string, output_index: outputIndex, sequence_number: seq() });
 }
 
@@ -74,6 +83,7 @@ export function closedEvents(item: Item, outputIndex: number, seq: () => number)
   if (item.type === "mcp_call" && item.status === "completed") events.push(emitted({ type: "response.mcp_call.completed", item_id: id, output_index: outputIndex, sequence_number: seq() }));
   if (item.type === "mcp_call" && item.status === "failed") events.push(emitted({ type: "response.mcp_call.failed", item_id: id, output_index: outputIndex, sequence_number: seq() }));
   if (item.type === "web_search_call" && item.status === "completed") events.push(emitted({ type: "response.web_search_call.completed", item_id: id, output_index: outputIndex, sequence_number: seq() }));
+  if (item.type === "file_search_call" && item.status === "completed") events.push(emitted({ type: "response.file_search_call.completed", item_id: id, output_index: outputIndex, sequence_number: seq() }));
   events.push(emitted({ type: "response.output_item.done", output_index: outputIndex, item: item as unknown as ResponseOutputItem, sequence_number: seq() }));
   return events;
 }

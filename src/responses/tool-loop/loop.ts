@@ -14,10 +14,10 @@ import { ApiError, invalidRequest, toApiError } from "../../ops/errors.js";
 import { abortError } from "../../upstream/body.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { SpanKind, type Span } from "../../tracing/index.js";
-import { WEB_SEARCH_FUNCTION_NAME, hostedFunctionName, hostedItemsForModel, refusedApprovals } from "../../translate/hosted-calls.js";
+import { FILE_SEARCH_FUNCTION_NAME, WEB_SEARCH_FUNCTION_NAME, fileSearchResultsText, hostedFunctionName, hostedItemsForModel, refusedApprovals } from "../../translate/hosted-calls.js";
 import { completedAt, responseSkeleton, emptyUsage } from "../../translate/skeleton.js";
 import { unixSeconds } from "../../wire/clock.js";
-import { clientText, replayableItems } from "../../translate/openai/rewrite.js";
+import { HIDE_FILE_RESULTS, HIDE_WEB_SOURCES, clientText, replayableItems } from "../../translate/openai/rewrite.js";
 import { emitted } from "../../wire/emitted.js";
 import { EventJson } from "../../wire/event-json.js";
 import type { EventSink } from "../../wire/sse-writer.js";
@@ -28,8 +28,12 @@ import type { HostedTools } from "./hosted.js";
 import { approvalRequest, closedEvents, finishedCall, listToolsItem, listingEvents, openCall, searchingEvent, skippedCall, wholeCallEvents } from "./items.js";
 import { timedTool, type McpRunner } from "./mcp-runner.js";
 import { isAllowed } from "../../tools/mcp/index.js";
+import { NO_KEY } from "../../keys/policy.js";
+import { recordUsage } from "../../keys/usage.js";
+import { usageDeps } from "../../runtime/runtime.js";
 import { SearchError, isWebSearchType, resultsForModel, searchArguments, searchQueryFor, urlCitations, webSearchCallItem, type SearchResult } from "../../tools/search/index.js";
-import { RoundSink, type Cite, type Sequence } from "./round-sink.js";
+import { callResult, fileCitations, fileSearchCallItem, fileSearchQueryFor, isFileSearchType, type FileSearchHit } from "../../tools/file-search/index.js";
+import { RoundSink, type Cite, type Citation, type Sequence } from "./round-sink.js";
 import { Toolbox, type HostedFunction } from "./toolbox.js";
 
 interface PendingCall {
@@ -66,6 +70,8 @@ export class ToolLoop {
   /** Every web search result of this response (citations resolve against them) and each search's text for the model. */
   private readonly searchResults: SearchResult[] = [];
   private readonly searchOutputs = new Map<string, string>();
+  /** Every file search hit of this response, numbered across its searches as the model read them (citations resolve against them). */
+  private readonly fileHits: FileSearchHit[] = [];
 
   constructor(
     private readonly rt: Runtime,
@@ -80,6 +86,7 @@ export class ToolLoop {
     for (const t of hosted.rest) if (t.type === "function" && typeof t.name === "string") taken.add(t.name);
     this.toolbox = new Toolbox(taken);
     if (hosted.webSearch) this.toolbox.addWebSearch(hosted.webSearch.tool, hosted.webSearch.provider);
+    if (hosted.fileSearch) this.toolbox.addFileSearch(hosted.fileSearch.tool, hosted.fileSearch.library, hosted.fileSearch.owner);
   }
 
   /**
@@ -185,15 +192,15 @@ export class ToolLoop {
     return { ...plan, req, history, input, compacted: this.round === 1 ? plan.compacted : undefined };
   }
 
-  /** tool_choice for a round: an `mcp` or web search choice forces its function (or any tool: `required`) in the first round; after it, only `none` or `auto` (a forced call every round would never end). */
+  /** tool_choice for a round: an `mcp`, web search or file search choice forces its function (or any tool: `required`) in the first round; after it, only `none` or `auto` (a forced call every round would never end). */
   private toolChoice(haveTools: boolean): Plan["req"]["tool_choice"] {
     const c = this.plan.req.tool_choice as JsonObject | string | undefined | null;
     if (c == null || c === "none" || c === "auto") return c ?? undefined;
     if (!haveTools) return "none";
     if (this.round > 1) return "auto";
-    if (typeof c === "object" && (c.type === "mcp" || isWebSearchType(c.type))) {
+    if (typeof c === "object" && (c.type === "mcp" || isWebSearchType(c.type) || (this.hosted.fileSearch && isFileSearchType(c.type)))) {
       // The one function the choice names, when it names one the model is shown; else any tool.
-      const name = c.type === "mcp" ? (typeof c.name === "string" ? hostedFunctionName(String(c.server_label ?? ""), c.name) : null) : WEB_SEARCH_FUNCTION_NAME;
+      const name = c.type === "mcp" ? (typeof c.name === "string" ? hostedFunctionName(String(c.server_label ?? ""), c.name) : null) : isFileSearchType(c.type) ? FILE_SEARCH_FUNCTION_NAME : WEB_SEARCH_FUNCTION_NAME;
       return name && this.toolbox.get(name) ? { type: "function", name } : "required";
     }
     return c as Plan["req"]["tool_choice"];
@@ -292,11 +299,14 @@ export class ToolLoop {
     return [emitted({ type: "response.created", response: created, sequence_number: this.seq() }), emitted({ type: "response.in_progress", response: inProgress, sequence_number: this.seq() })];
   }
 
-  /** Citations for the answers of a round, when earlier rounds searched the web. */
+  /** Citations for the answers of a round, when earlier rounds searched the web or the files. */
   private cite(): Cite | null {
-    if (this.searchResults.length === 0) return null;
+    if (this.searchResults.length === 0 && this.fileHits.length === 0) return null;
     const results = this.searchResults.slice();
-    return (text) => urlCitations(text, results);
+    const hits = this.fileHits.slice();
+    if (hits.length === 0) return (text) => urlCitations(text, results);
+    if (results.length === 0) return (text) => fileCitations(text, hits);
+    return (text) => [...urlCitations(text, results), ...fileCitations(text, hits)].sort((a, b) => citedAt(a) - citedAt(b));
   }
 
   private account(out: RunOutcome): void {
@@ -335,11 +345,18 @@ export class ToolLoop {
         this.items.push(cite ? annotated(item, cite) : item);
         continue;
       }
-      const id = rs?.converted.get(item.id as string)?.id ?? this.rt.ids(fn.kind === "web_search" ? "ws" : fn.approval ? "mcpr" : "mcp");
+      const id = rs?.converted.get(item.id as string)?.id ?? this.rt.ids(fn.kind === "web_search" ? "ws" : fn.kind === "file_search" ? "fs" : fn.approval ? "mcpr" : "mcp");
       const args = typeof item.arguments === "string" ? item.arguments : "";
       const index = this.items.length;
       if (fn.kind === "web_search") {
         const open: Item = { id, type: "web_search_call", status: "in_progress", action: { type: "search", query: searchArguments(args) ?? "" } };
+        this.items.push(open);
+        pending.push({ index, fn, open });
+        continue;
+      }
+      if (fn.kind === "file_search") {
+        const query = searchArguments(args);
+        const open = fileSearchCallItem(id, query ? [query] : [], "in_progress", null) as unknown as Item;
         this.items.push(open);
         pending.push({ index, fn, open });
         continue;
@@ -364,7 +381,7 @@ export class ToolLoop {
     const budget = this.maxToolCalls() - this.callsRun;
     if (sink) {
       pending.forEach((p, k) => {
-        if (k < budget && p.fn.kind === "web_search") this.send(sink, [searchingEvent(p.open, p.index, this.seq)]);
+        if (k < budget && p.fn.kind !== "mcp") this.send(sink, [searchingEvent(p.open, p.index, this.seq)]);
       });
       sink.flush?.();
     }
@@ -386,8 +403,14 @@ export class ToolLoop {
     return !(this.plan.req.include ?? []).includes("web_search_call.action.sources");
   }
 
-  /** An item as the client sees it streamed: a web search without the sources it did not include. */
+  /** Whether the client sees no file search results (it did not include them: null, as OpenAI shows them; the stored response keeps them). */
+  private get hideFileResults(): boolean {
+    return !(this.plan.req.include ?? []).includes("file_search_call.results");
+  }
+
+  /** An item as the client sees it streamed: a search without the sources or results it did not include. */
   private clientView(item: Item): Item {
+    if (item.type === "file_search_call") return item.results != null && this.hideFileResults ? { ...item, results: null } : item;
     if (item.type !== "web_search_call" || !this.hideSources) return item;
     const { sources: _hidden, ...action } = (item.action ?? {}) as JsonObject;
     return { ...item, action };
@@ -397,6 +420,7 @@ export class ToolLoop {
     this.callsRun++;
     const fn = p.fn;
     if (fn.kind === "web_search") return this.search(p, fn);
+    if (fn.kind === "file_search") return this.fileSearch(p, fn);
     const result = await this.runner.call(fn.server, fn.tool.name, p.open.arguments as string);
     this.items[p.index] = finishedCall(p.open, result);
   }
@@ -421,7 +445,48 @@ export class ToolLoop {
     }
   }
 
+  /**
+   * One file search over the request's vector stores: the item with its results (kept in the
+   * stored response; streamed only when included: clientView), the model's text (results numbered
+   * after the response's earlier hits), the hits for citations, the query embeddings' tokens counted.
+   */
+  private async fileSearch(p: PendingCall, fn: Extract<HostedFunction, { kind: "file_search" }>): Promise<void> {
+    const id = p.open.id as string;
+    const query = (p.open.queries as string[])[0];
+    if (!query) {
+      this.items[p.index] = fileSearchCallItem(id, [], "failed", null) as unknown as Item;
+      this.searchOutputs.set(id, "The file search was not run: the call named no query.");
+      this.rt.metrics.fileSearches.inc({ outcome: "error" });
+      return;
+    }
+    try {
+      const found = await timedTool(this.rt, "file_search_call", "files", () => fn.library.search(fileSearchQueryFor(fn.tool, fn.owner, query, this.signal)), (r) => (r ? "ok" : "error"));
+      this.items[p.index] = fileSearchCallItem(id, found.queries.length ? found.queries : [query], "completed", found.hits) as unknown as Item;
+      this.searchOutputs.set(id, fileSearchResultsText(found.hits.map(callResult), this.fileHits.length + 1));
+      this.fileHits.push(...found.hits);
+      this.countFileSearch(found.hits.length > 0 ? "ok" : "empty", found.embeddingTokens);
+    } catch (err) {
+      this.items[p.index] = fileSearchCallItem(id, [query], "failed", null) as unknown as Item;
+      this.searchOutputs.set(id, `The file search failed: ${(err as Error).message}`);
+      this.countFileSearch("error", 0);
+    }
+  }
+
+  /** A file search in the metrics, and its query embeddings' tokens in the key's usage under the embedding model. */
+  private countFileSearch(outcome: "ok" | "empty" | "error", embeddingTokens: number): void {
+    const m = this.rt.metrics;
+    m.fileSearches.inc({ outcome });
+    if (embeddingTokens <= 0) return;
+    const key = this.plan.owner ?? NO_KEY;
+    m.fileSearchEmbeddingTokens.inc({ key }, embeddingTokens);
+    recordUsage(usageDeps(this.rt), key, embeddingModel(this.rt), 0, embeddingTokens, 0);
+  }
+
   private skipped(p: PendingCall, why: string): Item {
+    if (p.fn.kind === "file_search") {
+      this.searchOutputs.set(p.open.id as string, why);
+      return { ...p.open, status: "incomplete" };
+    }
     if (p.fn.kind === "web_search") {
       this.searchOutputs.set(p.open.id as string, why);
       return { ...p.open, status: "failed" };
@@ -437,7 +502,8 @@ export class ToolLoop {
     const err = error ?? (status === "failed" ? ((last.response.error as { code: string; message: string } | null) ?? { code: "server_error", message: "The response failed." }) : null);
     const incomplete = status === "incomplete" ? (pending.length && why ? { reason: "max_output_tokens" } : (last.response.incomplete_details ?? null)) : null;
     const response = this.combined(last.response, status, err, incomplete);
-    const hideSearchSources = this.hideSources && this.items.some((i) => i.type === "web_search_call");
+    const hideSearchSources =
+      (this.hideSources && this.items.some((i) => i.type === "web_search_call") ? HIDE_WEB_SOURCES : 0) | (this.hideFileResults && this.items.some((i) => i.type === "file_search_call") ? HIDE_FILE_RESULTS : 0);
     const terminal = sink && status !== "cancelled" ? this.terminal(response, this.hideEncrypted, hideSearchSources) : null;
     return { response, hideEncryptedReasoning: this.hideEncrypted, hideSearchSources, terminal, endpoint: last.endpoint, model: last.model, upstreamMs: this.upstreamMs + this.toolMs, rounds: this.rounds };
   }
@@ -449,7 +515,7 @@ export class ToolLoop {
     return { ...base, id: skel.id, status, completed_at: completedAt(status, unixSeconds), error, incomplete_details: incomplete, tools: skel.tools, tool_choice: skel.tool_choice, output: this.items, usage: this.usage } as ResponseObject;
   }
 
-  private terminal(response: ResponseObject, hide: boolean, hideSources = false): { type: string; data: string } {
+  private terminal(response: ResponseObject, hide: boolean, hideSources: number = 0): { type: string; data: string } {
     const type = response.status === "completed" ? "response.completed" : response.status === "incomplete" ? "response.incomplete" : "response.failed";
     const event = { type, response, sequence_number: this.seq() };
     return { type, data: clientText(event, hide, hideSources) };
@@ -477,6 +543,20 @@ export function connectorMessage(f: ListFailure): string {
 /** 424 as OpenAI answers it when an MCP server's tools cannot be listed. */
 export function connectorError(f: ListFailure): ApiError {
   return new ApiError(424, connectorMessage(f), { type: "external_connector_error", param: "tools", code: "external_connector_error" });
+}
+
+/** Where a citation sits in its text, to order url and file citations together. */
+function citedAt(c: Citation): number {
+  return c.type === "url_citation" ? c.start_index : c.index;
+}
+
+/**
+ * The model whose `/v1/embeddings` the file search's queries are embedded with (`tools.file_search.embedding_model`,
+ * which the Files room's config adds), the name the key's usage counts their tokens under.
+ */
+function embeddingModel(rt: Runtime): string {
+  const fs = (rt.config.tools as { file_search?: { embedding_model?: unknown } }).file_search;
+  return typeof fs?.embedding_model === "string" ? fs.embedding_model : "file_search";
 }
 
 /** A message with the url_citation annotations of its text parts (what the stream sent for it). */

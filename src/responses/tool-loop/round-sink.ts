@@ -5,8 +5,8 @@
  * follow the items of earlier rounds. A function call the model made to a hosted tool is
  * streamed as what it is (an `mcp_call` with its argument deltas, or an
  * `mcp_approval_request`); its `output_item.done` is held back: the loop sends it once the
- * call ran. When the response searched the web, an answer's text gets its `url_citation`
- * annotations (`cite`) as it closes: `response.output_text.annotation.added` events, and the
+ * call ran. When the response searched the web or the files, an answer's text gets its
+ * `url_citation` / `file_citation` annotations (`cite`) as it closes: `response.output_text.annotation.added` events, and the
  * annotations on its done part and item. A translated round hands over its events as objects
  * (`event`): what the sink drops is never serialised, what it writes is serialised once; a native
  * round's upstream frames come as text (`send`).
@@ -16,11 +16,13 @@ import type { EventSink } from "../../wire/sse-writer.js";
 import type { Item, StreamEvent } from "../../wire/types.js";
 import type { ResponseOutputText } from "openai/resources/responses/responses";
 import { emitted } from "../../wire/emitted.js";
-import { approvalRequest, openCall, openSearch, openedEvents } from "./items.js";
+import { approvalRequest, openCall, openFileSearch, openSearch, openedEvents } from "./items.js";
 import type { HostedFunction, Toolbox } from "./toolbox.js";
 
-/** The url_citation annotations of a text, from the response's search results so far. */
-export type Cite = (text: string) => ResponseOutputText.URLCitation[];
+export type Citation = ResponseOutputText.URLCitation | ResponseOutputText.FileCitation;
+
+/** The url_citation and file_citation annotations of a text, from the response's search results so far. */
+export type Cite = (text: string) => Citation[];
 
 /** The stream's running count, shared by the loop and its rounds. */
 export interface Sequence {
@@ -38,7 +40,7 @@ export class RoundSink implements EventSink {
   /** function_call item id (the round's) -> the hosted item streamed in its place. */
   readonly converted = new Map<string, { id: string; fn: HostedFunction; args: string; argsDone: boolean }>();
   /** Annotations given to each text part as it closed, by `item_id:content_index`. */
-  private readonly cited = new Map<string, ResponseOutputText.URLCitation[]>();
+  private readonly cited = new Map<string, Citation[]>();
   private readonly seq = () => this.count.next++;
 
   constructor(
@@ -83,7 +85,7 @@ export class RoundSink implements EventSink {
         const item = ev.item as Item;
         const fn = item?.type === "function_call" ? this.toolbox.get(item.name) : undefined;
         if (!fn) break;
-        const hosted = fn.kind === "web_search" ? openSearch(this.ids("ws")) : fn.approval ? approvalRequest(this.ids("mcpr"), fn, "") : openCall(this.ids("mcp"), fn, "");
+        const hosted = fn.kind === "web_search" ? openSearch(this.ids("ws")) : fn.kind === "file_search" ? openFileSearch(this.ids("fs")) : fn.approval ? approvalRequest(this.ids("mcpr"), fn, "") : openCall(this.ids("mcp"), fn, "");
         this.converted.set(item.id as string, { id: hosted.id as string, fn, args: "", argsDone: false });
         for (const e of openedEvents(hosted, index!, this.seq)) this.out.send(e.type, JSON.stringify(e));
         return;

@@ -1,10 +1,11 @@
 /**
  * The hosted tools as the model sees them: one plain function tool per MCP tool (named by
- * hosted-calls.ts) and one for the web search, and the way back from a function name the model called to the server
+ * hosted-calls.ts), one for the web search and one for the file search, and the way back from a function name the model called to the server
  * and tool the router runs.
  */
 import { isAllowed, needsApproval, type ListedTool, type McpServerSpec } from "../../tools/mcp/index.js";
 import { WEB_SEARCH_FUNCTION, type SearchProvider, type WebSearchToolParam } from "../../tools/search/index.js";
+import { FILE_SEARCH_FUNCTION, type FileLibrary, type FileSearchToolParam } from "../../tools/file-search/index.js";
 import { hostedFunctionName } from "../../translate/hosted-calls.js";
 import type { JsonObject } from "../../wire/types.js";
 
@@ -25,7 +26,16 @@ export interface SearchFunction {
   approval: false;
 }
 
-export type HostedFunction = McpFunction | SearchFunction;
+export interface FileSearchFunction {
+  kind: "file_search";
+  name: string;
+  tool: FileSearchToolParam;
+  library: FileLibrary;
+  owner: string;
+  approval: false;
+}
+
+export type HostedFunction = McpFunction | SearchFunction | FileSearchFunction;
 
 export class Toolbox {
   private readonly byName = new Map<string, HostedFunction>();
@@ -50,6 +60,13 @@ export class Toolbox {
     const name = this.freeName(WEB_SEARCH_FUNCTION.name);
     this.byName.set(name, { kind: "web_search", name, tool, provider, approval: false });
     this.defs.push({ type: "function", name, description: WEB_SEARCH_FUNCTION.description, parameters: WEB_SEARCH_FUNCTION.parameters, strict: false });
+  }
+
+  /** The file search as the function the model calls with a query. */
+  addFileSearch(tool: FileSearchToolParam, library: FileLibrary, owner: string): void {
+    const name = this.freeName(FILE_SEARCH_FUNCTION.name);
+    this.byName.set(name, { kind: "file_search", name, tool, library, owner, approval: false });
+    this.defs.push({ type: "function", name, description: FILE_SEARCH_FUNCTION.description, parameters: FILE_SEARCH_FUNCTION.parameters, strict: false });
   }
 
   get(name: unknown): HostedFunction | undefined {

@@ -42,14 +42,11 @@ export function urlCitations(text: string, results: SearchResult[]): URLCitation
     found.push({ start, end, result });
     taken.push([start, end]);
   }
-  const code = text.includes("`") ? [...text.matchAll(CODE)].map((m): [number, number] => [m.index, m.index + m[0].length]) : [];
-  for (const m of text.matchAll(NUMBER_MARKER)) {
-    const start = m.index;
-    const end = start + m[0].length;
-    if (!free(start, end) || code.some(([s, e]) => start < e && end > s)) continue;
-    for (const n of m[1]!.split(",").map((s) => Number(s.trim()))) {
+  for (const m of numberMarkers(text)) {
+    if (!free(m.start, m.end)) continue;
+    for (const n of m.numbers) {
       const result = results[n - 1];
-      if (n >= 1 && result) found.push({ start, end, result });
+      if (n >= 1 && result) found.push({ start: m.start, end: m.end, result });
     }
   }
 
@@ -62,6 +59,23 @@ export function urlCitations(text: string, results: SearchResult[]): URLCitation
     start_index: index(start),
     end_index: index(end),
   }));
+}
+
+/**
+ * The `[n]` / `[n, m]` markers of a text that cite results by number (outside markdown code; a
+ * markdown link's `[label](url)` is not one), as UTF-16 spans [start, end) with the numbers they name.
+ */
+export function numberMarkers(text: string): { start: number; end: number; numbers: number[] }[] {
+  if (!text.includes("[")) return [];
+  const code = text.includes("`") ? [...text.matchAll(CODE)].map((m): [number, number] => [m.index, m.index + m[0].length]) : [];
+  const out: { start: number; end: number; numbers: number[] }[] = [];
+  for (const m of text.matchAll(NUMBER_MARKER)) {
+    const start = m.index;
+    const end = start + m[0].length;
+    if (code.some(([s, e]) => start < e && end > s)) continue;
+    out.push({ start, end, numbers: m[1]!.split(",").map((s) => Number(s.trim())) });
+  }
+  return out;
 }
 
 /** Sentence punctuation after a URL is not part of it; a closing parenthesis is, when the URL opened one. */
@@ -83,7 +97,7 @@ function urlKey(url: string): string {
 }
 
 /** UTF-16 offsets to code point offsets; the identity while the text has no astral characters. */
-function codePointIndex(text: string): (utf16: number) => number {
+export function codePointIndex(text: string): (utf16: number) => number {
   if (!/[\uD800-\uDBFF]/.test(text)) return (i) => i;
   return (i) => {
     let n = 0;

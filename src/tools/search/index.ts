@@ -10,7 +10,7 @@ import { TavilyProvider } from "./tavily.js";
 import type { SearchProvider } from "./types.js";
 
 export type { WebSearchConfig } from "../../config/schema.js";
-export { urlCitations } from "./citations.js";
+export { codePointIndex, numberMarkers, urlCitations } from "./citations.js";
 export { resultCount, resultsForModel, WEB_SEARCH_FUNCTION, webSearchCallItem } from "./output.js";
 export { isWebSearchType, searchArguments, searchQueryFor, type WebSearchToolParam } from "./tool.js";
 export { SearchError, type SearchFailure, type SearchProvider, type SearchQuery, type SearchResult } from "./types.js";

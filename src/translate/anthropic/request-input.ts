@@ -24,7 +24,7 @@ import { untranslatable } from "../errors.js";
 import { MESSAGE_ROLES } from "../../wire/protocol.js";
 import type { Item, JsonObject } from "../../wire/types.js";
 import { HOSTED_HISTORY_ITEMS, type CompactionOptions } from "../chat/request-input.js";
-import { MCP_RUN_ITEMS, hostedItemsForModel, refusedApprovals } from "../hosted-calls.js";
+import { REPLAYED_RUN_ITEMS, hostedItemsForModel, refusedApprovals } from "../hosted-calls.js";
 import { summaryMessageText, supersededByCompaction } from "../chat/compaction.js";
 import { chatNameFor } from "../chat/tool-names.js";
 import type { ToolNameMap } from "../chat/chat-types.js";
@@ -156,8 +156,8 @@ export function itemsToMessages(sent: Item[], opts: InputOptions): BuiltInput {
  * History and new input are converted apart, so error params still count the client's input.
  */
 function mcpRunsAsCalls(items: Item[], history: number): { items: Item[]; history: number } {
-  if (!items.some((it) => MCP_RUN_ITEMS.has(it.type as string))) return { items, history };
-  const opts = { refused: refusedApprovals(items), types: MCP_RUN_ITEMS };
+  if (!items.some((it) => REPLAYED_RUN_ITEMS.has(it.type as string))) return { items, history };
+  const opts = { refused: refusedApprovals(items), types: REPLAYED_RUN_ITEMS };
   const before = hostedItemsForModel(items.slice(0, history), opts);
   return { items: [...before, ...hostedItemsForModel(items.slice(history), opts)], history: before.length };
 }

@@ -21,8 +21,9 @@
  * - `mcp_call` items (the router's tool runs, or OpenAI's after a fallback) replay as the
  *   assistant's tool call and its tool result (hosted-calls.ts), so the model sees what
  *   happened; a refused `mcp_approval_request` replays as a call whose result says so;
- *   listings and pending/approved requests are left out; other hosted tools' items from
- *   earlier turns (web_search_call: its answer carries what was found; file_search_call,
+ *   listings and pending/approved requests are left out; a `file_search_call` replays the
+ *   same way (the `file_search` call and the results it found); other hosted tools' items from
+ *   earlier turns (web_search_call: its answer carries what was found; code_interpreter_call,
  *   ...) are dropped: a chat backend can neither see nor replay them;
  * - item_reference must have been resolved by the service: 400 if one remains;
  * - a `compaction` item sealed by the router becomes the user message that frames its

@@ -1,4 +1,5 @@
 import { isAnthropicThinking } from "../anthropic/types.js";
+import { hostedItemsForModel } from "../hosted-calls.js";
 import { ENCRYPTED_REASONING, isBareReasoning } from "../../wire/protocol.js";
 import type { Clock } from "../../wire/clock.js";
 import type { CreateResponseRequest, Item, JsonObject, ResponseObject } from "../../wire/types.js";
@@ -41,10 +42,12 @@ export function nativeRequestBody(
   const { previous_response_id: _previous, conversation: _conversation, background: _background, router: _router, ...client } = req as JsonObject;
   const body: JsonObject = { ...client, model: opts.upstreamModel, store: false, stream: opts.stream };
   const references = Array.isArray(req.input) && req.input.some((i) => i.type === "item_reference" || isBareReasoning(i));
-  if (opts.history.length > 0 || references) {
+  const searched = Array.isArray(req.input) && req.input.some(isFileSearchCall);
+  if (opts.history.length > 0 || references || searched) {
     let current = typeof req.input === "string" ? [{ type: "message", role: "user", content: req.input }] : (req.input ?? []);
     if (references) current = withReferencedItems(current, opts.resolved ?? []);
-    body.input = [...replayableItems(opts.history), ...current];
+    if (searched) current = replayableItems(fileSearchesAsCalls(current));
+    body.input = [...replayableItems(fileSearchesAsCalls(opts.history)), ...current];
   }
   if (opts.wantEncryptedReasoning) {
     const include = Array.isArray(req.include) ? req.include : [];
@@ -52,6 +55,20 @@ export function nativeRequestBody(
   }
   if (!opts.stream && body.stream_options !== undefined) body.stream_options = undefined; // left out of the JSON
   return body;
+}
+
+const FILE_SEARCH_CALLS: ReadonlySet<string> = new Set(["file_search_call"]);
+
+function isFileSearchCall(item: Item): boolean {
+  return item.type === "file_search_call";
+}
+
+/**
+ * `file_search_call` items as the `file_search` function call and output they were: the router
+ * ran them over its own vector stores, which OpenAI cannot see (it would search its own, or refuse).
+ */
+function fileSearchesAsCalls(items: Item[]): Item[] {
+  return items.some(isFileSearchCall) ? hostedItemsForModel(items, { types: FILE_SEARCH_CALLS }) : items;
 }
 
 /**
@@ -156,29 +173,41 @@ function withSkeleton(obj: JsonObject, defaults: ResponseObject): JsonObject {
 }
 
 /**
- * JSON.stringify replacer hiding encrypted reasoning the client did not ask for (the stored copy
- * keeps it). Only a reasoning item's: a compaction item's encrypted_content is its content.
+ * The search parts a client sees only when its request includes them (the stored copy keeps them,
+ * so a later GET with `include` shows them, as OpenAI does), as bits: a web search's sources
+ * (`web_search_call.action.sources`; `true` stands for this one) and a file search's results
+ * (`file_search_call.results`: shown as null, as OpenAI shows them).
  */
-function omitEncryptedContent(this: unknown, key: string, value: unknown): unknown {
-  return key === "encrypted_content" && (this as { type?: unknown } | null)?.type === "reasoning" ? undefined : value;
-}
+export const HIDE_WEB_SOURCES = 1;
+export const HIDE_FILE_RESULTS = 2;
+
+type Replacer = (this: unknown, key: string, value: unknown) => unknown;
+
+/** One replacer per combination, made once. */
+const REPLACERS: (Replacer | undefined)[] = [];
 
 /**
- * JSON.stringify replacer hiding a web search's sources the client did not include (the stored
- * copy keeps them, so a later GET with `include` shows them, as OpenAI does).
+ * JSON.stringify replacer hiding encrypted reasoning the client did not ask for (only a reasoning
+ * item's: a compaction item's encrypted_content is its content) and the search parts in `search`.
  */
-function omitSearchSources(this: unknown, key: string, value: unknown): unknown {
-  return key === "sources" && (this as { type?: unknown } | null)?.type === "search" ? undefined : value;
+function makeReplacer(hideEncrypted: boolean, search: number): Replacer {
+  return function (this: unknown, key: string, value: unknown): unknown {
+    const type = (this as { type?: unknown } | null)?.type;
+    if (hideEncrypted && key === "encrypted_content" && type === "reasoning") return undefined;
+    if (search & HIDE_WEB_SOURCES && key === "sources" && type === "search") return undefined;
+    if (search & HIDE_FILE_RESULTS && key === "results" && type === "file_search_call") return null;
+    return value;
+  };
 }
 
-function omitBoth(this: unknown, key: string, value: unknown): unknown {
-  return omitSearchSources.call(this, key, omitEncryptedContent.call(this, key, value));
-}
+const searchBits = (hideSources: boolean | number): number => (hideSources === true ? HIDE_WEB_SOURCES : hideSources || 0);
 
 /** The replacer that serialises a response's parts as the client should see them (undefined: all of it). */
-function clientReplacer(hideEncrypted: boolean, hideSources = false): ((this: unknown, key: string, value: unknown) => unknown) | undefined {
-  if (hideEncrypted) return hideSources ? omitBoth : omitEncryptedContent;
-  return hideSources ? omitSearchSources : undefined;
+function clientReplacer(hideEncrypted: boolean, hideSources: boolean | number = false): Replacer | undefined {
+  const search = searchBits(hideSources);
+  const k = (hideEncrypted ? 4 : 0) | search;
+  if (k === 0) return undefined;
+  return (REPLACERS[k] ??= makeReplacer(hideEncrypted, search));
 }
 
 /**
@@ -188,7 +217,7 @@ function clientReplacer(hideEncrypted: boolean, hideSources = false): ((this: un
  * used only when something is there to hide; otherwise the bytes are the same without it, and
  * `json`, the value's JSON when the caller made it already (for the store), is the answer.
  */
-export function clientText(value: unknown, hide: boolean, hideSources = false, json?: string): string {
+export function clientText(value: unknown, hide: boolean, hideSources: boolean | number = false, json?: string): string {
   const replacer = clientReplacer(hide, hideSources);
   if (replacer && hasHiddenParts(value, hide, hideSources)) return JSON.stringify(value, replacer);
   return json ?? JSON.stringify(value);
@@ -196,17 +225,20 @@ export function clientText(value: unknown, hide: boolean, hideSources = false, j
 
 /**
  * Whether `clientReplacer(hide, hideSources)` would leave anything out of `value`: a reasoning
- * item's encrypted_content, a search action's sources, at any depth (as the replacer looks).
+ * item's encrypted_content, a search action's sources, a file search's results, at any depth (as
+ * the replacer looks).
  */
-export function hasHiddenParts(value: unknown, hide: boolean, hideSources: boolean): boolean {
+export function hasHiddenParts(value: unknown, hide: boolean, hideSources: boolean | number): boolean {
   if (typeof value !== "object" || value === null) return false;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) if (hasHiddenParts(value[i], hide, hideSources)) return true;
     return false;
   }
   const obj = value as Record<string, unknown>;
+  const search = searchBits(hideSources);
   if (hide && obj.type === "reasoning" && obj.encrypted_content !== undefined) return true;
-  if (hideSources && obj.type === "search" && obj.sources !== undefined) return true;
+  if (search & HIDE_WEB_SOURCES && obj.type === "search" && obj.sources !== undefined) return true;
+  if (search & HIDE_FILE_RESULTS && obj.type === "file_search_call" && obj.results != null) return true;
   for (const key in obj) {
     const v = obj[key];
     if (typeof v === "object" && v !== null && hasHiddenParts(v, hide, hideSources)) return true;
