@@ -25,6 +25,7 @@ import { StreamShutdown } from "./create/stream-shutdown.js";
 import { tracePlan } from "./create/trace.js";
 import { validateCreateRequest } from "./create/validate.js";
 import { fetchFileUrls } from "./files/fetch-files.js";
+import { readStoredFiles } from "./files/stored-files.js";
 
 export interface RequestContext {
   owner: string | null;
@@ -149,6 +150,8 @@ export class ResponsesService {
     // Awaited only when there is something to wait for: an await costs a promise and a microtask turn on every request.
     const fetched = fetchFileUrls(plan, ctx.signal); // file_url contents for a chat or anthropic backend (the compactor may read them too)
     plan = fetched instanceof Promise ? await fetched : fetched;
+    const read = readStoredFiles(this.rt, plan); // file_id contents from the router's Files (404 for an unknown one), for every kind
+    plan = read instanceof Promise ? await read : read;
     const compacted = this.compactor.apply(plan, ctx.signal, ctx.stats); // context_management over its threshold
     plan = compacted instanceof Promise ? await compacted : compacted;
 

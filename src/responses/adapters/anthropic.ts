@@ -73,7 +73,7 @@ export function messagesOptions(plan: Plan, lease: Lease, stream: boolean): Anth
     hostedTools: m.hosted_tools === "reject" ? "reject" : "drop", // what the router runs (tool-loop/) never reaches the adapter
     historyItems: plan.history.length,
     compaction: compactionOptions(plan.cfg),
-    files: { fetched: plan.files },
+    files: { fetched: plan.files, stored: plan.storedFiles },
   };
 }
 

@@ -37,7 +37,7 @@ export class ChatRequest implements AdaptedRequest {
       hostedTools: plan.modelCfg.hosted_tools === "reject" ? "reject" : "drop",
       historyItems: plan.history.length,
       compaction: compactionOptions(plan.cfg),
-      files: { fetched: plan.files, inlineText: plan.modelCfg.inline_text_files },
+      files: { fetched: plan.files, stored: plan.storedFiles, inlineText: plan.modelCfg.inline_text_files },
       contextWindow: plan.modelCfg.context_window,
     });
     this.reasoningSummary = wantsReasoningSummary(plan.req.reasoning);

@@ -1,6 +1,7 @@
 /** `kind: openai` endpoints: the Responses request passed through (translate/openai/), the answer's ids and router fields rewritten. */
 import { applyRouterFields, nativeRequestBody, type RouterFields } from "../../translate/openai/rewrite.js";
 import { NativeStreamMachine } from "../../translate/openai/stream.js";
+import { storedFilesInline } from "../../translate/openai/files.js";
 import { deltaEvent, passableEvent } from "../../translate/openai/passable.js";
 import { frameBounds } from "../../wire/sse-parser.js";
 import { ENCRYPTED_REASONING } from "../../wire/protocol.js";
@@ -28,7 +29,7 @@ export class NativeRequest implements AdaptedRequest {
     stream: boolean,
   ) {
     const body = nativeRequestBody(plan.req, { upstreamModel: lease.target.upstreamModel, history: plan.history, stream, wantEncryptedReasoning: wantsEncryptedReasoning(plan), resolved: plan.input });
-    body.input = routerCompactionsAsText(body.input, plan.cfg) as typeof body.input;
+    body.input = storedFilesInline(routerCompactionsAsText(body.input, plan.cfg), plan.storedFiles) as typeof body.input;
     this.body = JSON.stringify(body);
     this.hidesEncryptedReasoning = shouldHideEncryptedReasoning(plan);
     this.headers = clientHeadersFor(plan.upstreamHeaders, lease.endpoint.config.headers);

@@ -17,6 +17,7 @@ import { CompactTriggerRequest, endsWithCompactionTrigger } from "../compaction/
 import { countCompaction } from "../compaction/compact.js";
 import type { Plan } from "./plan.js";
 import { fetchFileUrls } from "../files/fetch-files.js";
+import { readStoredFiles } from "../files/stored-files.js";
 import { traceOutcome } from "./trace.js";
 
 export interface RunOutcome {
@@ -77,6 +78,8 @@ export async function connect(rt: Runtime, plan: Plan, signal: AbortSignal, stre
   // file_url contents for a chat or anthropic backend, before any translation; awaited only when there is something to wait for.
   const fetched = fetchFileUrls(plan, signal);
   plan = fetched instanceof Promise ? await fetched : fetched;
+  const read = readStoredFiles(rt, plan); // file_id contents, read once (the service, a tool loop or a background job's plan may have them)
+  plan = read instanceof Promise ? await read : read;
   const attempt = await UpstreamAttempt.open(rt, {
     model: plan.model,
     steps: fallbackSteps(plan.cfg, plan.model, plan.modelCfg, plan.targets),

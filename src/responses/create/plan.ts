@@ -42,6 +42,8 @@ export interface Plan {
   compacted?: Item;
   /** Contents of the input's `file_url`s, by URL, fetched for a chat backend (responses/files/). */
   files?: Readonly<Record<string, FetchedFile>>;
+  /** Contents of the input's `file_id`s, by id, read from the router's Files for every kind (responses/files/stored-files.ts). */
+  storedFiles?: Readonly<Record<string, FetchedFile>>;
   /** Client headers a `kind: openai` upstream receives (the allow-listed ones, e.g. OpenAI-Beta). */
   upstreamHeaders?: Readonly<Record<string, string>>;
 }

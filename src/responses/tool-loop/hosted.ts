@@ -16,7 +16,7 @@ import type { RouterConfig } from "../../config/load.js";
 import { resolveServer, operatorServer, type McpServerSpec } from "../../tools/mcp/index.js";
 import { createSearchProvider, isWebSearchType, type SearchProvider, type WebSearchToolParam } from "../../tools/search/index.js";
 import { checkFileSearchTool, isFileSearchType, type FileLibrary, type FileSearchToolParam } from "../../tools/file-search/index.js";
-import { NO_KEY } from "../../keys/policy.js";
+import { fileOwner } from "../files/stored-files.js";
 import { invalidRequest } from "../../ops/errors.js";
 import type { JsonObject } from "../../wire/types.js";
 import type { Plan } from "../create/plan.js";
@@ -30,11 +30,6 @@ export interface HostedTools {
   fileSearch: { tool: FileSearchToolParam; library: FileLibrary; owner: string } | null;
   /** The request's other tools, left to the endpoint's adapter. */
   rest: JsonObject[];
-}
-
-/** The owner the Files library scopes by: the key's name, as stored responses are (NO_KEY without keys). */
-export function fileOwner(plan: Pick<Plan, "owner">): string {
-  return plan.owner ?? NO_KEY;
 }
 
 /** One provider per loaded config (a reload builds a new one). */

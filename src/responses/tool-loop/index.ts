@@ -11,6 +11,7 @@ import { connect, type Connection } from "../create/execute.js";
 import type { Plan } from "../create/plan.js";
 import { endsWithCompactionTrigger } from "../compaction/trigger-adapter.js";
 import { fetchFileUrls } from "../files/fetch-files.js";
+import { readStoredFiles } from "../files/stored-files.js";
 import { hostedTools, namesHostedTools, type HostedTools } from "./hosted.js";
 import { ToolLoop, connectorError } from "./loop.js";
 import { McpRunner } from "./mcp-runner.js";
@@ -35,7 +36,7 @@ export function openRun(rt: Runtime, plan: Plan, signal: AbortSignal, stream: bo
 async function openToolLoop(rt: Runtime, plan: Plan, signal: AbortSignal, stream: boolean, initialStatus: "in_progress" | "queued", resolved: HostedTools | null | undefined): Promise<Connection> {
   const hosted = resolved === undefined ? await hostedTools(rt.config, plan, rt.files) : resolved;
   if (!hosted) return connect(rt, plan, signal, stream, initialStatus);
-  plan = await fetchFileUrls(plan, signal); // once for every round (a background job's plan has not fetched them yet)
+  plan = await readStoredFiles(rt, await fetchFileUrls(plan, signal)); // once for every round (a background job's plan has not fetched them yet)
   const runner = new McpRunner(rt, signal);
   try {
     const loop = new ToolLoop(rt, plan, hosted, runner, signal, stream, initialStatus);

@@ -2,14 +2,15 @@
  * Responses content parts -> Messages content blocks: text, images (an http(s) URL or a data
  * URL: base64), files as `document` blocks (PDF as base64, text files as plain text) or
  * image blocks (an image file). A `file_url` arrives already fetched by the service under
- * `files.fetch` (responses/files/), as for chat backends. OpenAI file ids cannot reach
- * Anthropic, nor can audio (the Messages API has no audio input): a 400 naming them.
+ * `files.fetch` (responses/files/), as for chat backends, and a `file_id` read from the
+ * router's Files. A file id the router did not read cannot reach Anthropic, nor can audio
+ * (the Messages API has no audio input): a 400 naming them.
  */
 import { untranslatable } from "../errors.js";
 import { stringField } from "../input-parts.js";
 import type { Item, JsonObject } from "../../wire/types.js";
 import type { DocumentBlockParam, ImageBlockParam, TextBlockParam } from "./types.js";
-import { fileSource, type FileOptions } from "../chat/files.js";
+import { fileSource, storedFile, type FileOptions } from "../chat/files.js";
 
 export type UserBlock = TextBlockParam | ImageBlockParam | DocumentBlockParam;
 
@@ -54,7 +55,7 @@ export function imageBlock(part: Item, at: string): ImageBlockParam {
 }
 
 function fileBlock(part: Item, at: string, files: FileOptions | undefined): UserBlock {
-  if (part.file_id != null) {
+  if (part.file_id != null && !storedFile(part, files)) {
     throw untranslatable("Files given by 'file_id' are not supported for this model: this router has no Files API. Send the file as file_data (a base64 data URL) or a file_url.", `${at}.file_id`);
   }
   const { file_data: data, filename: title, param } = fileSource(part, at, files);

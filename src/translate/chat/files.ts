@@ -7,7 +7,8 @@
  * - with `inlineText` (a per-model option for backends without file support), a text file
  *   (text/*, JSON, XML, YAML, CSV, ... by media type or file name) becomes a text part that
  *   names the file and holds its content;
- * - `file_id` is a 400: the router has no Files API to look the id up in.
+ * - `file_id`: the contents the service read from the router's Files (`FileOptions.stored`);
+ *   a 400 when the router keeps no files (no Files API to look the id up in).
  */
 import { untranslatable } from "../errors.js";
 import type { Item } from "../../wire/types.js";
@@ -28,6 +29,8 @@ export interface FetchedFile {
 export interface FileOptions {
   /** Contents of the `file_url`s in the request, by URL. */
   fetched?: Readonly<Record<string, FetchedFile>>;
+  /** Contents of the `file_id`s in the request, by id, read from the router's Files. */
+  stored?: Readonly<Record<string, FetchedFile>>;
   /** Send text files as text parts (the model's `inline_text_files`). */
   inlineText?: boolean;
 }
@@ -37,7 +40,7 @@ const TEXT_NAMES = /\.(txt|md|markdown|csv|tsv|json|jsonl|ndjson|xml|ya?ml|toml|
 const DATA_URL = /^data:([^;,]*)(;[^,]*)?,/;
 
 export function fileToChat(part: Item, at: string, opts: FileOptions | undefined): ContentPart {
-  if (part.file_id != null) {
+  if (part.file_id != null && !storedFile(part, opts)) {
     throw untranslatable(
       `Files given by 'file_id' are not supported: this router has no Files API. Send the file's content as 'file_data' (a data URL such as 'data:application/pdf;base64,...') or a 'file_url'.`,
       `${at}.file_id`,
@@ -54,12 +57,15 @@ export function fileToChat(part: Item, at: string, opts: FileOptions | undefined
 }
 
 /**
- * An input_file's content, for every kind: its `file_data`, or the contents the service fetched
- * for its `file_url` (named by the part's `filename`, else the fetched one); `param` names
- * where the content came from. A `file_id` is each kind's own 400, checked before.
+ * An input_file's content, for every kind: the contents the service read for its `file_id`, its
+ * `file_data`, or the contents the service fetched for its `file_url` (named by the part's
+ * `filename`, else the read or fetched one); `param` names where the content came from. A
+ * `file_id` the service did not read is each kind's own 400, checked before.
  */
 export function fileSource(part: Item, at: string, opts: FileOptions | undefined): FetchedFile & { param: string } {
   const name = typeof part.filename === "string" && part.filename ? part.filename : undefined;
+  const stored = storedFile(part, opts);
+  if (stored) return { file_data: stored.file_data, filename: name ?? stored.filename, param: `${at}.file_id` };
   if (typeof part.file_data === "string" && part.file_data) return { file_data: part.file_data, filename: name, param: `${at}.file_data` };
   if (typeof part.file_url === "string" && part.file_url) {
     const fetched = opts?.fetched?.[part.file_url];
@@ -67,6 +73,11 @@ export function fileSource(part: Item, at: string, opts: FileOptions | undefined
     return { file_data: fetched.file_data, filename: name ?? fetched.filename, param: `${at}.file_url` };
   }
   throw untranslatable("An input_file needs 'file_data' or 'file_url'.", `${at}.file_data`);
+}
+
+/** The contents the service read for a part's `file_id`, if it read them. */
+export function storedFile(part: Item, opts: FileOptions | undefined): FetchedFile | undefined {
+  return typeof part.file_id === "string" && !part.file_data ? opts?.stored?.[part.file_id] : undefined;
 }
 
 /** The decoded text of a text file, or null for any other file (sent as a file part). */

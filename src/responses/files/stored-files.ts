@@ -1,0 +1,65 @@
+/**
+ * `input_file` parts given by `file_id`, on every kind: the router reads the file's bytes from
+ * its own Files (`Runtime.files`) before the request is translated and hands the contents to the
+ * pure cores by id (translate/chat/files.ts, translate/anthropic/content.ts,
+ * translate/openai/files.ts), so no backend ever sees the id: a chat or anthropic backend has no
+ * Files API, and OpenAI cannot see the router's files (its own file ids are not the router's).
+ * An unknown, expired, deleted or another key's file is the library's 404, before any upstream
+ * call. Without a library (the router keeps no files) a plan is left as it was: chat and
+ * anthropic answer their 400, `kind: openai` passes the id through to OpenAI's own Files.
+ */
+import type { Runtime } from "../../runtime/runtime.js";
+import type { FetchedFile } from "../../translate/index.js";
+import type { Item } from "../../wire/types.js";
+import type { Plan } from "../create/plan.js";
+import { NO_KEY } from "../../keys/policy.js";
+
+/** The owner the Files library scopes by: the key's name, as stored responses are (NO_KEY without keys). */
+export function fileOwner(plan: Pick<Plan, "owner">): string {
+  return plan.owner ?? NO_KEY;
+}
+
+/** Where an item's parts are: a message's `content`, a tool output's `output`. */
+const PART_LISTS = ["content", "output"] as const;
+
+function fileIdOf(part: Item | undefined): string | null {
+  return part?.type === "input_file" && typeof part.file_id === "string" && part.file_id !== "" && !part.file_data ? part.file_id : null;
+}
+
+/** The file ids of the plan's parts, in order, each once; [] (allocating nothing more) for a plan with none. */
+function fileIds(items: Item[], into: string[]): void {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    for (let k = 0; k < PART_LISTS.length; k++) {
+      const parts = item[PART_LISTS[k]!];
+      if (!Array.isArray(parts)) continue;
+      for (let j = 0; j < parts.length; j++) {
+        const id = fileIdOf(parts[j] as Item);
+        if (id !== null && !into.includes(id)) into.push(id);
+      }
+    }
+  }
+}
+
+/**
+ * The plan with the contents of its `file_id`s (`storedFiles`), when the router keeps files.
+ * A plan with none to read (almost every request), or read already, is returned as it is.
+ */
+export function readStoredFiles(rt: Runtime, plan: Plan): Plan | Promise<Plan> {
+  if (plan.storedFiles !== undefined || rt.files === null) return plan;
+  const ids: string[] = [];
+  fileIds(plan.history, ids);
+  fileIds(plan.input, ids);
+  return ids.length === 0 ? plan : readAll(rt, plan, ids);
+}
+
+async function readAll(rt: Runtime, plan: Plan, ids: string[]): Promise<Plan> {
+  const library = rt.files!;
+  const owner = fileOwner(plan);
+  const stored: Record<string, FetchedFile> = Object.create(null);
+  const files = await Promise.all(ids.map((id) => library.readFile(owner, id)));
+  files.forEach((f, i) => {
+    stored[ids[i]!] = { file_data: `data:${f.mime || "application/octet-stream"};base64,${f.bytes.toString("base64")}`, filename: f.filename };
+  });
+  return { ...plan, storedFiles: stored };
+}

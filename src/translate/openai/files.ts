@@ -1,0 +1,44 @@
+/**
+ * `input_file` parts given by `file_id` for a `kind: openai` endpoint: the router's file ids mean
+ * nothing to OpenAI, so each part the service read (`stored`, by id) is sent as the file itself,
+ * `file_data` (a data URL) and `filename`, as a client could have sent it. Pure; the request's
+ * own arrays are not changed (they may be the stored input).
+ */
+import type { FetchedFile } from "../chat/files.js";
+import type { Item } from "../../wire/types.js";
+
+/** Where an item's parts are: a message's `content`, a tool output's `output`. */
+const PART_LISTS = ["content", "output"] as const;
+
+/** The input with every read `file_id` part given by value; the same array when none is. */
+export function storedFilesInline(input: unknown, stored: Readonly<Record<string, FetchedFile>> | undefined): unknown {
+  if (!stored || !Array.isArray(input)) return input;
+  let out: Item[] | null = null;
+  (input as Item[]).forEach((item, i) => {
+    const changed = inlineItem(item, stored);
+    if (changed === item) return;
+    out ??= (input as Item[]).slice();
+    out[i] = changed;
+  });
+  return out ?? input;
+}
+
+function inlineItem(item: Item, stored: Readonly<Record<string, FetchedFile>>): Item {
+  let copy: Item | null = null;
+  for (const key of PART_LISTS) {
+    const parts = item?.[key];
+    if (!Array.isArray(parts)) continue;
+    let changed = false;
+    const next = (parts as Item[]).map((part) => {
+      const file = part?.type === "input_file" && typeof part.file_id === "string" ? stored[part.file_id] : undefined;
+      if (!file) return part;
+      changed = true;
+      const { file_id: _id, file_url: _url, ...rest } = part;
+      return { ...rest, file_data: file.file_data, filename: typeof part.filename === "string" && part.filename ? part.filename : (file.filename ?? "file") };
+    });
+    if (!changed) continue;
+    copy ??= { ...item };
+    copy[key] = next;
+  }
+  return copy ?? item;
+}
