@@ -40,6 +40,9 @@ const ITEM_EVENTS = new Set([
   "response.web_search_call.in_progress",
   "response.web_search_call.searching",
   "response.web_search_call.completed",
+  "response.file_search_call.in_progress",
+  "response.file_search_call.searching",
+  "response.file_search_call.completed",
   "response.output_text.annotation.added",
 ]);
 
@@ -54,6 +57,9 @@ const HOSTED_EVENT_ITEM: Record<string, string> = {
   "response.web_search_call.in_progress": "web_search_call",
   "response.web_search_call.searching": "web_search_call",
   "response.web_search_call.completed": "web_search_call",
+  "response.file_search_call.in_progress": "file_search_call",
+  "response.file_search_call.searching": "file_search_call",
+  "response.file_search_call.completed": "file_search_call",
 };
 
 interface Tracked {

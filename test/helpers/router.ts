@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach } from "vitest";
 import { buildConfig, type RouterConfig } from "../../src/config/load.js";
 import { createLogger } from "../../src/ops/log.js";
 import { startRouter, type RunningRouter, type StartOptions } from "../../src/server.js";
+import type { FileLibrary } from "../../src/tools/file-search/library.js";
 import { startMockUpstream, type MockUpstream } from "./mock-upstream.js";
 
 export interface TestRouter extends RunningRouter {
@@ -16,9 +17,11 @@ export interface TestRouter extends RunningRouter {
  * Starts a router on a free loopback port from an inline config object.
  * Logs are silent unless ROUTER_TEST_LOGS is set.
  */
-export async function startTestRouter(raw: Record<string, unknown>, opts: StartOptions & { apiKey?: string } = {}): Promise<TestRouter> {
+export async function startTestRouter(raw: Record<string, unknown>, opts: StartOptions & { apiKey?: string; files?: FileLibrary } = {}): Promise<TestRouter> {
   const config = buildConfig({ ...raw, server: { host: "127.0.0.1", port: 0, ...(raw.server as object) } });
   const router = await startRouter(config, { logger: createLogger(process.env.ROUTER_TEST_LOGS ? "debug" : "silent"), ...opts });
+  // The router's Files and Vector Stores as the responses path sees them (a test double: test/helpers/file-library.ts).
+  if (opts.files) router.runtime.files = opts.files;
   const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: opts.apiKey ?? "test-key", maxRetries: 0, timeout: 20_000 });
   return {
     ...router,
