@@ -12,7 +12,7 @@
  * word count (deterministic, so tests can assert usage and metrics).
  */
 import { ApiError } from "../../src/ops/errors.js";
-import type { AttributeFilter, FileLibrary, FileSearchHit, FileSearchOutcome, FileSearchQuery, StoredFileContent } from "../../src/tools/file-search/library.js";
+import type { AttributeFilter, ComparisonFilter, FileLibrary, FileSearchHit, FileSearchOutcome, FileSearchQuery, StoredFileContent } from "../../src/tools/file-search/library.js";
 
 export interface TestFile {
   id: string;
@@ -96,7 +96,10 @@ function words(text: string): string[] {
 function matches(f: AttributeFilter, attrs: Record<string, string | number | boolean>): boolean {
   if (f.type === "and") return f.filters.every((x) => matches(x, attrs));
   if (f.type === "or") return f.filters.some((x) => matches(x, attrs));
-  const v = attrs[f.key];
+  return compare(f as ComparisonFilter, attrs[(f as ComparisonFilter).key]);
+}
+
+function compare(f: ComparisonFilter, v: string | number | boolean | undefined): boolean {
   switch (f.type) {
     case "eq":
       return v === f.value;

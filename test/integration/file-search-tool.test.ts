@@ -66,6 +66,7 @@ beforeAll(async () => {
   claude.setDefault("/messages", claudeModel);
   oai = await startMockUpstream();
   oai.setDefault("/responses", nativeModel);
+  oai.setDefault("/responses/input_tokens", { kind: "json", body: { object: "response.input_tokens", input_tokens: 42 } });
   files = new InMemoryFileLibrary()
     .addFile({ id: "file-runbook", owner: "team", filename: "runbook.md", text: RUNBOOK, attributes: { team: "ops" } })
     .addFile({ id: "file-faq", owner: "team", filename: "faq.txt", text: "Office hours are 9 to 5.\n\nThe pump room is in the basement.", attributes: { team: "hr" } })
@@ -352,6 +353,18 @@ describe("input_file by file_id", () => {
     expect(chat.requests[0]!.body.messages[0].content[1].type).toBe("file");
     const items = await team.responses.inputItems.list(first.id);
     expect(JSON.stringify(items.data)).toContain('"file_id":"file-notes"');
+  });
+
+  it("POST /v1/responses/input_tokens counts the file's contents (and 404s an unknown one)", async () => {
+    for (const model of ["local", "native"]) {
+      const count = await team.responses.inputTokens.count({ model, input: withFile("file-notes") });
+      expect(count.input_tokens).toBeGreaterThan(0);
+    }
+    expect(files.reads).toEqual([["team", "file-notes"], ["team", "file-notes"]]);
+    const sent = oai.requests.find((q) => q.path === "/responses/input_tokens")!.body;
+    expect(sent.input[0].content[1]).toMatchObject({ type: "input_file", filename: "notes.md", file_data: expect.stringMatching(/^data:text\/markdown;base64,/) });
+    const err = await team.responses.inputTokens.count({ model: "local", input: withFile("file-missing") }).catch((e) => e);
+    expect(err.status).toBe(404);
   });
 
   it("an unknown or another key's file: 404 before any upstream call, on every kind", async () => {

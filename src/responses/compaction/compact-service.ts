@@ -21,6 +21,8 @@ import { countCompaction, keptUserItems, readSummary, routerCompactionsAsText, s
 import { recordTokenUsage } from "../create/execute.js";
 import { buildPlan, type Plan } from "../create/plan.js";
 import { fetchFileUrls } from "../files/fetch-files.js";
+import { readStoredFiles } from "../files/stored-files.js";
+import { storedFilesInline } from "../../translate/openai/files.js";
 import { validateCreateRequest } from "../create/validate.js";
 
 /** Fields of a compact body the router does not pass on or take: a compaction is never stored, streamed or run in the background. */
@@ -46,7 +48,7 @@ export class CompactService {
     const fields: JsonObject = { ...(body as JsonObject) };
     for (const k of NOT_COMPACT_FIELDS) delete fields[k];
     const req = validateCreateRequest({ ...fields, store: false });
-    const plan = await fetchFileUrls(await buildPlan(req, { cfg: rt.config, responses: rt.stores.responses, conversations: rt.stores.conversations, ids: rt.ids, now: Date.now }, ctx.owner, ctx.key ?? null), ctx.signal);
+    const plan = await readStoredFiles(rt, await fetchFileUrls(await buildPlan(req, { cfg: rt.config, responses: rt.stores.responses, conversations: rt.stores.conversations, ids: rt.ids, now: Date.now }, ctx.owner, ctx.key ?? null), ctx.signal));
     if (plan.input.at(-1)?.type === "compaction_trigger") throw invalidRequest("A 'compaction_trigger' item belongs in POST /v1/responses, not in a compact request.", "input", "invalid_value");
     const items = [...plan.history, ...plan.input];
     const attempt = await UpstreamAttempt.open(rt, {
@@ -102,6 +104,6 @@ function nativeCompactBody(plan: Plan, fields: JsonObject, lease: Lease): JsonOb
   });
   delete body.store;
   delete body.stream;
-  body.input = routerCompactionsAsText(body.input, plan.cfg) as typeof body.input;
+  body.input = storedFilesInline(routerCompactionsAsText(body.input, plan.cfg), plan.storedFiles) as typeof body.input;
   return body;
 }

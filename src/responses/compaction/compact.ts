@@ -37,7 +37,7 @@ export function summaryRequestBody(plan: Plan, items: Item[], lease: Lease, stre
     hostedTools: "drop",
     historyItems: plan.history.length,
     compaction: compactionOptions(plan.cfg),
-    files: { fetched: plan.files, inlineText: plan.modelCfg.inline_text_files },
+    files: { fetched: plan.files, stored: plan.storedFiles, inlineText: plan.modelCfg.inline_text_files },
   });
   if (cfg.summary_max_tokens) t.body.max_tokens = cfg.summary_max_tokens;
   return JSON.stringify(t.body);

@@ -26,8 +26,12 @@ function fileIdOf(part: Item | undefined): string | null {
   return part?.type === "input_file" && typeof part.file_id === "string" && part.file_id !== "" && !part.file_data ? part.file_id : null;
 }
 
-/** The file ids of the plan's parts, in order, each once; [] (allocating nothing more) for a plan with none. */
-function fileIds(items: Item[], into: string[]): void {
+/**
+ * Walks the file ids of the items' parts: `into` gets each once, in order; without `into`, the
+ * walk stops at the first one (a look that allocates nothing). Whether there was one.
+ */
+function fileIds(items: Item[], into?: string[]): boolean {
+  let found = false;
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
     for (let k = 0; k < PART_LISTS.length; k++) {
@@ -35,22 +39,27 @@ function fileIds(items: Item[], into: string[]): void {
       if (!Array.isArray(parts)) continue;
       for (let j = 0; j < parts.length; j++) {
         const id = fileIdOf(parts[j] as Item);
-        if (id !== null && !into.includes(id)) into.push(id);
+        if (id === null) continue;
+        if (!into) return true;
+        found = true;
+        if (!into.includes(id)) into.push(id);
       }
     }
   }
+  return found;
 }
 
 /**
  * The plan with the contents of its `file_id`s (`storedFiles`), when the router keeps files.
- * A plan with none to read (almost every request), or read already, is returned as it is.
+ * A plan with none to read (almost every request), or read already, is returned as it is,
+ * not through a promise.
  */
 export function readStoredFiles(rt: Runtime, plan: Plan): Plan | Promise<Plan> {
-  if (plan.storedFiles !== undefined || rt.files === null) return plan;
+  if (plan.storedFiles !== undefined || rt.files === null || !(fileIds(plan.history) || fileIds(plan.input))) return plan;
   const ids: string[] = [];
   fileIds(plan.history, ids);
   fileIds(plan.input, ids);
-  return ids.length === 0 ? plan : readAll(rt, plan, ids);
+  return readAll(rt, plan, ids);
 }
 
 async function readAll(rt: Runtime, plan: Plan, ids: string[]): Promise<Plan> {

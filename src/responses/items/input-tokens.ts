@@ -24,6 +24,8 @@ import { buildPlan, type Plan } from "../create/plan.js";
 import { compactionOptions } from "../compaction/compaction-key.js";
 import { validateCreateRequest } from "../create/validate.js";
 import { fetchFileUrls } from "../files/fetch-files.js";
+import { readStoredFiles } from "../files/stored-files.js";
+import { storedFilesInline } from "../../translate/openai/files.js";
 import { ESTIMATE_CHARS_PER_TOKEN, MESSAGE_OVERHEAD } from "../../translate/truncation.js";
 
 export type TokenCountSource = "upstream" | "tokenizer" | "estimate";
@@ -55,6 +57,7 @@ export class InputTokensService {
   /** The input tokens of a planned request, on an endpoint of its pool (also what `context_management` compares with its threshold). */
   async countPlan(plan: Plan, signal: AbortSignal): Promise<{ tokens: number; source: TokenCountSource; endpoint: string }> {
     const { rt } = this;
+    plan = await readStoredFiles(rt, plan); // file_id contents from the router's Files, counted as the model would read them
     const lease = await rt.pool.acquire(plan.model, plan.targets, { queueTimeoutMs: plan.cfg.routing.queue_timeout, signal, prefer: plan.preferEndpoint });
     try {
       const client = rt.client(lease.endpoint.name);
@@ -68,6 +71,7 @@ export class InputTokensService {
 
   private async upstream(plan: Plan, lease: Lease, client: UpstreamClient, signal: AbortSignal): Promise<{ tokens: number; source: TokenCountSource }> {
     const full = nativeRequestBody(plan.req, { upstreamModel: lease.target.upstreamModel, history: plan.history, stream: false, wantEncryptedReasoning: false, resolved: plan.input });
+    full.input = storedFilesInline(full.input, plan.storedFiles) as typeof full.input;
     const body: JsonObject = {};
     for (const k of COUNT_FIELDS) if (full[k] !== undefined) body[k] = full[k];
     const reply = await client.post("/responses/input_tokens", JSON.stringify(body), signal);
@@ -105,7 +109,7 @@ export class InputTokensService {
       hostedTools: plan.modelCfg.hosted_tools === "reject" ? "reject" : "drop",
       historyItems: plan.history.length,
       compaction: compactionOptions(plan.cfg),
-      files: { fetched: plan.files, inlineText: plan.modelCfg.inline_text_files },
+      files: { fetched: plan.files, stored: plan.storedFiles, inlineText: plan.modelCfg.inline_text_files },
     });
     const messages = t.body.messages as ChatMessage[];
     const tools = t.body.tools as unknown[] | undefined;

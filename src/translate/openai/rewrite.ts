@@ -41,8 +41,10 @@ export function nativeRequestBody(
   // for V8, and JSON.stringify takes its slow path over it.
   const { previous_response_id: _previous, conversation: _conversation, background: _background, router: _router, ...client } = req as JsonObject;
   const body: JsonObject = { ...client, model: opts.upstreamModel, store: false, stream: opts.stream };
-  const references = Array.isArray(req.input) && req.input.some((i) => i.type === "item_reference" || isBareReasoning(i));
-  const searched = Array.isArray(req.input) && req.input.some(isFileSearchCall);
+  // One look over the input for what needs more than passing it on (most inputs have none).
+  const special = Array.isArray(req.input) && req.input.some((i) => i.type === "item_reference" || i.type === "file_search_call" || isBareReasoning(i));
+  const references = special && (req.input as Item[]).some((i) => i.type === "item_reference" || isBareReasoning(i));
+  const searched = special && (req.input as Item[]).some(isFileSearchCall);
   if (opts.history.length > 0 || references || searched) {
     let current = typeof req.input === "string" ? [{ type: "message", role: "user", content: req.input }] : (req.input ?? []);
     if (references) current = withReferencedItems(current, opts.resolved ?? []);
