@@ -168,6 +168,14 @@ describe("file_search on a chat model", () => {
     expect((done.terminal as any).response.output[0].results).toHaveLength(3);
   });
 
+  it("tool_choice {type: file_search} forces the function in the first round", async () => {
+    const r = await team.responses.create({ model: "local", input: "x", tools: [tool()], tool_choice: { type: "file_search" } });
+    expect(r.output.map((i) => i.type)).toEqual(["file_search_call", "message"]);
+    expect(r.tool_choice).toEqual({ type: "file_search" });
+    expect(chat.requests[0]!.body.tool_choice).toEqual({ type: "function", function: { name: "file_search" } });
+    expect(chat.requests[1]!.body.tool_choice).toBe("auto");
+  });
+
   it("the openai SDK's stream builds the cited answer", async () => {
     const final = await team.responses.stream({ model: "local", input: "x", tools: [tool()] }).finalResponse();
     expect(final.output_text).toBe(ANSWER);
