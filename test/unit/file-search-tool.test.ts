@@ -5,10 +5,17 @@ import { checkFileSearchTool, fileCitations, fileSearchCallItem, fileSearchQuery
 import { responsesToMessagesRequest } from "../../src/translate/anthropic/request.js";
 import { versionTraits } from "../../src/translate/anthropic/version.js";
 import { normalizeInput, responsesToChatRequest } from "../../src/translate/chat/request.js";
+import type { FileOptions } from "../../src/translate/chat/files.js";
 import { fileSearchResultsText, hostedItemAsCall } from "../../src/translate/hosted-calls.js";
 import { storedFilesInline } from "../../src/translate/openai/files.js";
 import { HIDE_FILE_RESULTS, HIDE_WEB_SOURCES, clientText, nativeRequestBody } from "../../src/translate/openai/rewrite.js";
 import type { CreateResponseRequest, Item } from "../../src/wire/types.js";
+
+/** The Messages request kind: anthropic would send for these items. */
+function messagesRequest(input: Item[], files?: FileOptions) {
+  const opts = { upstreamModel: "c", stream: false, version: versionTraits(undefined), defaultMaxTokens: 100, thinkingBudget: { minimal: 1024, low: 2048, medium: 4096, high: 8192, xhigh: 16000 }, promptCaching: false, structuredOutput: "tool" as const, hostedTools: "drop" as const, files };
+  return responsesToMessagesRequest({ model: "m", input } as CreateResponseRequest, normalizeInput(input), opts);
+}
 
 const hit = (file_id: string, filename: string, text = "passage", score = 0.9): FileSearchHit => ({ file_id, filename, score, attributes: null, content: [{ type: "text", text }], vector_store_id: "vs_1" });
 const HITS = [hit("file-a", "a.md", "alpha"), hit("file-b", "guide.pdf", "beta")];
@@ -101,16 +108,7 @@ describe("a file_search_call replayed", () => {
   });
 
   it("kind: anthropic: a tool_use and its tool_result", () => {
-    const t = responsesToMessagesRequest({ model: "m", input: turn } as CreateResponseRequest, normalizeInput(turn), {
-      upstreamModel: "c",
-      stream: false,
-      version: versionTraits(undefined),
-      defaultMaxTokens: 100,
-      thinkingBudget: { minimal: 1024, low: 2048, medium: 4096, high: 8192, xhigh: 16000 },
-      promptCaching: false,
-      structuredOutput: "tool",
-      hostedTools: "drop",
-    });
+    const t = messagesRequest(turn);
     const blocks = (t.body.messages as any[]).flatMap((m) => (Array.isArray(m.content) ? m.content : []));
     expect(blocks.find((b) => b.type === "tool_use")).toMatchObject({ name: "file_search", input: { query: "pump error" } });
     expect(JSON.stringify(blocks.find((b) => b.type === "tool_result"))).toContain("ERR-1 means stop.");
@@ -174,17 +172,7 @@ describe("input_file by file_id", () => {
   });
 
   it("kind: anthropic: a document block", () => {
-    const t = responsesToMessagesRequest({ model: "m", input } as CreateResponseRequest, normalizeInput(input), {
-      upstreamModel: "c",
-      stream: false,
-      version: versionTraits(undefined),
-      defaultMaxTokens: 100,
-      thinkingBudget: { minimal: 1024, low: 2048, medium: 4096, high: 8192, xhigh: 16000 },
-      promptCaching: false,
-      structuredOutput: "tool",
-      hostedTools: "drop",
-      files: { stored },
-    });
+    const t = messagesRequest(input, { stored });
     expect((t.body.messages as any[])[0].content[1]).toEqual({ type: "document", source: { type: "text", media_type: "text/plain", data: "hi" }, title: "hi.txt" });
   });
 });
