@@ -14,7 +14,7 @@ import { ApiError, invalidRequest, toApiError } from "../../ops/errors.js";
 import { abortError } from "../../upstream/body.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import { SpanKind, type Span } from "../../tracing/index.js";
-import { FILE_SEARCH_FUNCTION_NAME, WEB_SEARCH_FUNCTION_NAME, fileSearchResultsText, hostedFunctionName, hostedItemsForModel, refusedApprovals } from "../../translate/hosted-calls.js";
+import { FILE_SEARCH_FUNCTION_NAME, WEB_SEARCH_FUNCTION_NAME, hostedFunctionName, hostedItemsForModel, refusedApprovals } from "../../translate/hosted-calls.js";
 import { completedAt, responseSkeleton, emptyUsage } from "../../translate/skeleton.js";
 import { unixSeconds } from "../../wire/clock.js";
 import { HIDE_FILE_RESULTS, HIDE_WEB_SOURCES, clientText, replayableItems } from "../../translate/openai/rewrite.js";
@@ -28,11 +28,9 @@ import type { HostedTools } from "./hosted.js";
 import { approvalRequest, closedEvents, finishedCall, listToolsItem, listingEvents, openCall, searchingEvent, skippedCall, wholeCallEvents } from "./items.js";
 import { timedTool, type McpRunner } from "./mcp-runner.js";
 import { isAllowed } from "../../tools/mcp/index.js";
-import { NO_KEY } from "../../keys/policy.js";
-import { recordUsage } from "../../keys/usage.js";
-import { usageDeps } from "../../runtime/runtime.js";
 import { SearchError, isWebSearchType, resultsForModel, searchArguments, searchQueryFor, urlCitations, webSearchCallItem, type SearchResult } from "../../tools/search/index.js";
-import { callResult, fileCitations, fileSearchCallItem, fileSearchQueryFor, isFileSearchType, type FileSearchHit } from "../../tools/file-search/index.js";
+import { isFileSearchType } from "../../tools/file-search/index.js";
+import { FileSearches } from "./file-searches.js";
 import { RoundSink, type Cite, type Citation, type Sequence } from "./round-sink.js";
 import { Toolbox, type HostedFunction } from "./toolbox.js";
 
@@ -70,8 +68,8 @@ export class ToolLoop {
   /** Every web search result of this response (citations resolve against them) and each search's text for the model. */
   private readonly searchResults: SearchResult[] = [];
   private readonly searchOutputs = new Map<string, string>();
-  /** Every file search hit of this response, numbered across its searches as the model read them (citations resolve against them). */
-  private readonly fileHits: FileSearchHit[] = [];
+  /** The response's file searches (their hits, for citations). */
+  private readonly fileSearches: FileSearches;
 
   constructor(
     private readonly rt: Runtime,
@@ -87,6 +85,7 @@ export class ToolLoop {
     this.toolbox = new Toolbox(taken);
     if (hosted.webSearch) this.toolbox.addWebSearch(hosted.webSearch.tool, hosted.webSearch.provider);
     if (hosted.fileSearch) this.toolbox.addFileSearch(hosted.fileSearch.tool, hosted.fileSearch.library, hosted.fileSearch.owner);
+    this.fileSearches = new FileSearches(rt, plan.owner, signal);
   }
 
   /**
@@ -301,12 +300,11 @@ export class ToolLoop {
 
   /** Citations for the answers of a round, when earlier rounds searched the web or the files. */
   private cite(): Cite | null {
-    if (this.searchResults.length === 0 && this.fileHits.length === 0) return null;
+    const files = this.fileSearches.citer();
+    if (this.searchResults.length === 0) return files;
     const results = this.searchResults.slice();
-    const hits = this.fileHits.slice();
-    if (hits.length === 0) return (text) => urlCitations(text, results);
-    if (results.length === 0) return (text) => fileCitations(text, hits);
-    return (text) => [...urlCitations(text, results), ...fileCitations(text, hits)].sort((a, b) => citedAt(a) - citedAt(b));
+    if (!files) return (text) => urlCitations(text, results);
+    return (text) => [...urlCitations(text, results), ...files(text)].sort((a, b) => citedAt(a) - citedAt(b));
   }
 
   private account(out: RunOutcome): void {
@@ -355,8 +353,7 @@ export class ToolLoop {
         continue;
       }
       if (fn.kind === "file_search") {
-        const query = searchArguments(args);
-        const open = fileSearchCallItem(id, query ? [query] : [], "in_progress", null) as unknown as Item;
+        const open = this.fileSearches.open(id, args);
         this.items.push(open);
         pending.push({ index, fn, open });
         continue;
@@ -420,7 +417,10 @@ export class ToolLoop {
     this.callsRun++;
     const fn = p.fn;
     if (fn.kind === "web_search") return this.search(p, fn);
-    if (fn.kind === "file_search") return this.fileSearch(p, fn);
+    if (fn.kind === "file_search") {
+      this.items[p.index] = await this.fileSearches.run(p.open, fn, this.searchOutputs);
+      return;
+    }
     const result = await this.runner.call(fn.server, fn.tool.name, p.open.arguments as string);
     this.items[p.index] = finishedCall(p.open, result);
   }
@@ -443,43 +443,6 @@ export class ToolLoop {
       this.items[p.index] = webSearchCallItem(id, query, [], true, "failed") as unknown as Item;
       this.searchOutputs.set(id, `The web search failed: ${(err as Error).message}`);
     }
-  }
-
-  /**
-   * One file search over the request's vector stores: the item with its results (kept in the
-   * stored response; streamed only when included: clientView), the model's text (results numbered
-   * after the response's earlier hits), the hits for citations, the query embeddings' tokens counted.
-   */
-  private async fileSearch(p: PendingCall, fn: Extract<HostedFunction, { kind: "file_search" }>): Promise<void> {
-    const id = p.open.id as string;
-    const query = (p.open.queries as string[])[0];
-    if (!query) {
-      this.items[p.index] = fileSearchCallItem(id, [], "failed", null) as unknown as Item;
-      this.searchOutputs.set(id, "The file search was not run: the call named no query.");
-      this.rt.metrics.fileSearches.inc({ outcome: "error" });
-      return;
-    }
-    try {
-      const found = await timedTool(this.rt, "file_search_call", "files", () => fn.library.search(fileSearchQueryFor(fn.tool, fn.owner, query, this.signal)), (r) => (r ? "ok" : "error"));
-      this.items[p.index] = fileSearchCallItem(id, found.queries.length ? found.queries : [query], "completed", found.hits) as unknown as Item;
-      this.searchOutputs.set(id, fileSearchResultsText(found.hits.map(callResult), this.fileHits.length + 1));
-      this.fileHits.push(...found.hits);
-      this.countFileSearch(found.hits.length > 0 ? "ok" : "empty", found.embeddingTokens);
-    } catch (err) {
-      this.items[p.index] = fileSearchCallItem(id, [query], "failed", null) as unknown as Item;
-      this.searchOutputs.set(id, `The file search failed: ${(err as Error).message}`);
-      this.countFileSearch("error", 0);
-    }
-  }
-
-  /** A file search in the metrics, and its query embeddings' tokens in the key's usage under the embedding model. */
-  private countFileSearch(outcome: "ok" | "empty" | "error", embeddingTokens: number): void {
-    const m = this.rt.metrics;
-    m.fileSearches.inc({ outcome });
-    if (embeddingTokens <= 0) return;
-    const key = this.plan.owner ?? NO_KEY;
-    m.fileSearchEmbeddingTokens.inc({ key }, embeddingTokens);
-    recordUsage(usageDeps(this.rt), key, embeddingModel(this.rt), 0, embeddingTokens, 0);
   }
 
   private skipped(p: PendingCall, why: string): Item {
@@ -548,15 +511,6 @@ export function connectorError(f: ListFailure): ApiError {
 /** Where a citation sits in its text, to order url and file citations together. */
 function citedAt(c: Citation): number {
   return c.type === "url_citation" ? c.start_index : c.index;
-}
-
-/**
- * The model whose `/v1/embeddings` the file search's queries are embedded with (`tools.file_search.embedding_model`,
- * which the Files room's config adds), the name the key's usage counts their tokens under.
- */
-function embeddingModel(rt: Runtime): string {
-  const fs = (rt.config.tools as { file_search?: { embedding_model?: unknown } }).file_search;
-  return typeof fs?.embedding_model === "string" ? fs.embedding_model : "file_search";
 }
 
 /** A message with the url_citation annotations of its text parts (what the stream sent for it). */
