@@ -84,6 +84,11 @@ describe("links in the manual", () => {
     expect(anchorsOf(join(root, "docs/api.md")).has("no-such-heading")).toBe(false);
   });
 
+  it.each(pages)("every code fence in %s is closed (an open one swallows the rest of the page)", (page) => {
+    const fences = readFileSync(join(root, page), "utf8").split("\n").filter((line) => /^\s*(```|~~~)/.test(line));
+    expect(fences.length % 2).toBe(0);
+  });
+
   it.each(pages)("every relative link and #anchor in %s resolves", (page) => {
     expect(brokenLinks(page)).toEqual([]);
   });
