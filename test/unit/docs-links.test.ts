@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -50,8 +50,7 @@ function anchorsOf(file: string): Set<string> {
   return ids;
 }
 
-function brokenLinks(page: string): string[] {
-  const file = join(root, page);
+function brokenLinks(page: string, file = join(root, page)): string[] {
   const bad: string[] = [];
   for (const line of prose(readFileSync(file, "utf8"))) {
     for (const m of line.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
@@ -79,9 +78,22 @@ describe("links in the manual", () => {
     expect(githubSlug("What is left -- and why")).toBe("what-is-left----and-why");
   });
 
-  it("finds a broken link and a broken anchor", () => {
-    expect(anchorsOf(join(root, "docs/api.md")).has("routes")).toBe(true);
-    expect(anchorsOf(join(root, "docs/api.md")).has("no-such-heading")).toBe(false);
+  it("finds a broken link and a broken anchor, and passes over code and absolute URLs", () => {
+    const file = join(root, "docs", `.links-probe-${process.pid}.md`);
+    writeFileSync(
+      file,
+      "# Probe\n\n## A b\n\n## A b\n\n[ok](#a-b-1) [ok](api.md#routes) [gone](nowhere.md) [bad](api.md#no-such-heading) [bad](#a-c)\n" +
+        "[web](https://example.com/x#y) `[code](nowhere.md)`\n\n```md\n[fenced](nowhere.md)\n```\n",
+    );
+    try {
+      expect(brokenLinks("docs/probe.md", file)).toEqual([
+        "docs/probe.md: nowhere.md (no such file)",
+        "docs/probe.md: api.md#no-such-heading (no heading #no-such-heading in docs/api.md)",
+        `docs/probe.md: #a-c (no heading #a-c in docs/.links-probe-${process.pid}.md)`,
+      ]);
+    } finally {
+      rmSync(file);
+    }
   });
 
   it.each(pages)("every code fence in %s is closed (an open one swallows the rest of the page)", (page) => {
