@@ -1,3 +1,9 @@
+/**
+ * What the top of src/ holds:
+ * the only files at the top: the entry; arguments, logger, config watch and signals (`start`,
+ * `check`); the server with its runtime and stores; the Hono app built from its parts (no globals:
+ * tests build several)
+ */
 import { Hono, type Context, type Next } from "hono";
 import { notFound } from "./ops/errors.js";
 import type { AppEnv } from "./http/context.js";

@@ -1,8 +1,14 @@
 import { z } from "zod";
 import { parseDuration } from "./duration.js";
 
+/**
+ * router.yaml's schema. Every key carries a `.describe()` text: it is the key's documentation,
+ * shown by editors through config/router.schema.json and rendered, with the key's default, into
+ * docs/configuration.md (`npm run docs`; a test fails when either file is stale).
+ */
+
 /** A duration as written in router.yaml ("30s", "1h", 250ms", or seconds), normalised to milliseconds. */
-const duration = z.union([z.string(), z.number()]).transform((v, ctx) => {
+export const duration = z.union([z.string(), z.number()]).transform((v, ctx) => {
   const ms = parseDuration(v);
   if (ms === null) {
     ctx.addIssue({ code: "custom", message: `invalid duration ${JSON.stringify(v)} (use e.g. "250ms", "30s", "5m", "1h")` });
@@ -23,50 +29,39 @@ const hostPort = z.union([z.string(), z.object({ host: z.string().min(1), port: 
   return { host: m[1]!, port: Number(m[2]) };
 });
 
-/**
- * Where Redis is, beyond a plain URL: Sentinel (the router asks the sentinels for the current
- * primary and follows failovers), credentials kept out of the URL, and TLS with a private CA.
- */
 const redisTargetSchema = z
   .object({
-    /** Sentinel addresses ("host:port" or {host, port}); with them, `name` is the monitored group. */
-    sentinels: z.array(hostPort).min(1).optional(),
-    name: z.string().min(1).optional(),
-    username: z.string().optional(),
-    password: z.string().optional(),
-    /** The sentinels' own password (requirepass in sentinel.conf), if any. */
-    sentinel_password: z.string().optional(),
-    /** TLS to the Redis servers (implied by a rediss:// URL); `sentinels: true` also to the sentinels. */
+    sentinels: z.array(hostPort).min(1).optional().describe('Redis Sentinel addresses ("host:port" or {host, port}); the router asks them for the current primary and follows failovers. Needs `name`.'),
+    name: z.string().min(1).optional().describe("The monitored group's name (`sentinel monitor <name> ...`)."),
+    username: z.string().optional().describe("Redis ACL user, kept out of the URL."),
+    password: z.string().optional().describe("The Redis servers' password (requirepass), kept out of the URL; never logged."),
+    sentinel_password: z.string().optional().describe("The sentinels' own password (requirepass in sentinel.conf), if any."),
     tls: z
       .object({
-        ca_file: z.string().min(1).optional(),
-        servername: z.string().min(1).optional(),
-        sentinels: z.boolean().default(false),
+        ca_file: z.string().min(1).optional().describe("A private CA's certificate (PEM file)."),
+        servername: z.string().min(1).optional().describe("The TLS server name to verify, when it differs from the host."),
+        sentinels: z.boolean().default(false).describe("TLS to the sentinels too."),
       })
       .strict()
-      .optional(),
+      .optional()
+      .describe("TLS to the Redis servers (implied by a rediss:// URL)."),
   })
   .strict();
 
 const timeoutsSchema = z
   .object({
-    connect: duration.default(5_000),
-    // Long by default: a local backend may spend a while on prefill before its first token.
-    first_byte: duration.default(300_000),
-    idle: duration.default(120_000),
+    connect: duration.default(5_000).describe("Time to open the connection to the endpoint."),
+    first_byte: duration.default(300_000).describe("Time to the first byte of the answer; long by default, as a local backend may spend a while on prefill."),
+    idle: duration.default(120_000).describe("Longest silence between two chunks of a streamed answer."),
   })
   .strict();
 
 const websocketSchema = z
   .object({
-    /** A socket is ended after this long (OpenAI's limit: 60 minutes) with `websocket_connection_limit_reached`; clients reconnect. */
-    max_connection_duration: duration.default(3_600_000),
-    /** Ping an idle socket this often; one that has not answered the previous ping by the next is dropped. */
-    ping_interval: duration.default(30_000),
-    /** Largest message a client may send; a larger one closes the socket with 1009. */
-    max_message_bytes: z.number().int().positive().default(20 * 1024 * 1024),
-    /** Responses in flight at once on one socket (`stream_id` lanes); a create beyond it is an `error` event. */
-    max_lanes: z.number().int().positive().default(16),
+    max_connection_duration: duration.default(3_600_000).describe("A socket is ended after this long (OpenAI's limit: 60 minutes) with `websocket_connection_limit_reached`; clients reconnect."),
+    ping_interval: duration.default(30_000).describe("Ping an idle socket this often; one that has not answered the previous ping by the next is dropped."),
+    max_message_bytes: z.number().int().positive().default(20 * 1024 * 1024).describe("Largest message a client may send; a larger one closes the socket with 1009."),
+    max_lanes: z.number().int().positive().default(16).describe("Responses in flight at once on one socket (`stream_id` lanes); a create beyond it is an `error` event `too_many_streams`."),
   })
   .strict()
   .prefault({});
@@ -74,84 +69,89 @@ const websocketSchema = z
 /** An Anthropic API version: a date, as the `anthropic-version` header takes it. */
 const anthropicVersion = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "an API version date such as 2023-06-01");
 
-/** Thinking budget in tokens per `reasoning.effort` (0: no thinking at that effort), for `kind: anthropic`. */
 const thinkingBudgetSchema = z
   .object({
-    minimal: z.number().int().min(0).default(1024),
-    low: z.number().int().min(0).default(2048),
-    medium: z.number().int().min(0).default(8192),
-    high: z.number().int().min(0).default(16384),
-    xhigh: z.number().int().min(0).default(32768),
+    minimal: z.number().int().min(0).default(1024).describe("Budget at effort `minimal`."),
+    low: z.number().int().min(0).default(2048).describe("Budget at effort `low`."),
+    medium: z.number().int().min(0).default(8192).describe("Budget at effort `medium`."),
+    high: z.number().int().min(0).default(16384).describe("Budget at effort `high`."),
+    xhigh: z.number().int().min(0).default(32768).describe("Budget at effort `xhigh`."),
   })
   .strict()
   .refine((b) => Object.values(b).every((n) => n === 0 || n >= 1024), "a thinking budget is 0 (off) or at least 1024 tokens (Anthropic's minimum)");
 
 const endpointSchema = z
   .object({
-    name,
-    url: z.url({ protocol: /^https?$/ }),
-    kind: z.enum(["openai", "chat", "anthropic"]),
-    api_key: z.string().optional(),
-    headers: z.record(z.string(), z.string()).default({}),
-    max_concurrency: z.number().int().positive().default(16),
-    weight: z.number().positive().default(1),
-    timeouts: timeoutsSchema.prefault({}),
-    /** How `developer` messages reach a chat backend whose template may not know the role. */
-    developer_role: z.enum(["system", "developer"]).default("system"),
-    /** `kind: anthropic`: the `anthropic-version` header (unset: the version the installed @anthropic-ai/sdk sends); the request is translated for it. */
-    anthropic_version: anthropicVersion.optional(),
-    /** `kind: anthropic`: `anthropic-beta` features sent with every request to this endpoint. */
-    anthropic_beta: z.array(z.string().min(1)).optional(),
+    name: name.describe("The endpoint's name: models list it in their pool; logs, metrics (`upstream` label) and errors name the endpoint by it, never by its URL."),
+    url: z.url({ protocol: /^https?$/ }).describe("The API's base URL, with `/v1` (Ollama: http://127.0.0.1:11434/v1; vLLM: http://HOST:8000/v1; llama.cpp: :8080/v1; OpenAI: https://api.openai.com/v1; Anthropic: https://api.anthropic.com/v1)."),
+    kind: z.enum(["openai", "chat", "anthropic"]).describe("`openai`: native /responses pass-through; `chat`: translated to /chat/completions (Ollama, vLLM, llama.cpp); `anthropic`: translated to the Messages API (/v1/messages)."),
+    api_key: z.string().optional().describe("The endpoint's own key (use ${ENV}); sent as a Bearer token (`x-api-key` on kind: anthropic). Never the client's key, never logged or echoed."),
+    headers: z.record(z.string(), z.string()).default({}).describe("Extra headers sent with every request to this endpoint."),
+    max_concurrency: z.number().int().positive().default(16).describe("Requests in flight at once on this endpoint (its slots); more wait up to `routing.queue_timeout`."),
+    weight: z.number().positive().default(1).describe("Tie-break between equally loaded endpoints of a pool."),
+    timeouts: timeoutsSchema.prefault({}).describe("Connection, first-byte and between-chunk timeouts; each expiry is an endpoint failure."),
+    developer_role: z.enum(["system", "developer"]).default("system").describe("How `developer` messages reach a chat backend whose template may not know the role."),
+    anthropic_version: anthropicVersion.optional().describe("`kind: anthropic`: the `anthropic-version` header (unset: the version the installed @anthropic-ai/sdk sends, 2026-10-21); the request is translated for it."),
+    anthropic_beta: z.array(z.string().min(1)).optional().describe("`kind: anthropic`: `anthropic-beta` features sent with every request to this endpoint."),
   })
   .strict();
 
 const modelEndpointRef = z.union([
   name,
-  z.object({ name, upstream_model: z.string().min(1).optional(), weight: z.number().positive().optional() }).strict(),
+  z
+    .object({
+      name: name.describe("An endpoint of `endpoints`."),
+      upstream_model: z.string().min(1).optional().describe("The model name this endpoint knows the model by."),
+      weight: z.number().positive().optional().describe("The endpoint's weight in this pool."),
+    })
+    .strict(),
 ]);
 
 const modelSchema = z
   .object({
-    endpoints: z.array(modelEndpointRef).min(1),
-    upstream_model: z.string().min(1).optional(),
-    cache: z.object({ ttl: duration.default(3_600_000), enabled: z.boolean().default(true) }).strict().optional(),
-    /**
-     * Hosted tools (mcp, web_search, file_search, ...). Unset: on chat endpoints the router runs
-     * the ones it can (MCP; web search with a provider) and drops the rest; on openai endpoints
-     * they pass through. `run`: the router runs what it can on every kind (the rest is dropped on
-     * chat). `drop` / `reject`: on chat, every hosted tool is dropped / a 400. Operator-defined MCP
-     * servers (`tools.mcp.servers`) are run by the router whatever this says.
-     */
-    hosted_tools: z.enum(["run", "drop", "reject"]).optional(),
-    /**
-     * On openai endpoints, ask for `reasoning.encrypted_content` so reasoning can be
-     * replayed next turn (upstream keeps nothing: store is false). Unset: on when the
-     * request sets `reasoning` or the model name looks like a reasoning model.
-     */
-    encrypted_reasoning: z.boolean().optional(),
-    /** The model's context window in tokens: `truncation: "auto"` drops the oldest turns to fit it, `disabled` answers 400 `context_length_exceeded` past it. */
-    context_window: z.number().int().positive().optional(),
-    /** On chat backends without file support: send text files (`input_file`) as text parts instead of chat `file` parts. */
-    inline_text_files: z.boolean().default(false),
-    /** Models that serve the request, in order, when every endpoint of this model's pool failed before the first byte. */
-    fallbacks: z.array(z.string().min(1)).default([]),
-    /** The most tokens the model writes in one answer (told to clients in /v1/models); on `kind: anthropic`, which requires `max_tokens`, the one sent when the request sets no `max_output_tokens` (8192 when unset). */
-    max_output_tokens: z.number().int().positive().optional(),
-    /** What the model reads besides text (told to clients in /v1/models and Codex's catalog). */
-    input_modalities: z.array(z.enum(["text", "image", "audio", "file"])).min(1).optional(),
-    /** The model reasons (told to clients in /v1/models; Codex offers reasoning efforts and summaries). */
-    reasoning: z.boolean().optional(),
-    /** `kind: anthropic`: the `thinking.budget_tokens` for each `reasoning.effort`. */
-    thinking_budget: thinkingBudgetSchema.prefault({}),
-    /** `kind: anthropic`: `cache_control` breakpoints on the stable prefix (tools, system, earlier turns). */
-    prompt_caching: z.boolean().default(true),
-    /**
-     * `kind: anthropic`: how `text.format: json_schema` is asked for: `tool` (a forced tool whose
-     * input is the object; every model) or `native` (`output_config.format`, where the model supports it).
-     */
-    structured_output: z.enum(["tool", "native"]).default("tool"),
-    /** `kind: anthropic`: `anthropic-beta` features sent for this model, besides its endpoint's. */
-    anthropic_beta: z.array(z.string().min(1)).optional(),
+    endpoints: z.array(modelEndpointRef).min(1).describe("The model's pool: endpoint names, or `{name, upstream_model, weight}`. A request goes to the endpoint with the fewest requests in flight under its `max_concurrency`, and fails over to another before the first byte."),
+    upstream_model: z.string().min(1).optional().describe("The model name sent upstream (unset: the model's own name here)."),
+    cache: z
+      .object({
+        ttl: duration.default(3_600_000).describe("How long an answer is served from the cache."),
+        enabled: z.boolean().default(true).describe("Set false to keep the block but turn the cache off."),
+      })
+      .strict()
+      .optional()
+      .describe("Serve identical requests from the response cache (see api.md, \"Response cache\")."),
+    hosted_tools: z
+      .enum(["run", "drop", "reject"])
+      .optional()
+      .describe(
+        "Hosted tools (mcp, web_search, file_search, ...). Unset: on chat and anthropic endpoints the router runs the ones it can (MCP; web search with a provider) and drops the rest; on openai endpoints they pass through. `run`: the router runs what it can on every kind (the rest is dropped on chat). `drop` / `reject`: on chat and anthropic, every hosted tool is dropped / a 400. Operator-defined MCP servers (`tools.mcp.servers`) are run by the router whatever this says.",
+      ),
+    encrypted_reasoning: z
+      .boolean()
+      .optional()
+      .describe("On openai endpoints, ask for `reasoning.encrypted_content` so reasoning can be replayed next turn (upstream keeps nothing: store is false). Unset: on when the request sets `reasoning` or the model name looks like a reasoning model."),
+    context_window: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("The model's context window in tokens (told to clients in GET /v1/models and to Codex): `truncation: \"auto\"` drops the oldest turns to fit it, `disabled` (default) answers 400 `context_length_exceeded` past it (chat backends; the estimate is 4 characters a token)."),
+    inline_text_files: z.boolean().default(false).describe("On chat backends without file support: send text files (`input_file`) as text parts instead of chat `file` parts."),
+    fallbacks: z.array(z.string().min(1)).default([]).describe("Models that serve the request, in order (each followed by its own fallbacks), when every endpoint of this model's pool failed before the first byte, had no slot or no endpoint."),
+    max_output_tokens: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("The most tokens the model writes in one answer (told to clients in /v1/models and Codex's catalog); on `kind: anthropic`, which requires `max_tokens`, the one sent when the request sets no `max_output_tokens` (8192 when unset)."),
+    input_modalities: z.array(z.enum(["text", "image", "audio", "file"])).min(1).optional().describe("What the model reads besides text (told to clients in /v1/models and Codex's catalog)."),
+    reasoning: z.boolean().optional().describe("The model reasons (told to clients in /v1/models; Codex offers reasoning efforts and summaries)."),
+    thinking_budget: thinkingBudgetSchema.prefault({}).describe("`kind: anthropic`: the `thinking.budget_tokens` for each `reasoning.effort` (0: no thinking at that effort; else at least 1024)."),
+    prompt_caching: z.boolean().default(true).describe("`kind: anthropic`: `cache_control` breakpoints on the stable prefix (tools, system, earlier turns)."),
+    structured_output: z
+      .enum(["tool", "native"])
+      .default("tool")
+      .describe("`kind: anthropic`: how `text.format: json_schema` is asked for: `tool` (a forced tool whose input is the object; every model) or `native` (`output_config.format`, where the model supports it)."),
+    anthropic_beta: z.array(z.string().min(1)).optional().describe("`kind: anthropic`: `anthropic-beta` features sent for this model, besides its endpoint's."),
   })
   .strict();
 
@@ -160,13 +160,10 @@ const positiveInt = z.number().int().positive();
 /** Where the router's hosted `web_search` tool searches (src/tools/search/). */
 const webSearchSchema = z
   .object({
-    provider: z.enum(["searxng", "brave", "tavily"]),
-    /** The provider's base URL; required for searxng (self-hosted), the public API when unset for brave and tavily. */
-    url: z.url({ protocol: /^https?$/ }).optional(),
-    /** The provider's key (use ${ENV}); required for brave and tavily, sent as a Bearer token to searxng when set. */
-    api_key: z.string().min(1).optional(),
-    /** How long one search may take before it fails. */
-    timeout: duration.default(15_000),
+    provider: z.enum(["searxng", "brave", "tavily"]).describe("The search API."),
+    url: z.url({ protocol: /^https?$/ }).optional().describe("The provider's base URL; required for searxng (self-hosted), the public API when unset for brave and tavily."),
+    api_key: z.string().min(1).optional().describe("The provider's key (use ${ENV}); required for brave and tavily, sent as a Bearer token to searxng when set."),
+    timeout: duration.default(15_000).describe("How long one search (headers and body) may take before it fails."),
   })
   .strict()
   .superRefine((ws, ctx) => {
@@ -178,67 +175,75 @@ export type WebSearchConfig = z.output<typeof webSearchSchema>;
 
 const apiKeySchema = z
   .object({
-    name,
-    key: z.string().min(1),
-    /** Models this key may call: names or globs (`*`, `?`). Unset: every model. */
-    models: z.array(z.string().min(1)).optional(),
-    /** Per-key rate limits, enforced on every inference route (shared by all instances in Redis mode). */
+    name: name.describe("The key's identity: owner of its responses and conversations, its limits, usage rows and the `key` label of metrics (never the secret)."),
+    key: z.string().min(1).describe("The secret clients send as `Authorization: Bearer KEY` (use ${ENV})."),
+    models: z.array(z.string().min(1)).optional().describe("Models this key may call: names or globs (`*`, `?`). Unset: every model."),
     limits: z
-      .object({ requests_per_minute: positiveInt.optional(), tokens_per_minute: positiveInt.optional(), max_concurrent: positiveInt.optional() })
+      .object({
+        requests_per_minute: positiveInt.optional().describe("Requests per minute (a bucket that refills continuously)."),
+        tokens_per_minute: positiveInt.optional().describe("Tokens (input + output) per minute."),
+        max_concurrent: positiveInt.optional().describe("Requests in flight at once (a stream until it ends, a background job while it runs)."),
+      })
       .strict()
-      .optional(),
-    /** Token budgets per UTC day and per calendar month (UTC). */
-    budget: z.object({ tokens_per_day: positiveInt.optional(), tokens_per_month: positiveInt.optional() }).strict().optional(),
-    /** `admin` keys may also read GET /v1/usage and GET /health/backends. */
-    role: z.enum(["admin", "user"]).default("user"),
-    /** Hosted tools this key may use: tool types (`mcp`, `web_search`, ...) and MCP server labels. Unset: all; []: none. */
-    tools: z.array(z.string().min(1)).optional(),
+      .optional()
+      .describe("Per-key rate limits, enforced on every inference route (shared by all instances in Redis mode)."),
+    budget: z
+      .object({
+        tokens_per_day: positiveInt.optional().describe("Tokens per UTC day."),
+        tokens_per_month: positiveInt.optional().describe("Tokens per calendar month (UTC)."),
+      })
+      .strict()
+      .optional()
+      .describe("Token budgets; once reached, 429 `insufficient_quota` until the period resets."),
+    role: z.enum(["admin", "user"]).default("user").describe("`admin` keys may also read GET /v1/usage and GET /health/backends."),
+    tools: z.array(z.string().min(1)).optional().describe("Hosted tools this key may use: tool types (`mcp`, `web_search`, ...) and MCP server labels. Unset: all; []: none."),
   })
   .strict();
 
-const toolFilterSchema = z.object({ tool_names: z.array(z.string().min(1)).optional(), read_only: z.boolean().optional() }).strict();
+const toolFilterSchema = z
+  .object({
+    tool_names: z.array(z.string().min(1)).optional().describe("Tool names."),
+    read_only: z.boolean().optional().describe("Tools by their `readOnlyHint`."),
+  })
+  .strict();
 
 /** `require_approval` as the Responses API has it: always, never, or which tools need it. */
 const approvalSchema = z.union([z.enum(["always", "never"]), z.object({ always: toolFilterSchema.optional(), never: toolFilterSchema.optional() }).strict()]);
 
-/** An MCP server the operator defines: clients name it by `server_label` alone, the router runs it on every kind. */
 const mcpServerSchema = z
   .object({
-    label: z.string().min(1).regex(/^[A-Za-z0-9_-]+$/, "may contain only letters, digits, _ and -"),
-    url: z.url({ protocol: /^https?$/ }),
-    /** Sent on every request to the server (a token: use ${ENV}); never logged or echoed. */
-    headers: z.record(z.string(), z.string()).default({}),
-    /** Tools of the server clients may use (names, or a filter); unset: all. */
-    allowed_tools: z.union([z.array(z.string().min(1)), toolFilterSchema]).optional(),
-    /** Used when the client's tool sets none. */
-    require_approval: approvalSchema.default("never"),
-    description: z.string().optional(),
+    label: z
+      .string()
+      .min(1)
+      .regex(/^[A-Za-z0-9_-]+$/, "may contain only letters, digits, _ and -")
+      .describe("The `server_label` clients name the server by, alone."),
+    url: z.url({ protocol: /^https?$/ }).describe("The server's Streamable HTTP (or legacy SSE) URL."),
+    headers: z.record(z.string(), z.string()).default({}).describe("Sent on every request to the server (a token: use ${ENV}); never logged or echoed."),
+    allowed_tools: z.union([z.array(z.string().min(1)), toolFilterSchema]).optional().describe("Tools of the server clients may use (names, or a filter); unset: all."),
+    require_approval: approvalSchema.default("never").describe("Used when the client's tool sets none."),
+    description: z.string().optional().describe("What the server is for."),
   })
   .strict();
 
-/** The tools the router runs itself between model rounds (src/tools/, src/responses/tool-loop/). */
 const toolsSchema = z
   .object({
-    /** Upstream rounds one response may take (model -> tools -> model ...); past it the response ends `incomplete`. */
-    max_rounds: z.number().int().min(1).max(100).default(10),
+    max_rounds: z.number().int().min(1).max(100).default(10).describe("Upstream rounds one response may take (model -> tools -> model ...); past it the response ends `incomplete`."),
     mcp: z
       .object({
-        /**
-         * `server_url` patterns clients may name (`*` matches any run of characters). None by default:
-         * clients can then use only the servers below. Loopback, link-local and private addresses
-         * are refused unless a pattern names the host literally (no `*` in its host).
-         */
-        allowed_urls: z.array(z.string().min(1)).default([]),
-        /** One MCP request (connect, list, call) may take this long; then the call is an `mcp_call` with an error. */
-        call_timeout: duration.default(60_000),
-        /** A tool result larger than this is not given to the model; the call is an `mcp_call` with an error. */
-        max_result_bytes: z.number().int().positive().default(1_000_000),
-        servers: z.array(mcpServerSchema).default([]),
+        allowed_urls: z
+          .array(z.string().min(1))
+          .default([])
+          .describe(
+            "`server_url` patterns clients may name (`*` matches any run of characters). None by default: clients can then use only the servers below. Loopback, link-local and private addresses are refused unless a pattern names the host literally (no `*` in its host).",
+          ),
+        call_timeout: duration.default(60_000).describe("One MCP request (connect, list, call) may take this long; then the call is an `mcp_call` with an error."),
+        max_result_bytes: z.number().int().positive().default(1_000_000).describe("A tool result larger than this is not given to the model; the call is an `mcp_call` with an error."),
+        servers: z.array(mcpServerSchema).default([]).describe("Operator-defined MCP servers: clients name them by `server_label` alone, the router runs them on every kind."),
       })
       .strict()
-      .prefault({}),
-    /** The search provider hosted `web_search` tools run on (src/tools/search/); unset: web search keeps the model's `hosted_tools` behaviour. */
-    web_search: webSearchSchema.optional(),
+      .prefault({})
+      .describe("MCP servers the router calls for `mcp` tools."),
+    web_search: webSearchSchema.optional().describe("The search provider hosted `web_search` tools run on; unset: web search keeps the model's `hosted_tools` behaviour."),
   })
   .strict()
   .prefault({});
@@ -247,170 +252,157 @@ export const routerConfigSchema = z
   .object({
     server: z
       .object({
-        host: z.string().default("127.0.0.1"),
-        port: z.number().int().min(0).max(65535).default(8080),
-        api_keys: z.array(apiKeySchema).default([]),
-        /** Health and metrics routes answer without a key when true. */
-        public_health: z.boolean().default(true),
-        public_metrics: z.boolean().default(true),
-        max_body_bytes: z.number().int().positive().default(20 * 1024 * 1024),
-        shutdown_timeout: duration.default(30_000),
-        /** An SSE stream silent this long gets a `: keepalive` comment line (0: never), so proxies in between do not cut it. */
-        sse_keepalive: duration.default(15_000),
-        /** GET /v1/responses with `Upgrade: websocket`: Responses over one persistent socket. */
-        websocket: websocketSchema,
+        host: z.string().default("127.0.0.1").describe("The address to listen on (0.0.0.0: every interface)."),
+        port: z.number().int().min(0).max(65535).default(8080).describe("The port (`--port` and `PORT` win)."),
+        api_keys: z.array(apiKeySchema).default([]).describe("The router's keys. Empty: every route is open."),
+        public_health: z.boolean().default(true).describe("/healthz and /readyz answer without a key."),
+        public_metrics: z.boolean().default(true).describe("/metrics answers without a key."),
+        max_body_bytes: z.number().int().positive().default(20 * 1024 * 1024).describe("Largest JSON body; larger ones get 413."),
+        shutdown_timeout: duration.default(30_000).describe("On SIGTERM, how long requests and streams in flight may finish."),
+        sse_keepalive: duration.default(15_000).describe("An SSE stream silent this long gets a `: keepalive` comment line (0: never), so proxies in between do not cut it."),
+        websocket: websocketSchema.describe("GET /v1/responses with `Upgrade: websocket`: Responses over one persistent socket."),
       })
       .strict()
-      .prefault({}),
-    endpoints: z.array(endpointSchema).min(1),
-    models: z.record(z.string().min(1), modelSchema),
-    /** `input_file` parts given by `file_url`, fetched by the router for chat and anthropic backends (it sends them file contents only). */
+      .prefault({})
+      .describe("The HTTP server and its keys."),
+    endpoints: z.array(endpointSchema).min(1).describe("The backends: one entry per server the router calls."),
+    models: z.record(z.string().min(1), modelSchema).describe("The models clients ask for, by name, each with its pool of endpoints."),
     files: z
       .object({
         fetch: z
           .object({
-            /**
-             * URL patterns the router may fetch (`*` matches any run of characters): none by default.
-             * Loopback, private and link-local addresses are refused unless a pattern names that host literally.
-             */
-            allow: z.array(z.string().min(1)).default([]),
-            max_bytes: z.number().int().positive().default(20 * 1024 * 1024),
-            timeout: duration.default(10_000),
+            allow: z
+              .array(z.string().min(1))
+              .default([])
+              .describe("URL patterns the router may fetch (`*` matches any run of characters): none by default. Loopback, private and link-local addresses are refused unless a pattern names that host literally."),
+            max_bytes: z.number().int().positive().default(20 * 1024 * 1024).describe("Largest file fetched."),
+            timeout: duration.default(10_000).describe("How long one fetch may take."),
           })
           .strict()
-          .prefault({}),
+          .prefault({})
+          .describe("`input_file` parts given by `file_url`, fetched by the router for chat and anthropic backends (it sends them file contents only)."),
       })
       .strict()
-      .prefault({}),
+      .prefault({})
+      .describe("Files clients send."),
     routing: z
       .object({
-        /** How long a request may wait for a free slot before 429. */
-        queue_timeout: duration.default(10_000),
-        /** A follow-up turn (previous_response_id or conversation) prefers the endpoint that served the previous one while it is healthy and has a free slot. */
-        affinity: z.boolean().default(true),
+        queue_timeout: duration.default(10_000).describe("How long a request may wait for a free slot before 429 + Retry-After."),
+        affinity: z.boolean().default(true).describe("A follow-up turn (previous_response_id or conversation) prefers the endpoint that served the previous one while it is healthy and has a free slot."),
         retry: z
-          .object({ attempts: z.number().int().min(1).max(10).default(3), max_time: duration.default(30_000) })
+          .object({
+            attempts: z.number().int().min(1).max(10).default(3).describe("Upstream calls per client request, failover included."),
+            max_time: duration.default(30_000).describe("Time budget for those calls (a `Retry-After` is waited out only if it fits)."),
+          })
           .strict()
-          .prefault({}),
+          .prefault({})
+          .describe("Failover before the first byte."),
         health: z
           .object({
-            failure_threshold: z.number().int().min(1).default(3),
-            cooldown: duration.default(5_000),
-            max_cooldown: duration.default(300_000),
-            probe_interval: duration.optional(),
+            failure_threshold: z.number().int().min(1).default(3).describe("Consecutive endpoint failures that eject an endpoint."),
+            cooldown: duration.default(5_000).describe("First ejection; doubles on each failed half-open trial."),
+            max_cooldown: duration.default(300_000).describe("Cap of the doubling."),
+            probe_interval: duration.optional().describe("Active `GET {url}/models` to every endpoint on that interval (unset: off)."),
           })
           .strict()
-          .prefault({}),
+          .prefault({})
+          .describe("Passive health: when an endpoint is ejected and tried again."),
       })
       .strict()
-      .prefault({}),
+      .prefault({})
+      .describe("How a request picks an endpoint, waits, retries and fails over."),
     storage: z
       .object({
-        /** One Redis server: redis://[user:pass@]host:port[/db], or rediss:// for TLS. */
-        redis_url: z.string().default(""),
-        /** Redis Sentinel, a password kept out of the URL, TLS options (see redisTargetSchema). */
-        redis: redisTargetSchema.optional(),
-        /**
-         * `primary`: a write counts once the primary has it (replication is asynchronous, so a
-         * failover can lose the last writes). `replica`: the writes a client depends on (stored
-         * responses, conversation turns, background job records) also wait for one replica
-         * (WAIT 1 durability_timeout); unconfirmed in time, the request fails with 503
-         * store_unavailable instead of acknowledging a write a failover could lose.
-         */
-        durability: z.enum(["primary", "replica"]).default("primary"),
-        durability_timeout: duration.default(1_000),
-        prefix: z.string().default("rr:"),
-        ttl: duration.default(30 * 86_400_000),
-        /** How long a background response's recorded stream events stay resumable (capped at ttl). */
-        events_ttl: duration.default(86_400_000),
+        redis_url: z.string().default("").describe("One Redis server: redis://[user:pass@]host:port[/db], or rediss:// for TLS. Empty: the embedded in-memory store."),
+        redis: redisTargetSchema.optional().describe("Redis Sentinel, credentials kept out of the URL, TLS options."),
+        durability: z
+          .enum(["primary", "replica"])
+          .default("primary")
+          .describe(
+            "`primary`: a write counts once the primary has it (replication is asynchronous, so a failover can lose the last writes). `replica`: the writes a client depends on (stored responses, conversation turns, background job records) also wait for one replica (WAIT 1 durability_timeout), on connections of their own; unconfirmed in time, the request fails with 503 store_unavailable instead of acknowledging a write a failover could lose.",
+          ),
+        durability_timeout: duration.default(1_000).describe("`durability: replica`: how long a write waits for a replica."),
+        prefix: z.string().default("rr:").describe("Prefix of every Redis key (instances sharing a store share it)."),
+        ttl: duration.default(30 * 86_400_000).describe("How long stored responses and conversations are kept after their last change."),
+        events_ttl: duration.default(86_400_000).describe("How long a background response's recorded stream events stay resumable (capped at ttl)."),
         memory: z
           .object({
-            max_entries: z.number().int().positive().default(10_000),
-            max_bytes: z.number().int().positive().default(256 * 1024 * 1024),
+            max_entries: z.number().int().positive().default(10_000).describe("Most entries kept."),
+            max_bytes: z.number().int().positive().default(256 * 1024 * 1024).describe("Most bytes kept."),
           })
           .strict()
-          .prefault({}),
+          .prefault({})
+          .describe("Bounds of the embedded store (least recently used entries go first)."),
       })
       .strict()
-      .prefault({}),
+      .prefault({})
+      .describe("Where state lives: stored responses, conversations, cache, background jobs, limits, usage."),
     background: z
       .object({
-        /** Background jobs one instance runs at a time. */
-        concurrency: z.number().int().min(1).default(4),
-        /**
-         * Redis mode: a running job holds a lease its instance renews; when the instance dies the
-         * lease expires and another instance resolves the job (fails it if it had streamed, else
-         * runs it). Shorter leases notice a dead instance sooner at the cost of more Redis traffic.
-         */
+        concurrency: z.number().int().min(1).default(4).describe("Background jobs one instance runs at a time."),
         lease: z
           .object({
-            lock_duration: duration.default(30_000),
-            stalled_interval: duration.default(15_000),
-            max_stalled_count: z.number().int().min(0).default(1),
+            lock_duration: duration.default(30_000).describe("How long a job's lease lasts without renewal."),
+            stalled_interval: duration.default(15_000).describe("How often expired leases are looked for."),
+            max_stalled_count: z.number().int().min(0).default(1).describe("How often a stalled job may be taken again."),
           })
           .strict()
-          .prefault({}),
-        /**
-         * On shutdown, how long the instance lets the background jobs it runs finish (it takes no
-         * new ones meanwhile) before handing them back to the queue (Redis mode) or failing them
-         * (memory mode). Longer than server.shutdown_timeout: jobs outlive the HTTP connections.
-         */
-        drain_timeout: duration.default(120_000),
-        /** How long POST /cancel waits for the instance running the job to record the cancellation (with partial output) before recording it itself. */
-        cancel_wait: duration.default(3_000),
+          .prefault({})
+          .describe(
+            "Redis mode: a running job holds a lease its instance renews; when the instance dies the lease expires and another instance resolves the job (fails it if it had streamed, else runs it). Shorter leases notice a dead instance sooner at the cost of more Redis traffic.",
+          ),
+        drain_timeout: duration
+          .default(120_000)
+          .describe(
+            "On shutdown, how long the instance lets the background jobs it runs finish (it takes no new ones meanwhile) before handing them back to the queue (Redis mode) or failing them (memory mode). Longer than server.shutdown_timeout: jobs outlive the HTTP connections.",
+          ),
+        cancel_wait: duration.default(3_000).describe("How long POST /cancel waits for the instance running the job to record the cancellation (with partial output) before recording it itself."),
       })
       .strict()
-      .prefault({}),
+      .prefault({})
+      .describe("Background jobs (`background: true`)."),
     compaction: z
       .object({
-        /**
-         * The secret the router's compaction items are sealed with (AES-256-GCM, key derived by
-         * HKDF), e.g. `${ROUTER_COMPACTION_KEY}`. Every instance sharing a store needs the same one.
-         * Without it a random per-process key is used (logged at start): items then open only on
-         * the instance that sealed them, and not after a restart.
-         */
         key: z
           .string()
           .refine((v) => v === "" || v.length >= 16, "must be at least 16 characters (empty: a random key per process)")
-          .optional(),
-        /** Earlier keys, for rotation: items sealed with them still open; new items are sealed with `key`. */
-        previous_keys: z.array(z.string().min(16, "must be at least 16 characters")).default([]),
-        /** The instruction the chat backend gets to write the summary (default: translate/chat/compaction.ts). */
-        prompt: z.string().min(1).optional(),
-        /** Newest user messages a compaction keeps, in tokens (4 characters a token), as the Codex CLI does. */
-        user_message_max_tokens: positiveInt.default(20_000),
-        /** max_tokens of the summarisation call on chat backends (unset: the backend's default). */
-        summary_max_tokens: positiveInt.optional(),
+          .optional()
+          .describe(
+            "The secret the router's compaction items are sealed with (AES-256-GCM, key derived by HKDF), e.g. `${ROUTER_COMPACTION_KEY}`, 16+ characters. Every instance sharing a store needs the same one. Without it a random per-process key is used (logged at start): items then open only on the instance that sealed them, and not after a restart.",
+          ),
+        previous_keys: z.array(z.string().min(16, "must be at least 16 characters")).default([]).describe("Earlier keys, for rotation: items sealed with them still open; new items are sealed with `key`."),
+        prompt: z.string().min(1).optional().describe("The instruction the chat backend gets to write the summary (default: SUMMARY_PROMPT in src/translate/chat/compaction.ts)."),
+        user_message_max_tokens: positiveInt.default(20_000).describe("Newest user messages a compaction keeps, in tokens (4 characters a token), as the Codex CLI does."),
+        summary_max_tokens: positiveInt.optional().describe("max_tokens of the summarisation call on chat backends (unset: the backend's default)."),
       })
       .strict()
-      .prefault({}),
-    tools: toolsSchema,
+      .prefault({})
+      .describe("Compaction on chat and anthropic backends."),
+    tools: toolsSchema.describe("The hosted tools the router runs itself between model rounds (src/tools/, src/responses/tool-loop/)."),
     logging: z
       .object({
-        level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+        level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info").describe("The least severe level logged; a change takes effect on reload."),
       })
       .strict()
-      .prefault({}),
-    /**
-     * OpenTelemetry traces (OTLP/HTTP). Off unless configured: `enabled: true`, or `enabled` unset and
-     * an endpoint here or in OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT. Read at start: a change needs a restart.
-     */
+      .prefault({})
+      .describe("Logs."),
     tracing: z
       .object({
-        enabled: z.boolean().optional(),
-        /** The collector's OTLP/HTTP traces URL (e.g. http://otel-collector:4318/v1/traces). Unset: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, else http://localhost:4318/v1/traces. */
-        endpoint: z.url({ protocol: /^https?$/ }).optional(),
-        /** Headers sent to the collector (a token: use ${ENV}). Unset: OTEL_EXPORTER_OTLP_(TRACES_)HEADERS. */
-        headers: z.record(z.string(), z.string()).default({}),
-        /** `service.name` of the spans. Unset: OTEL_SERVICE_NAME, else responses-router. */
-        service_name: z.string().min(1).optional(),
-        /** Share of new traces recorded (parent-based: a client's sampled flag wins). Unset: OTEL_TRACES_SAMPLER(_ARG), else every trace. */
-        sample_ratio: z.number().min(0).max(1).optional(),
-        /** Put prompt and completion text on request spans (gen_ai.input.messages / gen_ai.output.messages). Off: spans carry no text. */
-        capture_content: z.boolean().default(false),
+        enabled: z.boolean().optional().describe("Unset: on when an endpoint is set here or in the OTEL_* variables."),
+        endpoint: z
+          .url({ protocol: /^https?$/ })
+          .optional()
+          .describe("The collector's OTLP/HTTP traces URL (e.g. http://otel-collector:4318/v1/traces). Unset: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces, else http://localhost:4318/v1/traces."),
+        headers: z.record(z.string(), z.string()).default({}).describe("Headers sent to the collector (a token: use ${ENV}). Unset: OTEL_EXPORTER_OTLP_(TRACES_)HEADERS."),
+        service_name: z.string().min(1).optional().describe("`service.name` of the spans. Unset: OTEL_SERVICE_NAME, else responses-router."),
+        sample_ratio: z.number().min(0).max(1).optional().describe("Share of new traces recorded (parent-based: a client's sampled flag wins). Unset: OTEL_TRACES_SAMPLER(_ARG), else every trace."),
+        capture_content: z.boolean().default(false).describe("Put prompt and completion text on request spans (gen_ai.input.messages / gen_ai.output.messages). Off: spans carry no text."),
       })
       .strict()
-      .prefault({}),
+      .prefault({})
+      .describe(
+        "OpenTelemetry traces (OTLP/HTTP). Off unless configured: `enabled: true`, or `enabled` unset and an endpoint here or in OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT. Read at start: a change needs a restart.",
+      ),
   })
   .strict()
   .superRefine((cfg, ctx) => {

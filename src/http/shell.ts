@@ -1,3 +1,15 @@
+/**
+ * What src/http/ holds:
+ * the request shell every route runs inside (`shell.ts`: request id, log context and span, auth,
+ * body limit, the error answer, the access line and metrics), auth, per-key admission (`key-
+ * gate.ts`), body limit, drain, the OpenAI error rendering (`errors.ts`), SSE response writing to
+ * the socket (`sse.ts`) with comment lines on a silent stream (`sse-keepalive.ts`: one timer per
+ * app) and headers that leave on their own when no event comes to go with them (`headers-wait.ts`:
+ * one timer for every stream), the client headers a `kind: openai` upstream receives (`forward-
+ * headers.ts`: an allow-list, `OpenAI-Beta`); the hot JSON answers and errors are written to the
+ * socket too (`json.ts`, `errors.ts`), as a Response under `app.request`; what a turn writes after
+ * its first write waits for the turn's end (`turn-writes.ts`)
+ */
 import type { Transformer } from "node:stream/web";
 import type { Context } from "hono";
 import { ApiError, isKnownError } from "../ops/errors.js";

@@ -1,4 +1,18 @@
 /**
+ * What src/ops/ holds:
+ * the operations helpers every layer uses: pino logging, its batched stdout lines and its terminal
+ * format (`log.ts`, `log-lines.ts`, `log-pretty.ts`), every Prometheus metric (`metrics.ts`),
+ * `ApiError`, its constructors and `toApiError` (`errors.ts`: the one mapping of anything thrown,
+ * `TranslationError` included), the one rule that keeps secrets out of text leaving the router
+ * (`secrets.ts`: an endpoint key, a search key, MCP header values), what a long-lived object holds
+ * for each request while it runs (`slots.ts`: an array's slots, never a Set, a Map or a long-lived
+ * signal's listeners (Node leaves a removed listener linked to the ones after it), which the
+ * garbage collector pays for per request; for the same reason no object literal with a getter is
+ * made per request: each gets a hidden class of its own in the old generation, which keeps its
+ * request alive through every young-generation collection until a full GC, so such objects are
+ * classes: `LazyTerminal` in `responses/create/execute.ts`, `StreamShutdown`)
+ */
+/**
  * Errors are values: an HTTP status plus the OpenAI error body fields.
  * Everything that can go wrong in the router ends up as an ApiError, and the
  * HTTP layer renders it in exactly one place (http/errors.ts).

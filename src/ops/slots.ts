@@ -8,6 +8,11 @@
  * each young-generation collection, is promoted with the whole graph it holds and left to the
  * full GCs. Measured on the translated JSON path at concurrency 64: 13 ms scavenges promoting
  * ~5 MB each against 4-7 ms with slots. An array's slot that is set to null points to nothing.
+ *
+ * For the same reason no object literal with a getter is made per request: each gets a hidden
+ * class of its own in the old generation, which keeps its request alive through every
+ * young-generation collection until a full GC, so such objects are classes (`LazyTerminal` in
+ * responses/create/execute.ts, `StreamShutdown`).
  */
 export class Slots<T> {
   private readonly items: (T | null)[] = [];

@@ -1,4 +1,15 @@
 /**
+ * What src/proxy/ holds:
+ * `/v1/chat/completions` and `/v1/embeddings`: forwarded untouched but for `model` to the model's
+ * pool, streamed chunk by chunk, chat cache
+ */
+/**
+ * The path of a chat-completions or embeddings request:
+ * `POST /v1/chat/completions` and `/v1/embeddings` take steps 1-2, then `proxy/service.ts`:
+ * validate, `runtime/models.ts`, chat cache, `proxy/forward.ts` (the same `UpstreamAttempt`:
+ * slots, failover, fallbacks, health, metrics), stream or JSON back with the model name mapped.
+ */
+/**
  * The /v1/chat/completions and /v1/embeddings proxy: the body goes to the model's pool
  * untouched but for `model` (the openai and chat kinds speak these routes; an anthropic
  * endpoint gets chat completions at its OpenAI-compatible route, and no embeddings), the answer comes back

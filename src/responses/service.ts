@@ -1,3 +1,8 @@
+/**
+ * What src/responses/ holds:
+ * the Responses service; `service.ts` is the one entry every transport calls, and each sub-folder
+ * is one capability it uses:
+ */
 import type { ResponseItemList } from "openai/resources/responses/input-items";
 import { ApiError } from "../ops/errors.js";
 import type { ApiKey } from "../keys/policy.js";

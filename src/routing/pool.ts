@@ -1,3 +1,8 @@
+/**
+ * What src/routing/ holds:
+ * endpoint pool (least in-flight, weights, slots, queue timeout), passive health (failure classes,
+ * cooldown, half-open), panic routing, active probes
+ */
 import { ApiError } from "../ops/errors.js";
 import type { ModelTarget, RouterConfig } from "../config/load.js";
 import { EndpointHealth, type HealthState } from "./health.js";

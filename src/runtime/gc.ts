@@ -4,7 +4,7 @@
  * cgroup CPU quota of one core or less) they can only take turns with the main thread, and a
  * scavenge waits for whichever one the scheduler left mid-task: a router pinned to one CPU spent
  * 18-22 µs of young-generation GC per request that way under load, against 2-3 µs with the
- * scavenge on the main thread (BENCHMARKS.md, "Fifteenth round"). With more cores the helpers
+ * scavenge on the main thread (BENCHMARKS.md, "What we learnt", round 15). With more cores the helpers
  * run beside the main thread and V8's default stays.
  *
  * Allocation-site pretenuring is turned off. V8 counts, per place in the code that allocates
@@ -16,7 +16,7 @@
  * pointers as roots) until the next full collection. Whether it happens depends on the process's
  * early history: in about half the router processes of one build under a mix of streams, young
  * collections kept 22-30% of what was allocated and cost 18-23 µs per request; with pretenuring
- * off, 2-3% and 3-5 µs in every process (BENCHMARKS.md, "Twenty-third round"). A server whose
+ * off, 2-3% and 3-5 µs in every process (BENCHMARKS.md, "What we learnt", round 23). A server whose
  * long-lived data is built once at start and whose per-request objects die young loses nothing
  * by it: what does live long is copied once more before it is promoted.
  */

@@ -1,3 +1,16 @@
+/**
+ * What src/runtime/ holds:
+ * per-instance state built from the config (`runtime.ts`: endpoint pool, the one map of the
+ * endpoint set; each endpoint carries its upstream client as `attached`, kept across reloads while
+ * its transport is unchanged; prober, stores, metrics, logger, id generator), the shutdown
+ * deadline that open streams and requests waiting for their answer register with while they run
+ * (`deadline.ts`) a model's config and pool as an API key may see it (`models.ts`,
+ * `model_not_found` otherwise), and the process's young-generation GC for the cores it may run on
+ * (`gc.ts`, set by the CLI at start: on one core, by affinity or a cgroup CPU quota, V8's scavenge
+ * runs on the main thread, its helper threads could only take turns with it; and allocation-site
+ * pretenuring off, whose tenured per-request objects made young collections keep recent requests
+ * alive)
+ */
 import { McpSessionPool } from "../tools/mcp/pool.js";
 import { preloadMcpSdk } from "../tools/mcp/session.js";
 import type { ModelTarget, RouterConfig } from "../config/load.js";

@@ -1,3 +1,12 @@
+/**
+ * What src/store/ holds:
+ * the store interfaces at the root (`types.ts`, `limiter.ts`, `usage.ts`) and `index.ts`, the one
+ * place that picks an adapter (`if (redis)` lives nowhere else; each adapter folder's `index.ts`
+ * builds its set, the Redis one imported only then), `options.ts` the `storage` settings both
+ * take; responses and conversations also find an item by its id alone (`findItem`, for
+ * `item_reference`); `record-json.ts`, a stored record or cache entry as JSON around a response
+ * the caller already serialised (both adapters); the contract suite is `test/store/`
+ */
 import type { Logger } from "pino";
 import { createMemoryStores } from "./memory/index.js";
 import type { RedisTarget } from "./redis/target.js";

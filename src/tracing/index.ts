@@ -1,4 +1,25 @@
 /**
+ * What src/tracing/ holds:
+ * OpenTelemetry: `index.ts` the small API the rest calls (request, upstream-attempt, store and job
+ * spans, W3C trace-context in and out; `TRACING_OFF` when not configured, a no-op), `enabled.ts`
+ * whether tracing is on (without the SDK), `setup.ts` the SDK (tracer provider, sampler, OTLP/HTTP
+ * exporter) from `tracing:` and the `OTEL_*` variables, imported only when it is on
+ */
+/**
+ * Where the spans are opened:
+ * Traces (`tracing/`, when configured): the request shell (`http/shell.ts`) opens the request's
+ * SERVER span (`http/request-span.ts` ends it with what the request came to) and runs the request
+ * inside it; everything below finds it through `rt.tracing` without being passed anything:
+ * `upstream/attempt-trace.ts` wraps each call of an `UpstreamAttempt` in a CLIENT span and sends
+ * its `traceparent`; `responses/create/trace.ts` adds the plan's and the outcome's GenAI
+ * attributes; the tool loop opens an INTERNAL span per round (the round's upstream CLIENT span
+ * under it) and a CLIENT span per tool listing or call (`tool-loop/mcp-runner.ts`); store calls a
+ * request waits on go through `rt.tracing.store`; a background job's record keeps the request's
+ * trace context (`BackgroundPayload.trace`) and the job runs under a CONSUMER span linked to it.
+ * Off, `rt.tracing` is `TRACING_OFF` and each of those is one `on` check. A response over another
+ * transport gets its span the same way: `startRequest` then `within`.
+ */
+/**
  * The router's spans, behind a tiny API the rest of the code calls. `TRACING_OFF` (tracing
  * not configured) answers every call with `undefined` or the work itself after one check:
  * no context, span or attribute object is made. Call sites that would build attributes

@@ -1,4 +1,18 @@
 /**
+ * What src/translate/ holds:
+ * the PURE translation cores, one folder per backend kind; no I/O, no clock of their own (ids and
+ * the clock injected); imports only `wire/`. At its root what the kinds share: the response
+ * skeleton (`skeleton.ts`), the events a translated stream opens with (`stream-opening.ts`),
+ * replay of a finished response as events (`replay.ts`), fitting the input into a model's context
+ * window per `truncation` (`truncation.ts`), the walk over a request's tools with hoisted
+ * `additional_tools` and the one reading of its `tool_choice` (`tools.ts`, each kind giving its
+ * own shape), freeform `custom` tools as one-string-parameter tools and their input decoded as it
+ * streams (`custom-tools.ts`), the router's tool runs as the model's function calls (`hosted-
+ * calls.ts`), reading input items' parts (`input-parts.ts`), a stream's text chunks read by their
+ * shape without JSON.parse (`frame-shape.ts`), `TranslationError` (`errors.ts`: rejects what
+ * cannot be translated, never an HTTP error)
+ */
+/**
  * The Response object with every field the protocol lists, before any output exists.
  * Every snapshot the router builds itself (the JSON path, the chat stream machine, the
  * background `queued` response, cache hits, cancelled and failed responses) starts from

@@ -1,3 +1,9 @@
+/**
+ * An upstream's 2xx body (`UpstreamBody`), fed by undici's dispatch handler (client.ts) with no
+ * Node stream in between: what one socket read brought (undici hands its HTTP chunks over one by
+ * one) is pushed to its consumer as one chunk once the read is over, and the consumer may pause
+ * it (its client is full) or have it read whole.
+ */
 import { AsyncResource } from "node:async_hooks";
 
 /** What reads an upstream body as it arrives (`UpstreamBody.attach`). */

@@ -1,3 +1,15 @@
+/**
+ * What src/upstream/ holds:
+ * undici pool per endpoint, called through `pool.dispatch` with a handler of its own that lets go
+ * of the call when it is over (`client.ts`; a 2xx body is an `UpstreamBody`, `body.ts`, fed by
+ * undici's handler with no Node stream in between: what one socket read brought is pushed to its
+ * consumer as one chunk once the read is over, and the consumer may pause it, or it is read
+ * whole), failure classification, an upstream body's SSE frames (`sse.ts`: the parser is
+ * `wire/sse-parser.ts`, fed by push; `readSseFrames` iterates it), failover across the pool and
+ * down the model's fallbacks, `attempt.ts` (ONE upstream attempt from slot to release, used by
+ * both route families), `mid-stream.ts` (the one classification of an error after the headers),
+ * `check --probe`
+ */
 import { Pool, errors as undiciErrors, type Dispatcher } from "undici";
 import type { RouterConfig } from "../config/load.js";
 import { UpstreamBody, abortError, type BodySource } from "./body.js";

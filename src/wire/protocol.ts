@@ -1,4 +1,17 @@
 /**
+ * What src/wire/ holds:
+ * the wire vocabulary: the Responses constants (`protocol.ts`: statuses, lifecycle/terminal event
+ * types, item/content/tool types, roles), wire shapes (`types.ts`), stream events the router
+ * builds checked at compile time against the `openai` package (`emitted.ts`), id generation
+ * (`ids.ts`), the clock in the API's seconds given to the translation cores (`clock.ts`), sorted-
+ * key JSON for cache keys (`canonical-json.ts`), stream events' JSON without walking the common
+ * ones (`event-json.ts`), the `EventSink` and SSE body services write through (`sse-writer.ts`),
+ * the SSE frame parser every event stream the router reads goes through (`sse-parser.ts`: a
+ * model's upstream, an MCP server's answers; `frameBounds` finds the frames of a read laid out as
+ * `sse-writer.ts` writes them, by its bytes), sealing of the router's compaction items (`seal.ts`:
+ * AES-256-GCM, random nonce, `rrc1.` prefix, key by HKDF from `compaction.key`)
+ */
+/**
  * The Responses API vocabulary the router speaks: statuses, stream event types, item
  * types, roles, content part and tool types. One list per fact; docs/protocol.md
  * explains them. Values only - wire shapes are in types.ts.

@@ -6,6 +6,50 @@
  * @hono/node-server that is the Node ServerResponse itself (http/sse.ts): strings go to the
  * socket with no web ReadableStream, no TextEncoder and no promise per chunk in between;
  * elsewhere (app.request in tests) `webStream` adapts it to a ReadableStream.
+ *
+ * How stream bytes move, end to end (from the upstream read to the client's socket):
+ * A streamed body is a `StreamBody` (`wire/sse-writer.ts`): it writes text to a `TextSink` and is
+ * told when the client went away. Under @hono/node-server, `http/sse.ts` starts it on the Node
+ * `ServerResponse` itself (Hono still routes and runs the request shell; the route returns node-
+ * server's `RESPONSE_ALREADY_SENT`): strings go to the socket with no web `ReadableStream`,
+ * encoder or promise per chunk in between, and a full client buffer pauses the producer until
+ * `drain`: the Responses pump asks its sink after each upstream read (`EventSink.backlog`, through
+ * `FrameConsumer.afterRead`) and pauses the `UpstreamBody` while the client drains, so a slow
+ * reader slows its upstream as a direct connection would (the tool loop's `RoundSink` forwards it,
+ * a WebSocket's sink reads its socket's buffer; the event log has none, and a background
+ * response's follower reads its log no faster than its client takes the events). Tests that call
+ * `app.request` get the same body as a pulled `ReadableStream` (`webStream`). Every producer
+ * writes once per upstream read (the SSE reader's `more` flag says another frame of the same read
+ * follows): Responses events through `EventSink.flush`, chat pass-through frames joined in
+ * `proxy/chat-stream.ts`, which parses a chunk only when it may carry usage (or when the answer
+ * may be cached), passes a read of whole frames with nothing but the model name to change as its
+ * text (`SseParser.wholeFrames`), and ends the client's response at `data: [DONE]`. A stream
+ * silent for `server.sse_keepalive` gets a comment line (`http/sse-keepalive.ts`). A translated
+ * stream reads an upstream text chunk shaped like the one before it without JSON.parse
+ * (`translate/frame-shape.ts`: the chat kind's chunks, `translate/anthropic/delta-shape.ts`: the
+ * Messages stream's text and thinking deltas), and writes its text deltas and its shared
+ * created/in_progress snapshot without walking them (`wire/event-json.ts`: the same bytes as
+ * `JSON.stringify`). A native stream passes its deltas as the upstream's text and parses its
+ * lifecycle events to put the router's fields in (of one laid out as OpenAI writes it, only the
+ * response: the event's type and number around it stay text); a read of whole frames laid out as
+ * the router writes them is taken apart as bytes (`SseParser.wholeBytes`, `frameBounds`,
+ * `translate/openai/passable.ts`): runs of events the router changes nothing in (deltas, as tokens
+ * arrive; the parts' done events) go to the client as the upstream's bytes, never decoded
+ * (`EventSink.sendRaw`: the HTTP body's sink has it; the event log, the tool loop's rounds and a
+ * WebSocket take such reads frame by frame), the other frames are decoded one by one; an
+ * `in_progress` that repeats `created`'s snapshot goes out as `created`'s client text under its
+ * own type and number (`translate/openai/stream.ts`). The events before a terminal one are flushed
+ * from a microtask, so they leave with the terminal event when storing took no I/O. Node corks a
+ * response's writes until the end of the tick, so a small stream whose upstream answered in one
+ * read leaves in one socket write: headers, events and the chunked end (headers with no event to
+ * go with after 50 ms go on their own, so a slow first token does not keep the client waiting for
+ * them). Once an event-loop turn has written something to a client, what it writes after that (a
+ * JSON answer's end, a stream's events and end: `http/turn-writes.ts`, called by `http/json.ts`
+ * and `http/sse.ts`) waits in its response or corked socket until the turn's check phase, and
+ * leaves there with the rest: under load one turn finishes many answers, and written back to back
+ * they wake a client on the same machine once rather than once each. The turn's first write goes
+ * at once, so one request at a time waits for nothing but a stream's end (10-25 µs, its own store
+ * and accounting). A WebSocket's sink corks its socket per upstream read and uncorks at the flush.
  */
 import type { StreamEvent } from "./types.js";
 

@@ -1,3 +1,22 @@
+/**
+ * What src/ws/ holds:
+ * `GET /v1/responses` with `Upgrade: websocket` (the `ws` library on the same HTTP server): auth
+ * before the upgrade, one `ResponsesSocket` per connection (`stream_id` lanes run FIFO, per-key
+ * admission per `response.create`, the connection's recent responses as a history source for
+ * `store: false` chaining, time limit, pings, shutdown with 1012); calls
+ * `ResponsesService.createEvents`/`prepare` and sends each event as one JSON text message
+ */
+/**
+ * The path of a WebSocket request:
+ * `GET /v1/responses` with `Upgrade: websocket` never reaches the Hono app: `ws/server.ts` takes
+ * the Node server's `upgrade` event, authenticates with `http/auth.ts` (a refusal is the HTTP
+ * error written on the raw socket) and hands the socket to the `ws` library. Each
+ * `response.create` message then takes steps 2-8 through `ws/connection.ts`: admission (`keys/`),
+ * `ResponsesService.createEvents` (or `prepare` for `generate: false`) with the connection's
+ * recent responses as an extra history source for the planner, and an `EventSink` that sends each
+ * event as one text message. The service is the same one HTTP calls; `create` wraps the same event
+ * producer in its SSE body.
+ */
 import { STATUS_CODES, type IncomingMessage, type Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";

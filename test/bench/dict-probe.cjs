@@ -5,7 +5,7 @@
  *   NODE_OPTIONS="--require=./test/bench/dict-probe.cjs" npx vitest run --pool=forks test/integration
  * An object becomes a dictionary when a member other than its last is deleted, or when many are
  * added to it by computed key; JSON.stringify then takes its slow path over it, and every read of
- * it is a hash lookup (BENCHMARKS.md, twenty-seventh round). Every value passed to JSON.stringify is
+ * it is a hash lookup (BENCHMARKS.md, "What we learnt", round 27). Every value passed to JSON.stringify is
  * walked (4 levels, the first 8 entries of an array); a dictionary found there is recorded once per
  * place, with the router's frames that serialised it, in .bench/dict/PID.txt as it is found (a
  * test worker may be killed rather than exit). The walk slows the process: its CPU figures mean

@@ -6,7 +6,7 @@
  * When the process exits it writes .bench/promises/PID.txt: promises per request over its whole
  * life (warm-up included), then the creators of every 64th promise (their first stack frames), as
  * promises per request. A promise is a turn of the microtask queue or more when it settles
- * (BENCHMARKS.md, twenty-fourth round: ~0.4 µs per async layer under load). The hook and the
+ * (BENCHMARKS.md, "What we learnt", round 24: ~0.4 µs per async layer under load). The hook and the
  * sampled stacks slow the process: its CPU figures in that run mean nothing.
  */
 const { promiseHooks } = require("node:v8");

@@ -199,7 +199,7 @@ export function renderMarkdown(r: BenchResults): string {
   md.push("");
   for (const p of r.paths) for (const n of p.notes) md.push(`- ${p.label}: ${n}`);
   md.push("", ...streamLines(r).map((l) => `- ${l}`), ...storageLines(r).map((l) => `- ${l}`));
-  if (r.toolLoops?.length) md.push("", "10-turn tool loops, per turn (one WebSocket vs a POST per turn; see \"Tool loops over a WebSocket\" above):", "", renderToolLoops(r.toolLoops));
+  if (r.toolLoops?.length) md.push("", "10-turn tool loops, per turn (one WebSocket vs a POST per turn; see \"Tool loops over a WebSocket\" below):", "", renderToolLoops(r.toolLoops));
   md.push("", "Against the targets:", "", ...targetsLines(r).map((l) => `- ${l}`));
   md.push("", "![throughput and added latency](test/bench/results/chart.svg)");
   return md.join("\n");

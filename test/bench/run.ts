@@ -365,7 +365,7 @@ async function main(): Promise<void> {
 
     // Every server first runs every path for WARMUP seconds: a fresh process compiles its code and
     // grows its heap on the pinned core, which cost the first path measured 2-3.5x its steady
-    // state (BENCHMARKS.md, "Why the two harnesses disagreed"); ab.ts's medians never had it.
+    // state (BENCHMARKS.md, "What we learnt", round 5); ab.ts's medians never had it.
     if (WARMUP > 0 && (SECTIONS.has("latency") || SECTIONS.has("rps"))) {
       log(`warm-up: every path through every server for ${WARMUP}s at concurrency 64`);
       for (const spec of specs) {

@@ -2,7 +2,7 @@
  * The Vercel AI SDK and LangChain as real clients of kind: anthropic next to chat: the AI SDK's
  * default store: true (item_reference) multi-step with Claude's signed thinking, store: false,
  * fallbacks between the kinds mid tool loop, conversations, structured answers, parallel calls;
- * LangChain tool round trips with thinking; the README's client examples verbatim.
+ * LangChain tool round trips with thinking; docs/clients.md's examples verbatim.
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -128,7 +128,7 @@ describe("LangChain multi-turn with tools on anthropic", () => {
   }
 });
 
-describe("the README's client examples, verbatim, on an anthropic model", () => {
+describe("docs/clients.md's examples, verbatim, on an anthropic model", () => {
   it("the AI SDK example (reasoningSummary auto, forceReasoning, plus an effort for Claude) shows Claude's thinking", async () => {
     const { createOpenAI } = await import("@ai-sdk/openai");
     const { generateText } = await import("ai");

@@ -1,6 +1,6 @@
 /**
  * kind: anthropic at the seams with the other kinds: reasoning items crossing kinds in one chain,
- * /v1/models metadata, input_tokens and truncation on each kind, a pool mixing kinds, the README's
+ * /v1/models metadata, input_tokens and truncation on each kind, a pool mixing kinds, docs/backends.md's
  * anthropic example verbatim, a Codex-shaped turn, and the leaner shapes and edge answers an
  * Anthropic-compatible server gives.
  */
@@ -190,12 +190,12 @@ describe("reasoning items crossing kinds in one chain", () => {
   });
 });
 
-describe("the README's anthropic example, verbatim", () => {
+describe("docs/backends.md's anthropic example, verbatim", () => {
   it("parses, and a router built from it (its url pointed at the mock) sends what the comments say", async () => {
     const { readFileSync } = await import("node:fs");
     const { parse } = await import("yaml");
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const example = /### Anthropic endpoints\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
+    const readme = readFileSync(new URL("../../docs/backends.md", import.meta.url), "utf8");
+    const example = /## Anthropic endpoints\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(example).toContain("kind: anthropic");
     const raw = parse(example!.replace("https://api.anthropic.com/v1", env.ant.url).replace("${ANTHROPIC_API_KEY}", "sk-ant-readme-0123456789"));
     raw.endpoints.push({ name: "box", url: env.chat.url, kind: "chat" });
@@ -482,7 +482,7 @@ describe("instructions are not carried over a previous_response_id (as OpenAI do
   }
 });
 
-describe("chat completions and embeddings for an anthropic model (README)", () => {
+describe("chat completions and embeddings for an anthropic model (docs/api.md)", () => {
   it("/v1/chat/completions is forwarded to the endpoint's OpenAI-compatible route; /v1/embeddings is a 400", async () => {
     env.ant.setDefault("/chat/completions", (req) => ({ kind: "json", body: chatCompletion("compat answer", req.body.model) }));
     const out = await env.router.client.chat.completions.create({ model: "claude", messages: [{ role: "user", content: "hi" }] });

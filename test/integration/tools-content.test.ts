@@ -2,7 +2,7 @@
  * What the tools return, on every kind and transport: an MCP tool whose result holds an image
  * or structured content (chat and anthropic), web search citations from an anthropic model and
  * over the WebSocket, an approval answered with the items sent back (store: false), a
- * background tool loop on anthropic, and the README's web search example as a config.
+ * background tool loop on anthropic, and docs/tools.md's web search example as a config.
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -186,13 +186,13 @@ describe("approvals and background with other features", () => {
   });
 });
 
-describe("the README's Tools section", () => {
+describe("docs/tools.md", () => {
   it("the web search example is a valid config", () => {
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const section = readme.slice(readme.indexOf("### Web search"));
+    const readme = readFileSync(new URL("../../docs/tools.md", import.meta.url), "utf8");
+    const section = readme.slice(readme.indexOf("## Web search"));
     const example = section.slice(section.indexOf("```yaml") + 7, section.indexOf("```", section.indexOf("```yaml") + 7));
     const base = "endpoints:\n  - { name: box, url: http://127.0.0.1:11434/v1, kind: chat }\nmodels:\n  local: { endpoints: [box] }\n";
-    const cfg = parseConfigText(base + example, "README.md", { SEARCH_KEY: "k3y" });
+    const cfg = parseConfigText(base + example, "docs/tools.md", { SEARCH_KEY: "k3y" });
     expect(cfg.tools.web_search).toMatchObject({ provider: "searxng", url: "http://127.0.0.1:8888", api_key: "k3y" });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The README's Tools section, claim by claim, on a chat and an anthropic model: what `hosted_tools`
+ * docs/tools.md, claim by claim, on a chat and an anthropic model: what `hosted_tools`
  * does to client-named and operator servers, require_approval defaults, web search without a provider.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";

@@ -25,11 +25,11 @@ describe("tools config", () => {
     expect(cfg.models.m!.hosted_tools).toBeUndefined();
   });
 
-  it("the README's MCP example is a valid config, ${ENV} expanded in the headers", () => {
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const example = /### MCP\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
+  it("docs/tools.md's MCP example is a valid config, ${ENV} expanded in the headers", () => {
+    const readme = readFileSync(new URL("../../docs/tools.md", import.meta.url), "utf8");
+    const example = /## MCP\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(example).toContain("mcp:");
-    const cfg = parseConfigText(base + example, "README.md", { WIKI_TOKEN: "t0k" });
+    const cfg = parseConfigText(base + example, "docs/tools.md", { WIKI_TOKEN: "t0k" });
     expect(cfg.tools.mcp.servers[0]).toMatchObject({ label: "wiki", url: "http://10.0.0.5:9000/mcp", headers: { Authorization: "Bearer t0k" }, allowed_tools: ["search", "read_page"], require_approval: "never" });
     expect(cfg.tools.mcp.allowed_urls).toEqual(["https://mcp.example.com/*"]);
   });

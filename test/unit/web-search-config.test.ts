@@ -48,11 +48,11 @@ describe("tools.web_search config", () => {
     expect(issuesOf(`${base}tools:\n  search: {}\n`)[0]).toMatch(/^tools: .*search/);
   });
 
-  it("the README's Web search example is a valid config", () => {
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const example = /### Web search\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
+  it("docs/tools.md's Web search example is a valid config", () => {
+    const readme = readFileSync(new URL("../../docs/tools.md", import.meta.url), "utf8");
+    const example = /## Web search\n[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(example).toContain("web_search:");
-    const cfg = parseConfigText(base + example, "README.md", { SEARCH_KEY: "k" });
+    const cfg = parseConfigText(base + example, "docs/tools.md", { SEARCH_KEY: "k" });
     expect(cfg.tools?.web_search).toEqual({ provider: "searxng", url: "http://127.0.0.1:8888", api_key: "k", timeout: 15_000 });
   });
 });

@@ -1,3 +1,9 @@
+/**
+ * What src/http/routes/ holds:
+ * the thin routes, one file per family: responses, compact, input tokens, conversations,
+ * chat/embeddings, models (the list with each model's metadata; Codex's catalog), ops (health,
+ * readiness, metrics), admin (usage)
+ */
 import type { Hono } from "hono";
 import type { ResponsesService } from "../../responses/service.js";
 import type { Runtime } from "../../runtime/runtime.js";

@@ -1,4 +1,11 @@
 /**
+ * What src/responses/adapters/ holds:
+ * one adapter per backend kind, side by side: `adapter.ts` (the shape: build the request, read
+ * JSON, a stream translation with start/push/finish/fail/cancel), `chat.ts` (`kind: chat`, through
+ * `translate/chat/`), `openai.ts` (`kind: openai`, through `translate/openai/`), `anthropic.ts`
+ * (`kind: anthropic`, through `translate/anthropic/`)
+ */
+/**
  * The shape every endpoint kind's adapter has on the /v1/responses path (chat.ts: `kind: chat`
  * and anthropic.ts: `kind: anthropic`, translated; openai.ts: `kind: openai`, passed through):
  * the request it builds, reading a whole JSON answer, and a stream translation with one

@@ -1,4 +1,9 @@
 /**
+ * What src/responses/background/ holds:
+ * background jobs (`jobs.ts`: queue, run, cancel, redelivery) and their recorded events
+ * (`events.ts`)
+ */
+/**
  * Background mode (`background: true`): the request is stored as `queued`, its
  * `response.created` event is recorded, and a job runs it on whichever instance
  * takes it. The job always streams from the upstream and records every event, so

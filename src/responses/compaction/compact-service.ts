@@ -1,4 +1,15 @@
 /**
+ * Where compaction enters the request path:
+ * `POST /v1/responses/compact` takes steps 1-3 (`http/routes/compact.ts`,
+ * `responses/compaction/compact-service.ts`), then one `UpstreamAttempt` whose request is the
+ * kind's: a summarisation call on `kind: chat` and `kind: anthropic`
+ * (`responses/compaction/compact.ts`: the router seals the summary, `wire/seal.ts`), the
+ * upstream's `/responses/compact` on `kind: openai`. On `POST /v1/responses`, a
+ * `compaction_trigger` last input item makes step 6 pick the compaction adapter on chat and
+ * anthropic endpoints (`responses/compaction/trigger-adapter.ts`), and `context_management` over
+ * its threshold compacts between steps 3 and 5 (`responses/compaction/auto-compact.ts`).
+ */
+/**
  * POST /v1/responses/compact: OpenAI's body and `response.compaction` object on both endpoint
  * kinds, through the one upstream attempt (slot, failover, fallbacks, health). `kind: chat` and
  * `kind: anthropic`: the router summarises (compact.ts); `kind: openai`: the upstream's `/responses/compact`,

@@ -1,4 +1,11 @@
 /**
+ * What src/responses/compaction/ holds:
+ * compaction: `compact.ts` the summarisation (chat completions or Messages) and sealing, `compact-
+ * service.ts` POST /v1/responses/compact, `trigger-adapter.ts` the `compaction_trigger` item on
+ * chat and anthropic, `auto-compact.ts` `context_management`, `compaction-key.ts` the sealer of a
+ * config
+ */
+/**
  * Compaction: the long history of a session replaced by the user messages it kept plus one
  * `compaction` item that carries a summary. On `kind: openai` endpoints the upstream does it
  * (`POST /responses/compact`, its item returned untouched). On `kind: chat` endpoints the

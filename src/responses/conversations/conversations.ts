@@ -1,3 +1,8 @@
+/**
+ * What src/responses/conversations/ holds:
+ * the Conversations API (`conversations.ts`) and the append of a finished turn to its conversation
+ * (`turn.ts`)
+ */
 import type { Conversation, ConversationDeletedResource } from "openai/resources/conversations/conversations";
 import type { ConversationItem, ConversationItemList } from "openai/resources/conversations/items";
 import { invalidRequest, notFound } from "../../ops/errors.js";

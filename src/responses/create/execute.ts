@@ -1,3 +1,47 @@
+/**
+ * What src/responses/create/ holds:
+ * the create path: `validate` -> `plan` (model, history, ids; `item_reference` items resolved by
+ * `references.ts` against history, the socket's recent responses, stored responses and
+ * conversations) -> `cache-key` -> `execute` (one upstream attempt, then one pump loop over the
+ * endpoint kind's adapter); store access as 503s, the stream's shutdown guard, the request span's
+ * GenAI attributes
+ */
+/**
+ * The path of POST /v1/responses from here down (steps 6-8 of docs/architecture.md, in detail):
+ * (6) `responses/create/execute.ts` `connect` opens an `UpstreamAttempt` (`upstream/attempt.ts`):
+ * `upstream/failover.ts` takes a slot from `routing/pool.ts`, calls the endpoint through
+ * `upstream/client.ts` and fails over before the first byte, then down the model's fallbacks
+ * (`upstream/fallback.ts`); the request body is built by the kind's core in `translate/`
+ * (`translate/chat/`, `translate/openai/` or `translate/anthropic/`). The endpoint's kind is
+ * looked at once, when the request is built for it: `connect` makes that kind's adapter
+ * (`responses/adapters/chat.ts`, `openai.ts` or `anthropic.ts`), which keeps what reading the
+ * answer needs (the tool-name map, the answer tool of a structured output) and travels with the
+ * attempt; an anthropic request also carries its model's `anthropic-beta` header
+ * (`PreparedRequest.headers`). (7) `pump` reads the answer through that adapter: the upstream's
+ * SSE frames are pushed (`pipeSseFrames`, all the frames of a socket read together once it is over
+ * - `UpstreamBody` joins the HTTP chunks undici hands over one by one - and the read's whole
+ * frames offered as bytes, one promise per stream) to its stream translation (chat chunks through
+ * `translate/chat/stream.ts`, native events through `translate/openai/stream.ts`, Messages events
+ * through `translate/anthropic/stream.ts`) into an `EventSink` (`wire/sse-writer.ts`: the client's
+ * SSE body; `responses/background/events.ts`: the event log). JSON answers are mapped whole. When
+ * the request has tools the router runs (MCP, web search with a provider), the service calls
+ * `responses/tool-loop/` `openRun` instead of `connect` (background jobs too): it lists the MCP
+ * servers' tools (`tools/mcp/`), runs approved calls, then connects round after round, each round
+ * a `connect` with the hosted tools as function tools, pumped into a `RoundSink` that keeps the
+ * client's stream ONE response (a translated round hands it its events as objects,
+ * `EventSink.event`: the round's own lifecycle and terminal events are dropped without being
+ * serialised, the rest serialised once, renumbered); between rounds it runs the calls the model
+ * made (`tools/mcp/` sessions, `tools/search/` providers), concurrently, and appends them with
+ * their results. Its `pump` returns one `RunOutcome` like a single round's, so steps 8 and the
+ * store, conversation, cancel and shutdown paths are the same. (8) The response is stored (and
+ * appended to its conversation) BEFORE the terminal event goes out, so a client that sees the end
+ * can chain from it; `http/sse.ts` writes the stream to the socket (see "How stream bytes move"
+ * below). The attempt judges the endpoint on what follows the headers (a body that is not JSON, a
+ * stream that breaks; `upstream/mid-stream.ts` names the cause) and `end` frees the slot and
+ * counts the duration exactly once, when the body is done. The finished response is serialised
+ * once (after its conversation append, the last change to it): the store's record, the cache entry
+ * and a JSON answer are built from that one string.
+ */
 import { NO_KEY } from "../../keys/policy.js";
 import { NO_TOKENS, type TokenCount } from "../../keys/usage.js";
 import { fallbackSteps, type ModelStep } from "../../runtime/models.js";

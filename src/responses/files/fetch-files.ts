@@ -1,4 +1,11 @@
 /**
+ * What src/responses/files/ holds:
+ * `input_file` parts given by `file_url`, fetched for a chat or anthropic backend before the
+ * request is translated (`fetch-files.ts`: only URLs `files.fetch.allow` names, never a
+ * loopback/private address unless a pattern names that host; size and time bounded); the pure core
+ * maps the contents
+ */
+/**
  * `input_file` parts given by `file_url`, for the backends the router translates for (chat,
  * anthropic): the router fetches the URL before the request is translated and hands the
  * contents to the pure core (translate/chat/files.ts, translate/anthropic/content.ts) by URL,

@@ -1,4 +1,9 @@
 /**
+ * What src/responses/items/ holds:
+ * `GET .../input_items` listing, `include` on retrieval (`include.ts`: what OpenAI returns only on
+ * request, left out unless named) and `POST /v1/responses/input_tokens`
+ */
+/**
  * `include` on retrieval (GET /v1/responses/{id}, .../input_items, a conversation's items):
  * the router keeps every part of an item (a native reasoning item's `encrypted_content` is
  * needed to replay it), and shows the parts OpenAI returns only on request only when the

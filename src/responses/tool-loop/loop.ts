@@ -1,4 +1,14 @@
 /**
+ * What src/responses/tool-loop/ holds:
+ * the tool loop (`openRun`, what the service and background jobs call instead of `connect`): which
+ * tools the router runs (`hosted.ts`), the hosted tools as the model's function tools
+ * (`toolbox.ts`), the loop of upstream rounds and tool runs as ONE response (`loop.ts`), the sink
+ * that renumbers a round's events, streams hosted calls as `mcp_call` / `mcp_approval_request` /
+ * `web_search_call` items and adds an answer's `url_citation`s (`round-sink.ts`), the MCP items
+ * and events (`items.ts`), the response's MCP sessions with their metrics and spans (`mcp-
+ * runner.ts`), MCP credentials sealed in a background job's payload (`secrets.ts`)
+ */
+/**
  * The tool loop: one response made of several upstream rounds. The model is shown the hosted
  * tools as plain function tools; when it calls them the router runs the calls (concurrently
  * within a round), appends them with their results and calls the model again, until it

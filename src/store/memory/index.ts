@@ -1,3 +1,8 @@
+/**
+ * What src/store/memory/ holds:
+ * the embedded adapter: responses and cache, conversations, events, jobs, limiter, usage, and the
+ * bounded LRU they keep their strings in
+ */
 /** The embedded stores of a single instance: what createStores (store/index.ts) builds when the config names no Redis. */
 import type { Logger } from "pino";
 import { eventsTtl, type StorageConfig } from "../options.js";

@@ -1,3 +1,11 @@
+/**
+ * What src/store/redis/ holds:
+ * the Redis adapter, same set, built by `index.ts`; `target.ts` where Redis is (and how logs name
+ * it) without ioredis; `client.ts` is the one place a Redis connection is made: a URL or a
+ * Sentinel group, TLS, fail-fast calls; `durable.ts`: `storage.durability: replica`, the writes a
+ * client depends on and their WAIT for one replica on connections of their own (never the shared
+ * one)
+ */
 /** Redis mode's stores, shared by every instance: loaded by createStores (store/index.ts) only when the config names a Redis. */
 import type { Logger } from "pino";
 import { eventsTtl, type StorageConfig, type StoreOptions } from "../options.js";

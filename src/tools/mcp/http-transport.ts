@@ -71,7 +71,7 @@ export class McpHttpTransport implements Transport {
    * long-lived signal for all of them kept, in its listener list's removed nodes, every request
    * that had listened on it: once such a node was old, each young-generation collection found
    * every later request alive through it, and went on doing so for other routes' requests after
-   * the MCP traffic stopped (BENCHMARKS.md, twentieth round).
+   * the MCP traffic stopped (BENCHMARKS.md, "What we learnt", round 20).
    */
   private readonly inFlight = new Slots<AbortController>();
 

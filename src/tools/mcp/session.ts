@@ -1,4 +1,24 @@
 /**
+ * What src/tools/mcp/ holds:
+ * MCP: one client session per server (`session.ts`: Streamable HTTP, then the SDK's legacy SSE
+ * transport; headers and token sent, scrubbed from errors; the SDK is loaded with the first
+ * session), the client, the router's own (`rpc-client.ts`: `initialize`, `tools/list`,
+ * `tools/call` over either transport, each request bounded by its timeout and the response's
+ * signal and cancelled on the server when given up, held in `ops/slots.ts` until answered;
+ * messages classified by their fields and results checked by hand, not through zod; the server's
+ * `ping` answered, its other requests refused; errors the SDK's `McpError`), a tool's output
+ * schema compiled once per text (`output-schemas.ts`, Ajv through the SDK's validator), the
+ * Streamable HTTP transport, the router's own (`http-transport.ts`: a POST per message over
+ * undici's request API, the answer read as JSON or through the router's SSE parser; the session id
+ * and protocol version carried, redirects followed only within the origin, an HTTP error's status
+ * as the error's code, each request with an AbortController of its own, held in `ops/slots.ts`
+ * until its answer is read, which the session's close aborts; no GET stream, no resumption, no
+ * OAuth flow), the `server_url` guard (`guard.ts`: `allowed_urls`, internal addresses),
+ * `allowed_tools`/`require_approval` (`filters.ts`), a request's servers resolved against
+ * `tools.mcp` (`servers.ts`), the operator servers' sessions shared across responses (`pool.ts`,
+ * held by the runtime), `check --probe` (`probe.ts`)
+ */
+/**
  * One connection to one MCP server: the router's own client (rpc-client.ts) over Streamable
  * HTTP (the router's own transport, `http-transport.ts`), falling back to the SDK's legacy SSE
  * transport when the server does not speak it (as OpenAI's and llama-stack's clients do).

@@ -1,3 +1,13 @@
+/**
+ * What src/tools/search/ holds:
+ * the hosted `web_search` tool: one `SearchProvider` per search API (`searxng.ts`, `brave.ts`,
+ * `tavily.ts`, made by `createSearchProvider` from `tools.web_search`) over one HTTP call with
+ * timeout, abort and key scrubbing (`http.ts`); the domain filter and result cleaning
+ * (`results.ts`), location parameters (`location.ts`), and the pure helpers for the loop: the
+ * function the model sees and the text it reads (`output.ts`), the `web_search_call` item,
+ * `url_citation` annotations (`citations.ts`), the request's tool as a `SearchQuery` and the
+ * model's call as its query (`tool.ts`)
+ */
 import type { WebSearchPreviewTool, WebSearchTool } from "openai/resources/responses/responses";
 import { resultCount } from "./output.js";
 import type { SearchQuery } from "./types.js";

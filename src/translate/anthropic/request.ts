@@ -1,4 +1,13 @@
 /**
+ * What src/translate/anthropic/ holds:
+ * `kind: anthropic`: Responses <-> the Messages API: request mapping (`request.ts` with the
+ * Messages shape of tools, input items in `request-input.ts`, content blocks in `content.ts`),
+ * cache breakpoints (`cache.ts`), answer mapping (`response.ts`), the Messages event-stream state
+ * machine (`stream.ts`) and its text deltas read by shape (`delta-shape.ts`), thinking blocks in
+ * `encrypted_content` (`types.ts`), the API version's traits and headers (`version.ts`), Anthropic
+ * errors as OpenAI's (`errors.ts`)
+ */
+/**
  * POST /v1/responses body -> POST /v1/messages body. Input items come from request-input.ts;
  * this file maps tools, tool_choice, the text format, thinking, sampling and metadata, for the
  * API version the endpoint speaks (version.ts), and places the cache breakpoints (cache.ts).

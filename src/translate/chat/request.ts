@@ -1,4 +1,10 @@
 /**
+ * What src/translate/chat/ holds:
+ * `kind: chat`: Responses <-> chat completions: request mapping (messages, the chat shape of
+ * tools, file and audio parts), answer mapping, the chunk-stream state machine, tool names,
+ * compaction framing
+ */
+/**
  * POST /v1/responses body -> POST /v1/chat/completions body (the translated path).
  * Messages come from request-input.ts, tools and tool_choice from tools.ts; this file maps
  * text format and sampling options. Pure: errors are thrown as TranslationError naming the param (errors.ts maps it to a 400).

@@ -1,3 +1,9 @@
+/**
+ * What src/translate/openai/ holds:
+ * `kind: openai`: the native request body (`store: false`, history replayed), id and field
+ * rewriting of objects (`rewrite.ts`), the native event stream state machine (`stream.ts`) and
+ * which frames of a read it passes on as their bytes (`passable.ts`)
+ */
 import { isAnthropicThinking } from "../anthropic/types.js";
 import { hostedItemsForModel } from "../hosted-calls.js";
 import { ENCRYPTED_REASONING, isBareReasoning } from "../../wire/protocol.js";
