@@ -20,7 +20,7 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
   const responses = new RedisResponseStore(client, { ...common, ttlMs: cfg.ttl, durable });
   const conversations = new RedisConversationStore(client, { ...common, ttlMs: cfg.ttl, durable });
   const cache = new RedisResponseCache(client, { prefix: cfg.prefix, onError: opts.onCacheError });
-  const events = new RedisEventLog(client, { ...common, ttlMs: eventsTtl(cfg) });
+  const events = new RedisEventLog(client, { ...common, ttlMs: eventsTtl(cfg), durable });
   const jobs = new RedisJobQueue({
     target,
     client,
