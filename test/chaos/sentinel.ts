@@ -75,7 +75,16 @@ export interface SentinelChaosReport {
   /** Stored requests that failed with 503 store_unavailable: how many, the slowest (ms), and whether each had Retry-After. */
   storeFailures: { count: number; slowestMs: number; withoutRetryAfter: number };
   /** store: false requests: their time beyond the upstream's (ms), overall and while a failover was on. */
-  noStore: { count: number; failed: number; p50Ms: number; p99Ms: number; maxMs: number; duringFailover: { count: number; p99Ms: number; maxMs: number } };
+  noStore: {
+    count: number;
+    failed: number;
+    p50Ms: number;
+    p99Ms: number;
+    maxMs: number;
+    duringFailover: { count: number; p99Ms: number; maxMs: number };
+    /** What the store itself made requests wait: their limiter admission (all a store: false request asks of Redis besides usage, which is off its path). */
+    storeWait: { count: number; p99Ms: number; maxMs: number; duringFailoverMaxMs: number };
+  };
   reasons: Record<string, number>;
   seconds: number;
 }
@@ -93,7 +102,7 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
     windows: [],
     background: { created: 0, completed: 0, failed: 0, unfinished: 0, ranTwice: 0, restreamed: 0, oneTerminal: 0, terminalCounts: {} },
     storeFailures: { count: 0, slowestMs: 0, withoutRetryAfter: 0 },
-    noStore: { count: 0, failed: 0, p50Ms: 0, p99Ms: 0, maxMs: 0, duringFailover: { count: 0, p99Ms: 0, maxMs: 0 } },
+    noStore: { count: 0, failed: 0, p50Ms: 0, p99Ms: 0, maxMs: 0, duringFailover: { count: 0, p99Ms: 0, maxMs: 0 }, storeWait: { count: 0, p99Ms: 0, maxMs: 0, duringFailoverMaxMs: 0 } },
     reasons: {},
     seconds: 0,
   };
@@ -125,6 +134,24 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
     });
     const level = (process.env.CHAOS_LOG_LEVEL ?? "silent") as "silent";
     for (let i = 0; i < 2; i++) routers.push(await startRouter(config, { logger: createLogger(level) }));
+    // The time each request's limiter admission took, on both instances.
+    const storeWaits: number[] = [];
+    let storeWaitDuringFailover = 0;
+    for (const r of routers) {
+      const limiter = r.runtime.stores.limiter;
+      const admit = limiter.admit.bind(limiter);
+      limiter.admit = async (req) => {
+        const t = performance.now();
+        const during = failingOver();
+        try {
+          return await admit(req);
+        } finally {
+          const ms = performance.now() - t;
+          storeWaits.push(ms);
+          if (during || failingOver()) storeWaitDuringFailover = Math.max(storeWaitDuringFailover, ms);
+        }
+      };
+    }
     const clients = routers.map((r) => new OpenAI({ baseURL: `${r.url}/v1`, apiKey: CHAOS_KEY, maxRetries: 0, timeout: 30_000 }));
     const stored: { id: string; by: number }[] = [];
     const backgroundIds: { id: string; by: number; input: string }[] = [];
@@ -283,6 +310,8 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
       }
       if ((upstreamCalls.get(input) ?? 0) > 1) report.background.ranTwice++;
     }
+    const waits = storeWaits.sort((a, b) => a - b);
+    report.noStore.storeWait = { count: waits.length, p99Ms: Math.round(pct(waits, 0.99)), maxMs: Math.round(waits.at(-1) ?? 0), duringFailoverMaxMs: Math.round(storeWaitDuringFailover) };
     const sorted = [...noStoreDelays].sort((a, b) => a - b);
     const during = [...noStoreDuringFailover].sort((a, b) => a - b);
     report.noStore = { ...report.noStore, count: sorted.length, p50Ms: pct(sorted, 0.5), p99Ms: pct(sorted, 0.99), maxMs: sorted.at(-1) ?? 0, duringFailover: { count: during.length, p99Ms: pct(during, 0.99), maxMs: during.at(-1) ?? 0 } };
@@ -369,6 +398,10 @@ export function formatSentinelReport(r: SentinelChaosReport, durability: string)
     ["  in failovers", r.noStore.duringFailover.count],
     ["  in failovers p99 (ms)", r.noStore.duringFailover.p99Ms],
     ["  in failovers max (ms)", r.noStore.duringFailover.maxMs],
+    ["limiter admissions", r.noStore.storeWait.count],
+    ["  store wait p99 (ms)", r.noStore.storeWait.p99Ms],
+    ["  store wait max (ms)", r.noStore.storeWait.maxMs],
+    ["  in failovers max (ms)", r.noStore.storeWait.duringFailoverMaxMs],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${String(v).padStart(8)}`);
