@@ -91,7 +91,7 @@ type LimiterClient = Redis & {
 };
 
 /** How long admit waits for Redis before it counts on this instance's own (a request waits no longer than this on the limiter). */
-const LOCAL_AFTER_MS = 75;
+const LOCAL_AFTER_MS = 50;
 /** Charges kept for Redis while it is away, at most (then the oldest are dropped: under-counted, never refused wrongly). */
 const MAX_OWED = 50_000;
 
