@@ -216,25 +216,32 @@ function expectOneTerminalLast(events: StreamEvent[], status: string): void {
   expect((terminal[0]!.response as { status: string }).status).toBe(status);
 }
 
+/** Instance A on its own stores, which `patch` changes first (a failover's effect, played in order), and a plain instance B; both on one prefix. */
+async function patchedPair(slowMs: number, patch: (stores: Stores) => void) {
+  log = captureLog("info");
+  const up = await upstream();
+  up.setDefault("/chat/completions", () => slowText(slowMs));
+  const prefix = uniquePrefix();
+  const config = buildConfig({ ...redisConfig(up.url, prefix), server: { host: "127.0.0.1", port: 0, api_keys: [{ name: "team-a", key: "key-a" }] } });
+  const stores = await createStores({ ...config.storage, jobs: config.background.lease }, log.logger);
+  patch(stores);
+  const a = await startTestRouter(redisConfig(up.url, prefix), { apiKey: "key-a", stores, logger: log.logger });
+  routers.push(a);
+  return { a, b: await plainRouter(up.url, prefix), stores };
+}
+
 describe("the event log agrees with the record: a final record's stream has exactly one terminal event, its last", () => {
   it("a final write stored but whose reply was lost (the retry finds it finished) still records the terminal event", async () => {
-    log = captureLog("info");
-    const up = await upstream();
-    up.setDefault("/chat/completions", () => slowText(10));
-    const prefix = uniquePrefix();
-    const config = buildConfig({ ...redisConfig(up.url, prefix), server: { host: "127.0.0.1", port: 0, api_keys: [{ name: "team-a", key: "key-a" }] } });
-    const stores = await createStores({ ...config.storage, jobs: config.background.lease }, log.logger);
-    // The completed write reaches Redis, then its reply is lost (as when the primary dies right after replicating it).
-    const real = stores.responses.saveIfOpen.bind(stores.responses);
     let lost = 0;
-    stores.responses.saveIfOpen = async (rec) => {
-      const out = await real(rec);
-      if (rec.response.status === "completed" && lost++ === 0) throw new StoreUnavailableError("responses.save: Connection is closed.");
-      return out;
-    };
-    const a = await startTestRouter(redisConfig(up.url, prefix), { apiKey: "key-a", stores, logger: log.logger });
-    routers.push(a);
-    const b = await plainRouter(up.url, prefix);
+    const { a, b, stores } = await patchedPair(10, (stores) => {
+      // The completed write reaches Redis, then its reply is lost (as when the primary dies right after replicating it).
+      const real = stores.responses.saveIfOpen.bind(stores.responses);
+      stores.responses.saveIfOpen = async (rec) => {
+        const out = await real(rec);
+        if (rec.response.status === "completed" && lost++ === 0) throw new StoreUnavailableError("responses.save: Connection is closed.");
+        return out;
+      };
+    });
     const created = await a.client.responses.create({ model: "local", input: "hello", background: true });
     await until(async () => (await statusOn(b, created.id)) === "completed", "the job to complete");
     expect(lost).toBe(1);
@@ -247,19 +254,12 @@ describe("the event log agrees with the record: a final record's stream has exac
   }, 30_000);
 
   it("a terminal event acknowledged and then lost: followers end with the record's, re-streams on both instances derive exactly one, and the log is repaired", async () => {
-    log = captureLog("info");
-    const up = await upstream();
-    up.setDefault("/chat/completions", () => slowText(150));
-    const prefix = uniquePrefix();
-    const config = buildConfig({ ...redisConfig(up.url, prefix), server: { host: "127.0.0.1", port: 0, api_keys: [{ name: "team-a", key: "key-a" }] } });
-    const stores = await createStores({ ...config.storage, jobs: config.background.lease }, log.logger);
-    // A's terminal appends are answered "recorded" and never reach the log (a primary that died before its replica had them).
-    const real = stores.events.appendIfExists.bind(stores.events);
     let dropped = 0;
-    stores.events.appendIfExists = async (id, event) => (isTerminalEvent(event) && dropped++ === 0 ? true : real(id, event));
-    const a = await startTestRouter(redisConfig(up.url, prefix), { apiKey: "key-a", stores, logger: log.logger });
-    routers.push(a);
-    const b = await plainRouter(up.url, prefix);
+    const { a, b, stores } = await patchedPair(150, (stores) => {
+      // A's terminal appends are answered "recorded" and never reach the log (a primary that died before its replica had them).
+      const real = stores.events.appendIfExists.bind(stores.events);
+      stores.events.appendIfExists = async (id, event) => (isTerminalEvent(event) && dropped === 0 ? ++dropped === 1 : real(id, event));
+    });
     const created = await a.client.responses.create({ model: "local", input: "hello", background: true });
     // A follower on B from the start, one resuming mid-way on A.
     const following = recorded(b, created.id);

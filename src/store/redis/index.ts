@@ -40,7 +40,7 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
     cache,
     events,
     jobs,
-    limiter: new RedisRateLimiter(client, common),
+    limiter: new RedisRateLimiter(client, { ...common, localAfterMs: opts.limiterLocalAfterMs }),
     usage: new RedisUsageStore(client, common),
     status: responses,
     async close() {
