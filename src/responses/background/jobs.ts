@@ -66,7 +66,8 @@ export class BackgroundJobs {
     try {
       await this.store("jobs", "enqueue", () => jobs.enqueue({ responseId: plan.id, payload }));
     } catch (err) {
-      await this.closeOut(plan.id, "failed", { code: "server_error", message: "The background job could not be queued." }).catch(() => {});
+      // Off the client's path: its 503 comes now, while the close-out waits out the store's failover.
+      void persist(() => this.closeOut(plan.id, "failed", { code: "server_error", message: "The background job could not be queued." })).catch(() => {});
       throw err;
     }
     return response;
