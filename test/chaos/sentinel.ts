@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { setTimeout as delay } from "node:timers/promises";
 import OpenAI from "openai";
 import { buildConfig } from "../../src/config/load.js";
@@ -84,6 +85,8 @@ export interface SentinelChaosReport {
     duringFailover: { count: number; p99Ms: number; maxMs: number };
     /** What the store itself made requests wait: their limiter admission (all a store: false request asks of Redis besides usage, which is off its path). */
     storeWait: { count: number; p99Ms: number; maxMs: number; duringFailoverMaxMs: number };
+    /** The run's own event-loop delay (routers and load share one process): every figure above includes it. */
+    loopDelayP99Ms: number;
   };
   reasons: Record<string, number>;
   seconds: number;
@@ -102,7 +105,7 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
     windows: [],
     background: { created: 0, completed: 0, failed: 0, unfinished: 0, ranTwice: 0, restreamed: 0, oneTerminal: 0, terminalCounts: {} },
     storeFailures: { count: 0, slowestMs: 0, withoutRetryAfter: 0 },
-    noStore: { count: 0, failed: 0, p50Ms: 0, p99Ms: 0, maxMs: 0, duringFailover: { count: 0, p99Ms: 0, maxMs: 0 }, storeWait: { count: 0, p99Ms: 0, maxMs: 0, duringFailoverMaxMs: 0 } },
+    noStore: { count: 0, failed: 0, p50Ms: 0, p99Ms: 0, maxMs: 0, duringFailover: { count: 0, p99Ms: 0, maxMs: 0 }, storeWait: { count: 0, p99Ms: 0, maxMs: 0, duringFailoverMaxMs: 0 }, loopDelayP99Ms: 0 },
     reasons: {},
     seconds: 0,
   };
@@ -134,6 +137,8 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
     });
     const level = (process.env.CHAOS_LOG_LEVEL ?? "silent") as "silent";
     for (let i = 0; i < 2; i++) routers.push(await startRouter(config, { logger: createLogger(level) }));
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     // The time each request's limiter admission took, on both instances.
     const storeWaits: number[] = [];
     let storeWaitDuringFailover = 0;
@@ -310,6 +315,8 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
       }
       if ((upstreamCalls.get(input) ?? 0) > 1) report.background.ranTwice++;
     }
+    loop.disable();
+    report.noStore.loopDelayP99Ms = Math.round(loop.percentile(99) / 1e6);
     const waits = storeWaits.sort((a, b) => a - b);
     report.noStore.storeWait = { count: waits.length, p99Ms: Math.round(pct(waits, 0.99)), maxMs: Math.round(waits.at(-1) ?? 0), duringFailoverMaxMs: Math.round(storeWaitDuringFailover) };
     const sorted = [...noStoreDelays].sort((a, b) => a - b);
@@ -402,6 +409,7 @@ export function formatSentinelReport(r: SentinelChaosReport, durability: string)
     ["  store wait p99 (ms)", r.noStore.storeWait.p99Ms],
     ["  store wait max (ms)", r.noStore.storeWait.maxMs],
     ["  in failovers max (ms)", r.noStore.storeWait.duringFailoverMaxMs],
+    ["event-loop delay p99 (ms)", r.noStore.loopDelayP99Ms],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${String(v).padStart(8)}`);
