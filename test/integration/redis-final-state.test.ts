@@ -216,18 +216,25 @@ function expectOneTerminalLast(events: StreamEvent[], status: string): void {
   expect((terminal[0]!.response as { status: string }).status).toBe(status);
 }
 
-/** Instance A on its own stores, which `patch` changes first (a failover's effect, played in order), and a plain instance B; both on one prefix. */
+/**
+ * Instances A and B on one prefix, each on stores `patch` changed first (a failover's effect,
+ * played in order): whichever instance's worker takes the job, the patch is in its path.
+ */
 async function patchedPair(slowMs: number, patch: (stores: Stores) => void) {
   log = captureLog("info");
   const up = await upstream();
   up.setDefault("/chat/completions", () => slowText(slowMs));
   const prefix = uniquePrefix();
   const config = buildConfig({ ...redisConfig(up.url, prefix), server: { host: "127.0.0.1", port: 0, api_keys: [{ name: "team-a", key: "key-a" }] } });
-  const stores = await createStores({ ...config.storage, jobs: config.background.lease }, log.logger);
-  patch(stores);
-  const a = await startTestRouter(redisConfig(up.url, prefix), { apiKey: "key-a", stores, logger: log.logger });
-  routers.push(a);
-  return { a, b: await plainRouter(up.url, prefix), stores };
+  const instance = async () => {
+    const stores = await createStores({ ...config.storage, jobs: config.background.lease }, log.logger);
+    patch(stores);
+    const r = await startTestRouter(redisConfig(up.url, prefix), { apiKey: "key-a", stores, logger: log.logger });
+    routers.push(r);
+    return { r, stores };
+  };
+  const [a, b] = [await instance(), await instance()];
+  return { a: a.r, b: b.r, stores: a.stores };
 }
 
 describe("the event log agrees with the record: a final record's stream has exactly one terminal event, its last", () => {
@@ -238,7 +245,10 @@ describe("the event log agrees with the record: a final record's stream has exac
       const real = stores.responses.saveIfOpen.bind(stores.responses);
       stores.responses.saveIfOpen = async (rec) => {
         const out = await real(rec);
-        if (rec.response.status === "completed" && lost++ === 0) throw new StoreUnavailableError("responses.save: Connection is closed.");
+        if (rec.response.status === "completed" && lost === 0) {
+          lost++;
+          throw new StoreUnavailableError("responses.save: Connection is closed.");
+        }
         return out;
       };
     });
