@@ -162,42 +162,53 @@ export function followBody(log: EventLog, responseId: string, afterSeq: number, 
         stop.abort();
       };
       const deadlineSlot = record.deadline ? record.deadline.listen(onDeadline) : -1;
+      // Quiet: how long the follower has waited on the log (not on the client) for its next event.
+      let waiting = false;
       let quietSince = Date.now();
       let asking = false;
-      const watch = final
-        ? null
-        : setInterval(() => {
-            if (asking || Date.now() - quietSince < FOLLOW_IDLE_MS) return;
-            asking = true;
-            record
-              .read()
-              .then((r) => {
-                if (r && isFinished(r.status) && !stop.signal.aborted) {
-                  final = r;
-                  stop.abort();
-                }
-              })
-              .catch(() => {})
-              .finally(() => {
-                asking = false;
-                quietSince = Date.now();
-              });
-          }, FOLLOW_IDLE_MS / 2);
-      try {
-        if (!final) {
-          for await (const event of log.follow(responseId, afterSeq, stop.signal)) {
-            quietSince = Date.now();
-            if (isTerminalEvent(event)) {
-              // The record is written before its terminal event: read it to check the two agree.
-              const now = await record.read().catch(() => null);
-              if (now && isFinished(now.status)) final = now;
-              else return await send(event);
-              break;
-            }
-            await send(event);
-          }
-          if (cut && !ended && record.deadline) return await send(await shutdownEvent(log, responseId, last, record.read));
+      const watch = setInterval(() => {
+        if (!waiting || asking || stop.signal.aborted) return;
+        // A finished response's log is read to its end, never waited on: a read that has waited is at the end.
+        if (finished) {
+          if (Date.now() - quietSince >= FINISHED_QUIET_MS) stop.abort();
+          return;
         }
+        if (Date.now() - quietSince < FOLLOW_IDLE_MS) return;
+        asking = true;
+        record
+          .read()
+          .then((r) => {
+            if (r && isFinished(r.status) && !stop.signal.aborted) {
+              final = r;
+              stop.abort();
+            }
+          })
+          .catch(() => {})
+          .finally(() => {
+            asking = false;
+            quietSince = Date.now();
+          });
+      }, FINISHED_QUIET_MS / 2);
+      try {
+        const events = log.follow(responseId, afterSeq, stop.signal)[Symbol.asyncIterator]();
+        for (;;) {
+          waiting = true;
+          quietSince = Date.now();
+          const next = await events.next();
+          waiting = false;
+          if (next.done) break;
+          const event = next.value;
+          if (isTerminalEvent(event)) {
+            // The record is written before its terminal event: read it to check the two agree.
+            const now = final ?? (await record.read().catch(() => null));
+            if (now && isFinished(now.status)) final = now;
+            else return await send(event);
+            await events.return?.();
+            break;
+          }
+          await send(event);
+        }
+        if (cut && !ended && record.deadline) return await send(await shutdownEvent(log, responseId, last, record.read));
         if (final && !ended) await finishFrom(log, responseId, final, last, send, record);
       } catch (err) {
         onStoreError();
@@ -205,7 +216,7 @@ export function followBody(log: EventLog, responseId: string, afterSeq: number, 
         const error = emitted({ type: "error", code: "store_unavailable", message, param: null, sequence_number: last + 1 });
         sink.send("error", JSON.stringify(error));
       } finally {
-        if (watch) clearInterval(watch);
+        clearInterval(watch);
         record.deadline?.forget(deadlineSlot);
       }
     },
@@ -248,3 +259,5 @@ async function shutdownEvent(log: EventLog, responseId: string, last: number, sn
 
 /** How long a live follower's log may stay quiet before it asks whether the record has finished. */
 const FOLLOW_IDLE_MS = 1_000;
+/** A finished response's log read that waited this long found its end (a log with more answers at once). */
+const FINISHED_QUIET_MS = 200;
