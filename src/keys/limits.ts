@@ -1,5 +1,5 @@
 import { ApiError } from "../ops/errors.js";
-import type { Admission, BucketState, KeyLimits, LimitName, RateLimiter } from "../store/limiter.js";
+import type { Admission, BucketState, KeyLimits, LimitName, LocalCharge, RateLimiter } from "../store/limiter.js";
 import type { ApiKey } from "./policy.js";
 import type { TokenCount } from "./usage.js";
 
@@ -85,14 +85,16 @@ export class KeyGate {
     private readonly admittedAt: number,
     private readonly now: () => number,
     private readonly onError: (err: unknown) => void,
+    /** Counted on this instance while the shared store was away (Admission.local). */
+    private readonly local?: LocalCharge,
   ) {}
 
   /** Frees the slot and charges `tokens` (the upstream's count) instead of the reservation. */
   settle(tokens: number): void {
     if (this.settled) return;
     this.settled = true;
-    const { limiter, key, limits, slot, reserved, admittedAt } = this;
-    limiter.settle({ key, slot, limits, reserved, actual: tokens, admittedAt, now: this.now() }).catch(this.onError);
+    const { limiter, key, limits, slot, reserved, admittedAt, local } = this;
+    limiter.settle({ key, slot, limits, reserved, actual: tokens, admittedAt, now: this.now(), local }).catch(this.onError);
   }
 
   /**
@@ -117,7 +119,8 @@ export class KeyGate {
 /**
  * Admits one request against its key's limits: 429 when a limit refuses it, else a gate
  * to settle when the answer is over, and the headers to send with the answer.
- * Fails open (admits) when the store cannot be reached: a Redis outage must not stop every key.
+ * Fails open (admits) when the store cannot be reached: a Redis outage must not stop every key
+ * (the Redis limiter counts on the instance's own meanwhile, see store/redis/limiter.ts).
  */
 export interface LimiterDeps {
   limiter: RateLimiter;
@@ -140,8 +143,10 @@ export async function admit(
     deps.onStoreError(err);
     return { gate: new KeyGate(deps.limiter, key.name, limits, null, 0, now, deps.now, deps.onStoreError), headers: {} };
   }
+  // Counted on this instance's own: the shared store failed this request (counted as such).
+  if (a.local) deps.onStoreError(new Error("limiter.admit: counted on this instance while the store is away"));
   if (a.refused) throw limitError(key.name, limits, a, reserve, now);
-  const gate = new KeyGate(deps.limiter, key.name, limits, limits.max_concurrent ? slot : null, reserve, now, deps.now, deps.onStoreError);
+  const gate = new KeyGate(deps.limiter, key.name, limits, limits.max_concurrent ? slot : null, reserve, now, deps.now, deps.onStoreError, a.local);
   return { gate, headers: rateLimitHeaders(a) };
 }
 

@@ -227,7 +227,7 @@ export class ResponsesService {
     if (ctx.stats) ctx.stats.tokens = NO_TOKENS;
     const response = await this.background.submit(plan);
     if (!plan.stream) return { kind: "json", text: JSON.stringify(response), endpoint: "background" };
-    return { kind: "stream", body: this.background.follow(plan.id, -1, false), endpoint: "background" };
+    return { kind: "stream", body: this.background.follow(plan.id, -1), endpoint: "background" };
   }
 
   async inputItems(id: string, owner: string | null, query: { after?: string; limit?: string; order?: string; include?: readonly string[] }): Promise<ResponseItemList> {

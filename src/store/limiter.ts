@@ -51,6 +51,18 @@ export interface Admission {
   /** State of the per-minute buckets the key has (null when it has no such limit). */
   requests: BucketState | null;
   tokens: BucketState | null;
+  /**
+   * Set when the shared store did not answer in time and this instance counted the request on
+   * its own (Redis adapter, during a failover); hand it back in settle(), which reconciles the
+   * charge with the shared store once it answers again.
+   */
+  local?: LocalCharge;
+}
+
+/** A request admitted on this instance's own count (see Admission.local). */
+export interface LocalCharge {
+  /** The shared store's answer came after all, and charged it there too. */
+  remote: boolean;
 }
 
 export interface Settlement {
@@ -65,6 +77,8 @@ export interface Settlement {
   /** When the tokens were admitted: budgets charge the window the request started in. */
   admittedAt: number;
   now: number;
+  /** The admission's `local` (counted on this instance, see Admission.local). */
+  local?: LocalCharge;
 }
 
 export interface RateLimiter {

@@ -25,6 +25,8 @@ export interface StoreOptions {
   onCacheError?: CacheErrorHook;
   /** How long a store call waits for a reconnecting Redis before StoreUnavailableError (default 500 ms). */
   readyTimeoutMs?: number;
+  /** How long a limiter admission waits for Redis before the instance counts it on its own (default 50 ms; the contract suite, which checks Redis's own count, sets it long). */
+  limiterLocalAfterMs?: number;
 }
 
 /** How long recorded stream events stay: `events_ttl`, never past the responses' own `ttl`. */

@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { setTimeout as delay } from "node:timers/promises";
 import OpenAI from "openai";
 import { buildConfig } from "../../src/config/load.js";
@@ -5,6 +6,8 @@ import { createLogger } from "../../src/ops/log.js";
 import { startRouter, type RunningRouter } from "../../src/server.js";
 import { chatCompletion, chatTextChunks, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { startSentinelGroup, type SentinelGroup } from "../helpers/redis-sentinel.js";
+import { isTerminalEvent } from "../../src/store/types.js";
+import type { StreamEvent } from "../../src/wire/types.js";
 
 /**
  * The Sentinel chaos run: a real primary, two replicas and three sentinels on loopback, two
@@ -23,6 +26,8 @@ export interface SentinelChaosOptions {
   /** Share of requests streamed (0..1); one request in `backgroundEvery` is a background one. */
   streamShare: number;
   backgroundEvery: number;
+  /** One request in `noStoreEvery` is `store: false` (its delay beyond the upstream is measured). */
+  noStoreEvery: number;
   maxRequests: number;
   progress?(line: string): void;
 }
@@ -34,6 +39,7 @@ export const SENTINEL_DEFAULTS: SentinelChaosOptions = {
   durability: "replica",
   streamShare: 0.5,
   backgroundEvery: 10,
+  noStoreEvery: 3,
   maxRequests: 100_000,
 };
 
@@ -55,7 +61,33 @@ export interface SentinelChaosReport {
   lost: number;
   kills: number;
   windows: FailoverWindow[];
-  background: { created: number; completed: number; failed: number; unfinished: number; ranTwice: number };
+  background: {
+    created: number;
+    completed: number;
+    failed: number;
+    unfinished: number;
+    ranTwice: number;
+    /** Finished jobs re-streamed through each instance: how many ended with exactly one terminal event, last, saying the record's status. */
+    restreamed: number;
+    oneTerminal: number;
+    /** Re-streams by their terminal-event count ("0", "1", "2", ... and "not last"/"wrong status"). */
+    terminalCounts: Record<string, number>;
+  };
+  /** Stored requests that failed with 503 store_unavailable: how many, the slowest (ms), and whether each had Retry-After. */
+  storeFailures: { count: number; slowestMs: number; withoutRetryAfter: number };
+  /** store: false requests: their time beyond the upstream's (ms), overall and while a failover was on. */
+  noStore: {
+    count: number;
+    failed: number;
+    p50Ms: number;
+    p99Ms: number;
+    maxMs: number;
+    duringFailover: { count: number; p99Ms: number; maxMs: number };
+    /** What the store itself made requests wait: their limiter admission (all a store: false request asks of Redis besides usage, which is off its path). */
+    storeWait: { count: number; p99Ms: number; maxMs: number; duringFailoverMaxMs: number };
+    /** The run's own event-loop delay (routers and load share one process): every figure above includes it. */
+    loopDelayP99Ms: number;
+  };
   reasons: Record<string, number>;
   seconds: number;
 }
@@ -71,7 +103,9 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
     lost: 0,
     kills: 0,
     windows: [],
-    background: { created: 0, completed: 0, failed: 0, unfinished: 0, ranTwice: 0 },
+    background: { created: 0, completed: 0, failed: 0, unfinished: 0, ranTwice: 0, restreamed: 0, oneTerminal: 0, terminalCounts: {} },
+    storeFailures: { count: 0, slowestMs: 0, withoutRetryAfter: 0 },
+    noStore: { count: 0, failed: 0, p50Ms: 0, p99Ms: 0, maxMs: 0, duringFailover: { count: 0, p99Ms: 0, maxMs: 0 }, storeWait: { count: 0, p99Ms: 0, maxMs: 0, duringFailoverMaxMs: 0 }, loopDelayP99Ms: 0 },
     reasons: {},
     seconds: 0,
   };
@@ -89,10 +123,12 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
       const input = String(req.body?.messages?.at(-1)?.content ?? "");
       if (input.startsWith("bg ")) upstreamCalls.set(input, (upstreamCalls.get(input) ?? 0) + 1);
       if (req.body?.stream) return { kind: "sse", frames: [...chatTextChunks(["Hello", " ", "world"]), "data: [DONE]\n\n"], delayMs: input.startsWith("bg ") ? 50 : 2 };
+      // store: false (and every other JSON) answers come at once: a store: false request's whole latency is its delay beyond the upstream.
       return { kind: "json", body: chatCompletion("Hello world") };
     });
     const config = buildConfig({
-      server: { host: "127.0.0.1", port: 0 },
+      // A key with limits (generous ones): every request goes through the shared limiter and usage.
+      server: { host: "127.0.0.1", port: 0, api_keys: [{ name: "chaos", key: CHAOS_KEY, limits: { requests_per_minute: 1_000_000, tokens_per_minute: 100_000_000, max_concurrent: 1_000 }, budget: { tokens_per_day: 1_000_000_000 } }] },
       endpoints: [{ name: "box", url: upstream.url, kind: "chat", max_concurrency: 64 }],
       models: { m: { endpoints: ["box"] } },
       storage: { redis: { sentinels: group.sentinels, name: group.name }, durability: opts.durability, prefix: "chaos:" },
@@ -101,7 +137,27 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
     });
     const level = (process.env.CHAOS_LOG_LEVEL ?? "silent") as "silent";
     for (let i = 0; i < 2; i++) routers.push(await startRouter(config, { logger: createLogger(level) }));
-    const clients = routers.map((r) => new OpenAI({ baseURL: `${r.url}/v1`, apiKey: "chaos", maxRetries: 0, timeout: 30_000 }));
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    // The time each request's limiter admission took, on both instances.
+    const storeWaits: number[] = [];
+    let storeWaitDuringFailover = 0;
+    for (const r of routers) {
+      const limiter = r.runtime.stores.limiter;
+      const admit = limiter.admit.bind(limiter);
+      limiter.admit = async (req) => {
+        const t = performance.now();
+        const during = failingOver();
+        try {
+          return await admit(req);
+        } finally {
+          const ms = performance.now() - t;
+          storeWaits.push(ms);
+          if (during || failingOver()) storeWaitDuringFailover = Math.max(storeWaitDuringFailover, ms);
+        }
+      };
+    }
+    const clients = routers.map((r) => new OpenAI({ baseURL: `${r.url}/v1`, apiKey: CHAOS_KEY, maxRetries: 0, timeout: 30_000 }));
     const stored: { id: string; by: number }[] = [];
     const backgroundIds: { id: string; by: number; input: string }[] = [];
     // The load runs for durationMs once the deployment is up (starting it takes seconds).
@@ -113,6 +169,11 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
     const storedOk = (startedAt: number) => {
       if (killedAt > 0 && startedAt > killedAt && firstStoredAfterKill === null) firstStoredAfterKill = Date.now();
     };
+    // While a failover is on: from the kill until stored requests succeed again.
+    const failingOver = () => killedAt > 0 && firstStoredAfterKill === null;
+    const noStoreDelays: number[] = [];
+    const noStoreDuringFailover: number[] = [];
+    const chains = new Map<number, string>();
 
     const worker = async (w: number) => {
       for (let i = 0; Date.now() < deadline && report.requests < opts.maxRequests; i++) {
@@ -120,11 +181,19 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
         const by = (w + i) % 2;
         const client = clients[by]!;
         const background = opts.backgroundEvery > 0 && i % opts.backgroundEvery === opts.backgroundEvery - 1;
-        const stream = !background && (i * 7 + w * 13) % 100 < opts.streamShare * 100;
-        const input = `${background ? "bg " : ""}w${w} #${i}`;
+        const free = !background && opts.noStoreEvery > 0 && i % opts.noStoreEvery === 1;
+        const stream = !background && !free && (i * 7 + w * 13) % 100 < opts.streamShare * 100;
+        const input = `${background ? "bg " : free ? "free " : ""}w${w} #${i}`;
         const startedAt = Date.now();
         try {
-          if (background) {
+          if (free) {
+            const during = failingOver();
+            await client.responses.create({ model: "m", input, store: false });
+            const delay = Date.now() - startedAt;
+            noStoreDelays.push(delay);
+            if (during || failingOver()) noStoreDuringFailover.push(delay);
+            report.served++;
+          } else if (background) {
             const r = await client.responses.create({ model: "m", input, background: true });
             report.served++;
             backgroundIds.push({ id: r.id, by, input });
@@ -140,12 +209,23 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
               note(`stream ${last?.type ?? "no events"}: ${last?.response?.error?.code ?? "-"}`);
             }
           } else {
-            const r = await client.responses.create({ model: "m", input });
+            // Every other stored request continues this worker's chain (previous_response_id).
+            const previous = i % 2 === 0 ? chains.get(w) : undefined;
+            const r = await client.responses.create({ model: "m", input, ...(previous ? { previous_response_id: previous } : {}) });
             report.served++;
             stored.push({ id: r.id, by });
+            chains.set(w, r.id);
             storedOk(startedAt);
           }
         } catch (err) {
+          if (free) report.noStore.failed++;
+          if (err instanceof OpenAI.APIError && err.status === 503 && (err.error as { code?: string } | undefined)?.code === "store_unavailable") {
+            report.storeFailures.count++;
+            report.storeFailures.slowestMs = Math.max(report.storeFailures.slowestMs, Date.now() - startedAt);
+            if (!err.headers?.get("retry-after")) report.storeFailures.withoutRetryAfter++;
+          }
+          // A chain whose last turn failed starts again.
+          chains.delete(w);
           report.failed++;
           note(err instanceof OpenAI.APIError ? `HTTP ${err.status ?? "-"} ${(err.error as { code?: string } | undefined)?.code ?? err.message}` : String(err));
           // A client honouring Retry-After would wait; a short pause keeps the run from spinning on 503s.
@@ -212,6 +292,18 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
       pending = pending.filter(({ id }) => status.get(id) === "queued" || status.get(id) === "in_progress");
       if (pending.length > 0) await delay(250);
     }
+    // Every finished job's stream, re-streamed through both instances: exactly one terminal event, last, the record's status.
+    for (const { id } of backgroundIds) {
+      const s = status.get(id);
+      if (s !== "completed" && s !== "failed" && s !== "cancelled" && s !== "incomplete") continue;
+      for (const router of routers) {
+        const verdict = await terminalVerdict(router.url, id, s);
+        report.background.restreamed++;
+        report.background.terminalCounts[verdict] = (report.background.terminalCounts[verdict] ?? 0) + 1;
+        if (verdict === "1") report.background.oneTerminal++;
+        else note(`background ${id} (${s}) re-streamed with terminal events: ${verdict}`);
+      }
+    }
     for (const { id, input } of backgroundIds) {
       const s = status.get(id);
       if (s === "completed") report.background.completed++;
@@ -223,6 +315,13 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
       }
       if ((upstreamCalls.get(input) ?? 0) > 1) report.background.ranTwice++;
     }
+    loop.disable();
+    report.noStore.loopDelayP99Ms = Math.round(loop.percentile(99) / 1e6);
+    const waits = storeWaits.sort((a, b) => a - b);
+    report.noStore.storeWait = { count: waits.length, p99Ms: Math.round(pct(waits, 0.99)), maxMs: Math.round(waits.at(-1) ?? 0), duringFailoverMaxMs: Math.round(storeWaitDuringFailover) };
+    const sorted = [...noStoreDelays].sort((a, b) => a - b);
+    const during = [...noStoreDuringFailover].sort((a, b) => a - b);
+    report.noStore = { ...report.noStore, count: sorted.length, p50Ms: pct(sorted, 0.5), p99Ms: pct(sorted, 0.99), maxMs: sorted.at(-1) ?? 0, duringFailover: { count: during.length, p99Ms: pct(during, 0.99), maxMs: during.at(-1) ?? 0 } };
   } finally {
     report.seconds = Math.round((Date.now() - started) / 100) / 10;
     await Promise.all(routers.map((r) => r.close(2_000)));
@@ -230,6 +329,38 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
     await group?.stop();
   }
   return report;
+}
+
+const CHAOS_KEY = "rr-chaos-key-7d1e";
+
+/** The q-quantile of sorted numbers (nearest rank); 0 for none. */
+function pct(sorted: number[], q: number): number {
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+}
+
+/**
+ * A finished job's stream through one instance: "1" when it has exactly one terminal event,
+ * its last, whose status is the record's; else how many it had (or "not last", "wrong status",
+ * "HTTP n"). A store still failing over (503) is asked again.
+ */
+async function terminalVerdict(baseUrl: string, id: string, status: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const res = await fetch(`${baseUrl}/v1/responses/${id}?stream=true`, { headers: { authorization: `Bearer ${CHAOS_KEY}` }, signal: AbortSignal.timeout(15_000) });
+    if (res.status === 503 && attempt < 20) {
+      await res.body?.cancel();
+      await delay(250);
+      continue;
+    }
+    if (res.status !== 200) return `HTTP ${res.status}`;
+    const events = (await res.text())
+      .split("\n")
+      .filter((l) => l.startsWith("data: "))
+      .map((l) => JSON.parse(l.slice(6)) as StreamEvent);
+    const terminal = events.filter(isTerminalEvent);
+    if (terminal.length !== 1) return String(terminal.length);
+    if (events.at(-1) !== terminal[0]) return "not last";
+    return (terminal[0]!.response as { status?: string } | undefined)?.status === status ? "1" : "wrong status";
+  }
 }
 
 /** GET a response; null when it is gone (404). A store still failing over (503) is asked again, a bounded number of times. */
@@ -261,10 +392,29 @@ export function formatSentinelReport(r: SentinelChaosReport, durability: string)
     ["  failed cleanly", r.background.failed],
     ["  never finished", r.background.unfinished],
     ["  ran twice", r.background.ranTwice],
+    ["  re-streams (2 instances)", r.background.restreamed],
+    ["  with exactly 1 terminal", r.background.oneTerminal],
+    ["store failures (503)", r.storeFailures.count],
+    ["  slowest (ms)", r.storeFailures.slowestMs],
+    ["  without Retry-After", r.storeFailures.withoutRetryAfter],
+    ["store:false requests", r.noStore.count],
+    ["  failed", r.noStore.failed],
+    ["  delay p50 (ms)", r.noStore.p50Ms],
+    ["  delay p99 (ms)", r.noStore.p99Ms],
+    ["  delay max (ms)", r.noStore.maxMs],
+    ["  in failovers", r.noStore.duringFailover.count],
+    ["  in failovers p99 (ms)", r.noStore.duringFailover.p99Ms],
+    ["  in failovers max (ms)", r.noStore.duringFailover.maxMs],
+    ["limiter admissions", r.noStore.storeWait.count],
+    ["  store wait p99 (ms)", r.noStore.storeWait.p99Ms],
+    ["  store wait max (ms)", r.noStore.storeWait.maxMs],
+    ["  in failovers max (ms)", r.noStore.storeWait.duringFailoverMaxMs],
+    ["event-loop delay p99 (ms)", r.noStore.loopDelayP99Ms],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${String(v).padStart(8)}`);
   r.windows.forEach((w, i) => lines.push(`failover ${i + 1}: promoted after ${w.promotedAfter.toFixed(1)} s, storing again after ${w.storingAgainAfter === null ? "-" : `${w.storingAgainAfter.toFixed(1)} s`}`));
+  lines.push(`terminal events per re-stream: ${Object.entries(r.background.terminalCounts).map(([k, n]) => `${k}: ${n}`).join(", ") || "-"}`);
   for (const [reason, n] of Object.entries(r.reasons)) lines.push(`  ${reason}: ${n}`);
   return lines.join("\n");
 }

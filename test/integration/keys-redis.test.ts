@@ -74,12 +74,16 @@ describe("limits in Redis mode", () => {
     expect(after).toBe(200);
   });
 
-  it("fails open when Redis is unreachable: store: false requests still pass, the errors are counted", async () => {
+  it("when Redis is unreachable the instance counts on its own: store: false requests still pass, within the key's limits, the errors are counted", async () => {
     now = NOON + 600_000;
     await redis.stop();
     const r = await a.client.responses.create({ model: "local", input: "hi", store: false }).withResponse();
     expect(r.data.output_text).toBe("Hello world");
-    expect(r.response.headers.get("x-ratelimit-limit-requests")).toBeNull(); // nothing known to report
+    // The instance's own count, started from what Redis last reported: the limit still holds.
+    expect(r.response.headers.get("x-ratelimit-limit-requests")).toBe("3");
+    const codes = [];
+    for (let i = 0; i < 3; i++) codes.push(await a.client.responses.create({ model: "local", input: "hi", store: false }).then(() => 200, (e: unknown) => (e instanceof OpenAI.APIError ? e.status : 0)));
+    expect(codes).toEqual([200, 200, 429]);
     const text = await (await a.fetch("/metrics")).text();
     expect(metricSample(text, "responses_router_store_errors_total", { store: "limiter" })).toBeGreaterThanOrEqual(1);
   });

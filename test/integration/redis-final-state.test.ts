@@ -2,7 +2,7 @@ import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { buildConfig } from "../../src/config/load.js";
 import { createStores, type StoredResponse, type Stores } from "../../src/store/index.js";
-import { isTerminalEvent } from "../../src/store/types.js";
+import { isTerminalEvent, StoreUnavailableError } from "../../src/store/types.js";
 import { isFinished } from "../../src/wire/protocol.js";
 import type { StreamEvent } from "../../src/wire/types.js";
 import { allEvents, callRouter, expectContiguous, slowText, until } from "../helpers/background.js";
@@ -205,5 +205,95 @@ describe("a finished background response is never overwritten by a late writer (
     // The job never asked the upstream.
     expect(up.requests).toHaveLength(0);
     expect(log.lines().some((l) => l.responseId === created.id && /already finished/.test(l.msg) && l.finished === "cancelled")).toBe(true);
+  }, 30_000);
+});
+
+/** The terminal events of a stream, and whether the last one ends it. */
+function expectOneTerminalLast(events: StreamEvent[], status: string): void {
+  const terminal = events.filter(isTerminalEvent);
+  expect(terminal).toHaveLength(1);
+  expect(events.at(-1)).toBe(terminal[0]);
+  expect((terminal[0]!.response as { status: string }).status).toBe(status);
+}
+
+/**
+ * Instances A and B on one prefix, each on stores `patch` changed first (a failover's effect,
+ * played in order): whichever instance's worker takes the job, the patch is in its path.
+ */
+async function patchedPair(slowMs: number, patch: (stores: Stores) => void) {
+  log = captureLog("info");
+  const up = await upstream();
+  up.setDefault("/chat/completions", () => slowText(slowMs));
+  const prefix = uniquePrefix();
+  const config = buildConfig({ ...redisConfig(up.url, prefix), server: { host: "127.0.0.1", port: 0, api_keys: [{ name: "team-a", key: "key-a" }] } });
+  const instance = async () => {
+    const stores = await createStores({ ...config.storage, jobs: config.background.lease }, log.logger);
+    patch(stores);
+    const r = await startTestRouter(redisConfig(up.url, prefix), { apiKey: "key-a", stores, logger: log.logger });
+    routers.push(r);
+    return { r, stores };
+  };
+  const [a, b] = [await instance(), await instance()];
+  return { a: a.r, b: b.r, stores: a.stores };
+}
+
+describe("the event log agrees with the record: a final record's stream has exactly one terminal event, its last", () => {
+  it("a final write stored but whose reply was lost (the retry finds it finished) still records the terminal event", async () => {
+    let lost = 0;
+    const { a, b, stores } = await patchedPair(10, (stores) => {
+      // The completed write reaches Redis, then its reply is lost (as when the primary dies right after replicating it).
+      const real = stores.responses.saveIfOpen.bind(stores.responses);
+      stores.responses.saveIfOpen = async (rec) => {
+        const out = await real(rec);
+        if (rec.response.status === "completed" && lost === 0) {
+          lost++;
+          throw new StoreUnavailableError("responses.save: Connection is closed.");
+        }
+        return out;
+      };
+    });
+    const created = await a.client.responses.create({ model: "local", input: "hello", background: true });
+    await until(async () => (await statusOn(b, created.id)) === "completed", "the job to complete");
+    expect(lost).toBe(1);
+    await until(async () => (await stores.events.read(created.id, -1)).some(isTerminalEvent), "the terminal event to be recorded");
+    // In the log itself, not only in what a re-stream derives.
+    const logged = await stores.events.read(created.id, -1);
+    expectContiguous(logged);
+    expectOneTerminalLast(logged, "completed");
+    for (const r of [a, b]) expectOneTerminalLast(await recorded(r, created.id), "completed");
+  }, 30_000);
+
+  it("a terminal event acknowledged and then lost: followers end with the record's, re-streams on both instances derive exactly one, and the log is repaired", async () => {
+    let dropped = 0;
+    const { a, b, stores } = await patchedPair(150, (stores) => {
+      // A's terminal appends are answered "recorded" and never reach the log (a primary that died before its replica had them).
+      const real = stores.events.appendIfExists.bind(stores.events);
+      stores.events.appendIfExists = async (id, event) => (isTerminalEvent(event) && dropped === 0 ? ++dropped === 1 : real(id, event));
+    });
+    const created = await a.client.responses.create({ model: "local", input: "hello", background: true });
+    // A follower on B from the start, one resuming mid-way on A.
+    const following = recorded(b, created.id);
+    await until(async () => (await stores.events.read(created.id, -1)).length >= 4, "the job to stream");
+    const resuming = allEvents(await callRouter(a.url, "key-a")(`/v1/responses/${created.id}?stream=true&starting_after=2`));
+    const [followed, resumed] = await Promise.all([following, resuming]);
+    expect(dropped).toBe(1);
+    expect(await statusOn(b, created.id)).toBe("completed");
+    expectContiguous(followed);
+    expectOneTerminalLast(followed, "completed");
+    expectContiguous(resumed, 3);
+    expectOneTerminalLast(resumed, "completed");
+    // Re-streamed once finished, from both instances: one terminal event, the record's.
+    for (const r of [a, b]) {
+      const events = await recorded(r, created.id);
+      expectContiguous(events);
+      expectOneTerminalLast(events, "completed");
+      expect((events.at(-1)!.response as { output: unknown[] }).output).toEqual((await r.client.responses.retrieve(created.id)).output);
+    }
+    // The re-stream repaired the log; a client resuming after the end gets nothing more.
+    await until(async () => (await stores.events.read(created.id, -1)).some(isTerminalEvent), "the log to be repaired");
+    const logged = await stores.events.read(created.id, -1);
+    expectOneTerminalLast(logged, "completed");
+    expect(await recorded(b, created.id)).toEqual(logged);
+    expect(await allEvents(await callRouter(b.url, "key-a")(`/v1/responses/${created.id}?stream=true&starting_after=${logged.at(-1)!.sequence_number}`))).toEqual([]);
   }, 30_000);
 });

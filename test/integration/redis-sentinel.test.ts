@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { callRouter, slowText, until } from "../helpers/background.js";
+import { allEvents, callRouter, slowText, until } from "../helpers/background.js";
+import { isTerminalEvent } from "../../src/store/types.js";
 import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { startSentinelGroup, type SentinelGroup } from "../helpers/redis-sentinel.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
@@ -136,4 +137,37 @@ describe("Redis Sentinel", () => {
     if (done.status === "failed") expect(done.error?.code).toBe("server_error");
     expect(up.requests.filter((q) => q.path.endsWith("/chat/completions")).length).toBe(1);
   }, 120_000);
+
+  it("jobs finishing while their primary is killed: each re-streams with exactly one terminal event, its last and the record's, on both instances", async () => {
+    const { up, r } = await setup();
+    const other = await startTestRouter(sentinelConfig(up.url, r.config.storage.prefix), { apiKey: "key-a" });
+    routers.push(other);
+    // Staggered ends: the first job finishes at about the kill, the others while the primary is
+    // gone and the group fails over (their final writes and terminal events ride the failover).
+    let n = 0;
+    up.setDefault("/chat/completions", () => slowText(40 + 25 * n++));
+    const jobs: { id: string }[] = [];
+    for (let i = 0; i < 6; i++) jobs.push(await (i % 2 ? other : r).client.responses.create({ model: "local", input: `job ${i}`, background: true }));
+    await until(async () => (await r.client.responses.retrieve(jobs[0]!.id)).status === "completed", "the first job to complete", 20_000);
+    await failover();
+    const ended = new Map<string, string>();
+    await until(async () => {
+      for (const job of jobs) {
+        if (ended.has(job.id)) continue;
+        const got = await r.client.responses.retrieve(job.id).catch(() => null);
+        if (got && got.status !== "queued" && got.status !== "in_progress") ended.set(job.id, got.status!);
+      }
+      return ended.size === jobs.length;
+    }, "every job to end", 75_000);
+    for (const job of jobs) {
+      const status = ended.get(job.id)!;
+      for (const router of [r, other]) {
+        const events = await allEvents(await callRouter(router.url, "key-a")(`/v1/responses/${job.id}?stream=true`));
+        const terminal = events.filter(isTerminalEvent);
+        expect(terminal.map((e) => e.type), `${job.id} (${status})`).toHaveLength(1);
+        expect(events.at(-1)).toBe(terminal[0]);
+        expect((terminal[0]!.response as { status: string }).status).toBe(status);
+      }
+    }
+  }, 150_000);
 });

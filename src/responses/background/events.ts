@@ -4,7 +4,7 @@
  */
 import { sseBody, type EventSink, type StreamBody } from "../../wire/sse-writer.js";
 import { EventOrderError, isTerminalEvent, type EventLog } from "../../store/types.js";
-import { TERMINAL_EVENT_FOR_STATUS } from "../../wire/protocol.js";
+import { isFinished, TERMINAL_EVENT_FOR_STATUS } from "../../wire/protocol.js";
 import { emitted, numbered } from "../../wire/emitted.js";
 import { failedResponse } from "../../translate/index.js";
 import type { EmittedResponse, Item, ResponseObject, StreamEvent } from "../../wire/types.js";
@@ -107,62 +107,144 @@ export function finishedItems(events: StreamEvent[]): Item[] {
 }
 
 /**
- * A text/event-stream body that follows a response's recorded events after `afterSeq`
- * until its terminal event. `finished`: the response already ended, so the log is read
- * to its end and the stream closes even if the terminal event expired from the log.
- * The log is read no faster than the client takes the events (the sink's backlog).
- * A store that fails mid-way ends the stream with an `error` event; the client can
- * resume with `starting_after` once the store is back. At this instance's shutdown deadline
- * (`shutdown`) the stream ends with `response.failed` (`server_shutting_down`, the finished
- * items so far); its message says the job may still finish (background.drain_timeout, or
- * another instance) and where to resume.
+ * The log's terminal event as the record says it: exactly one, after the last event sent.
+ * A final record whose log lacks its terminal event (a failover lost the append, or its
+ * writer stopped between the two steps) gets one derived from the record; a terminal event
+ * whose status disagrees with the record (it never should) is replaced by the record's.
  */
-export function followBody(
-  log: EventLog,
-  responseId: string,
-  afterSeq: number,
-  finished: boolean,
-  onStoreError: () => void,
-  shutdown?: { deadline: Deadline; snapshot(): Promise<ResponseObject | null> },
-): StreamBody {
+export function recordTerminal(logged: StreamEvent | undefined, finished: ResponseObject, last: number): { event: StreamEvent; derived: boolean } {
+  const status = (logged?.response as { status?: unknown } | undefined)?.status;
+  if (logged && (status === undefined || status === finished.status)) return { event: logged, derived: false };
+  return { event: terminalEvent(finished, logged?.sequence_number ?? last + 1), derived: true };
+}
+
+/** Where a follower reads the response's record: the finished record it ends with, and the instance's shutdown. */
+export interface FollowRecord {
+  /** The stored response, or null when it is gone. */
+  read(): Promise<ResponseObject | null>;
+  /** Adds a derived terminal event to a log that lacks it (best effort), so the log agrees with the record. */
+  repair(event: StreamEvent): Promise<void>;
+  deadline?: Deadline;
+}
+
+/**
+ * A text/event-stream body that follows a response's recorded events after `afterSeq`
+ * until its terminal event, always exactly one, the record's (see recordTerminal).
+ * `finished`: the response already ended, so the log is read to its end (never waited on).
+ * A live follower whose log stays quiet for FOLLOW_IDLE_MS asks the record: once it is
+ * final, the follower reads the rest of the log and ends, with the terminal event derived
+ * from the record when the log lacks it. The log is read no faster than the client takes
+ * the events (the sink's backlog). A store that fails mid-way ends the stream with an
+ * `error` event; the client can resume with `starting_after` once the store is back. At this
+ * instance's shutdown deadline the stream ends with `response.failed`
+ * (`server_shutting_down`, the finished items so far); its message says the job may still
+ * finish (background.drain_timeout, or another instance) and where to resume.
+ */
+export function followBody(log: EventLog, responseId: string, afterSeq: number, finished: ResponseObject | null, onStoreError: () => void, record: FollowRecord): StreamBody {
   const stop = new AbortController();
   return sseBody(
     async (sink) => {
-      const grace = finished ? setTimeout(() => stop.abort(), FINISHED_GRACE_MS) : null;
       let last = afterSeq;
-      let cut = false;
       let ended = false;
+      let cut = false;
+      let final = finished;
+      const send = async (event: StreamEvent) => {
+        sink.send(event.type, JSON.stringify(event));
+        sink.flush?.();
+        last = Math.max(last, event.sequence_number);
+        ended = isTerminalEvent(event);
+        // A client that reads slower than the log holds the follower, not the router's memory.
+        const backlog = sink.backlog?.();
+        if (backlog) await backlog;
+      };
       const onDeadline = () => {
         cut = true;
         stop.abort();
       };
-      const deadlineSlot = shutdown ? shutdown.deadline.listen(onDeadline) : -1;
+      const deadlineSlot = record.deadline ? record.deadline.listen(onDeadline) : -1;
+      // Quiet: how long the follower has waited on the log (not on the client) for its next event.
+      let waiting = false;
+      let quietSince = Date.now();
+      let asking = false;
+      const watch = setInterval(() => {
+        if (!waiting || asking || stop.signal.aborted) return;
+        // A finished response's log is read to its end, never waited on: a read that has waited is at the end.
+        if (finished) {
+          if (Date.now() - quietSince >= FINISHED_QUIET_MS) stop.abort();
+          return;
+        }
+        if (Date.now() - quietSince < FOLLOW_IDLE_MS) return;
+        asking = true;
+        record
+          .read()
+          .then((r) => {
+            if (r && isFinished(r.status) && !stop.signal.aborted) {
+              final = r;
+              stop.abort();
+            }
+          })
+          .catch(() => {})
+          .finally(() => {
+            asking = false;
+            quietSince = Date.now();
+          });
+      }, FINISHED_QUIET_MS / 2);
       try {
-        for await (const event of log.follow(responseId, afterSeq, stop.signal)) {
-          sink.send(event.type, JSON.stringify(event));
-          sink.flush!();
-          last = event.sequence_number;
-          ended = isTerminalEvent(event);
-          // A client that reads slower than the log holds the follower, not the router's memory.
-          const backlog = sink.backlog?.();
-          if (backlog) await backlog;
+        const events = log.follow(responseId, afterSeq, stop.signal)[Symbol.asyncIterator]();
+        for (;;) {
+          waiting = true;
+          quietSince = Date.now();
+          const next = await events.next();
+          waiting = false;
+          if (next.done) break;
+          const event = next.value;
+          if (isTerminalEvent(event)) {
+            // The record is written before its terminal event: read it to check the two agree.
+            const now = final ?? (await record.read().catch(() => null));
+            if (now && isFinished(now.status)) final = now;
+            else return await send(event);
+            await events.return?.();
+            break;
+          }
+          await send(event);
         }
-        if (cut && !ended && shutdown) {
-          const event = await shutdownEvent(log, responseId, last, shutdown.snapshot);
-          sink.send(event.type, JSON.stringify(event));
-        }
+        if (cut && !ended && record.deadline) return await send(await shutdownEvent(log, responseId, last, record.read));
+        if (final && !ended) await finishFrom(log, responseId, final, last, send, record);
       } catch (err) {
         onStoreError();
         const message = `The router's event store failed while streaming this response (${(err as Error).message}); resume with starting_after=${last}.`;
         const error = emitted({ type: "error", code: "store_unavailable", message, param: null, sequence_number: last + 1 });
         sink.send("error", JSON.stringify(error));
       } finally {
-        if (grace) clearTimeout(grace);
-        shutdown?.deadline.forget(deadlineSlot);
+        clearInterval(watch);
+        record.deadline?.forget(deadlineSlot);
       }
     },
     () => stop.abort(),
   );
+}
+
+/**
+ * The rest of a finished response's stream after `last`: its recorded events up to its
+ * terminal event, which is the record's (derived, and added to the log, when the log lacks
+ * it). A client resuming after the terminal event gets nothing more.
+ */
+async function finishFrom(log: EventLog, responseId: string, finished: ResponseObject, last: number, send: (e: StreamEvent) => Promise<void>, record: FollowRecord): Promise<void> {
+  let logged: StreamEvent | undefined;
+  for (const event of await log.read(responseId, last)) {
+    if (isTerminalEvent(event)) {
+      logged = event;
+      break;
+    }
+    await send(event);
+    last = event.sequence_number;
+  }
+  // Nothing after `last`: the client may already have had the end (it resumes after it).
+  if (!logged && (await log.read(responseId, -1)).some((e) => isTerminalEvent(e) && e.sequence_number <= last)) return;
+  const { event, derived } = recordTerminal(logged, finished, last);
+  await send(event);
+  // Off the client's path: during a failover the repair waits for the store.
+  if (derived && !logged) void record.repair(event).catch(() => {});
 }
 
 /** The event that ends a follower's stream at the shutdown deadline: response.failed, or `error` when the record cannot be read. */
@@ -175,5 +257,7 @@ async function shutdownEvent(log: EventLog, responseId: string, last: number, sn
   return terminalEvent(response, last + 1);
 }
 
-/** How long a stream of an already finished response waits for a terminal event that is not in the log. */
-const FINISHED_GRACE_MS = 2_000;
+/** How long a live follower's log may stay quiet before it asks whether the record has finished. */
+const FOLLOW_IDLE_MS = 1_000;
+/** A finished response's log read that waited this long found its end (a log with more answers at once). */
+const FINISHED_QUIET_MS = 200;

@@ -71,7 +71,8 @@ export class BackgroundJobs {
     try {
       await this.store("jobs", "enqueue", () => jobs.enqueue({ responseId: plan.id, payload }));
     } catch (err) {
-      await this.closeOut(plan.id, "failed", { code: "server_error", message: "The background job could not be queued." }).catch(() => {});
+      // Off the client's path: its 503 comes now, while the close-out waits out the store's failover.
+      void persist(() => this.closeOut(plan.id, "failed", { code: "server_error", message: "The background job could not be queued." })).catch(() => {});
       throw err;
     }
     return response;
@@ -107,12 +108,18 @@ export class BackgroundJobs {
     if (rec.response.background !== true) {
       throw notFound(`Response with id '${id}' has no stream to resume: only responses created with background: true can be streamed again.`, "stream", "not_background");
     }
-    return this.follow(id, parseStartingAfter(startingAfter), isFinished(rec.response.status));
+    return this.follow(id, parseStartingAfter(startingAfter), isFinished(rec.response.status) ? rec.response : null);
   }
 
-  follow(id: string, afterSeq: number, finished: boolean): StreamBody {
-    const snapshot = async () => (await this.rt.stores.responses.get(id))?.response ?? null;
-    return followBody(this.rt.stores.events, id, afterSeq, finished, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "follow" }), { deadline: this.rt.streamsDeadline, snapshot });
+  /** The response's stream after `afterSeq`; `finished`: its record, when it has already ended. */
+  follow(id: string, afterSeq: number, finished: ResponseObject | null = null): StreamBody {
+    const { responses, events } = this.rt.stores;
+    const record = {
+      read: async () => (await responses.get(id))?.response ?? null,
+      repair: (event: StreamEvent) => this.recordTerminal(id, event),
+      deadline: this.rt.streamsDeadline,
+    };
+    return followBody(events, id, afterSeq, finished, () => this.rt.metrics.storeErrors.inc({ store: "events", op: "follow" }), record);
   }
 
   // ---- the worker ---------------------------------------------------------------
@@ -232,7 +239,10 @@ export class BackgroundJobs {
     if (saved === "missing") return null;
     if (saved === "finished") {
       const winner = await this.finishedAs(id);
-      this.rt.log.warn({ responseId: id, status: response.status, finished: winner?.status }, "background job's outcome dropped: its response had already finished");
+      // Often this very write, whose reply a failover lost before the retry found it stored:
+      // the log still needs the end the record says (its writer may never come back to add it).
+      if (winner) await this.ensureTerminal(id, winner);
+      if (winner?.status !== response.status) this.rt.log.warn({ responseId: id, status: response.status, finished: winner?.status }, "background job's outcome dropped: its response had already finished");
       return winner;
     }
     await this.recordTerminal(id, event);
@@ -269,6 +279,13 @@ export class BackgroundJobs {
     }
     this.rt.metrics.storeErrors.inc({ store: "events", op: "append" });
     this.rt.log.warn({ responseId: id, err: (failure as Error).message }, "background response's terminal event could not be recorded");
+  }
+
+  /** Records the finished record's terminal event when its log has none (see recordTerminal: a writer adding its own meanwhile finds this one and stops). */
+  private async ensureTerminal(id: string, finished: ResponseObject): Promise<void> {
+    const recorded = await persist(() => this.store("events", "read", () => this.rt.stores.events.read(id, -1))).catch(() => null);
+    if (!recorded || recorded.some(isTerminalEvent)) return;
+    await this.recordTerminal(id, terminalEvent(finished, (recorded.at(-1)?.sequence_number ?? -1) + 1));
   }
 
   /** The stored response when it is finished, else null (also when it is gone). */

@@ -15,7 +15,17 @@ interface KeyState {
   month: { id: string; used: number } | null;
 }
 
-/** Per-instance limits (memory mode). The semantics are in limiter.ts. */
+/** What the shared store last said about a key (see MemoryRateLimiter.restore). */
+export interface KnownState {
+  /** When the shared store said so (the buckets refill from then). */
+  at: number;
+  requests?: number;
+  tokens?: number;
+  day?: { id: string; used: number };
+  month?: { id: string; used: number };
+}
+
+/** Per-instance limits (memory mode; Redis mode's own count while Redis is away). The semantics are in limiter.ts. */
 export class MemoryRateLimiter implements RateLimiter {
   private readonly keys = new Map<string, KeyState>();
 
@@ -60,6 +70,18 @@ export class MemoryRateLimiter implements RateLimiter {
       if (limits.tokens_per_month) s.month = { id: month.id, used: monthUsed + req.reserve };
     }
     return { refused, retryAfterMs: Math.ceil(retryAfterMs), requests: rpm ? bucketState(reqLeft, rpm) : null, tokens: tpm ? bucketState(tokLeft, tpm) : null };
+  }
+
+  /**
+   * Starts a key from a state counted elsewhere (the shared store's, when an instance falls
+   * back to its own count): what is left in its per-minute buckets and what its budgets used.
+   */
+  restore(key: string, known: KnownState): void {
+    const s = this.state(key);
+    if (known.requests !== undefined) s.requests = { avail: known.requests, at: known.at };
+    if (known.tokens !== undefined) s.tokens = { avail: known.tokens, at: known.at };
+    if (known.day) s.day = { ...known.day };
+    if (known.month) s.month = { ...known.month };
   }
 
   async hold(key: string, slot: string, now: number): Promise<void> {

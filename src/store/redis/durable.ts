@@ -37,7 +37,10 @@ export function throwFailed(results: [Error | null, unknown][] | null): void {
  * their own, never on the one every other store call shares: during a failover each WAIT holds
  * its connection for up to `timeoutMs`, and on the shared one every read, limiter and cache call
  * (a `store: false` request's too) would queue behind it. A write waits at most `readyTimeoutMs`
- * for a free connection, so a store call fails within that, the write timeout and `timeoutMs`.
+ * for a free connection and for it to be connected (one budget), so a store call fails within
+ * that, the write timeout and `timeoutMs`. After a WAIT found no replica (a primary just promoted,
+ * its replicas not yet re-pointed to it), each write first asks the primary (ROLE) and fails at
+ * once while it still has none, instead of waiting `timeoutMs` for a confirmation that cannot come.
  * A connection whose call failed is dropped (a command it gave up on may still hold it) and a
  * fresh one made when needed.
  */
@@ -61,6 +64,7 @@ export class DurableWriter {
 
   /** Runs `write` on a durable connection, then waits for a replica when `confirm(result)` holds. */
   async write<T>(what: string, write: DurableWrite<T>, confirm: (result: T) => boolean = () => true): Promise<T> {
+    const started = Date.now();
     const client = await this.acquire(what);
     // Reusable afterwards only when nothing it sent is still unanswered.
     let clean = false;
@@ -69,6 +73,12 @@ export class DurableWriter {
         client,
         what,
         async () => {
+          // The primary had no replica at the last write that waited for one: a write that cannot
+          // be confirmed fails now, before it is made, instead of after a whole WAIT.
+          if (this.replicaMissing && !(await this.hasReplica(client))) {
+            clean = true;
+            throw new StoreUnavailableError(`${what}: the primary has no replica to confirm the write`);
+          }
           const pending = write(client);
           if (!(await settlesWithin(pending, this.writeTimeoutMs))) throw new StoreUnavailableError(`${what}: the write got no answer within ${this.writeTimeoutMs} ms`);
           clean = true;
@@ -77,15 +87,28 @@ export class DurableWriter {
             clean = false;
             const acked = await client.wait(1, this.opts.timeoutMs);
             clean = true;
+            this.replicaMissing = acked < 1;
             if (acked < 1) throw new StoreUnavailableError(`${what}: no replica confirmed the write within ${this.opts.timeoutMs} ms`);
           }
           return out;
         },
-        this.readyTimeoutMs,
+        // Waiting for a free connection and for it to be connected share one budget.
+        Math.max(1, this.readyTimeoutMs - (Date.now() - started)),
       );
     } finally {
       this.release(client, clean);
     }
+  }
+
+  /** Set when a write's WAIT found no replica: later writes ask first (ROLE) until one is back. */
+  private replicaMissing = false;
+
+  /** Whether the primary this connection reaches has a replica connected (ROLE lists them). */
+  private async hasReplica(client: Redis): Promise<boolean> {
+    const role = (await client.call("ROLE")) as [string, number, unknown[]?];
+    const has = role[0] === "master" && (role[2]?.length ?? 0) > 0;
+    if (has) this.replicaMissing = false;
+    return has;
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import type { StreamEvent } from "../../wire/types.js";
 import { redisCall, toStoreError, waitReady } from "./client.js";
+import { storeWrite, type DurableWriter } from "./durable.js";
 import { EventOrderError, isTerminalEvent, type EventLog } from "../types.js";
 
 type StreamEntries = [id: string, fields: string[]][];
@@ -21,7 +22,7 @@ return 1`;
 export class RedisEventLog implements EventLog {
   constructor(
     private readonly client: Redis,
-    private readonly opts: { prefix: string; ttlMs: number; readyTimeoutMs?: number; blockMs?: number },
+    private readonly opts: { prefix: string; ttlMs: number; readyTimeoutMs?: number; blockMs?: number; durable?: DurableWriter },
   ) {}
 
   private key(responseId: string): string {
@@ -52,7 +53,11 @@ export class RedisEventLog implements EventLog {
     const key = this.key(responseId);
     const json = JSON.stringify(event);
     try {
-      const done = await redisCall(this.client, "events.append", () => this.client.eval(APPEND_IF_EXISTS, 1, key, `${seq}-1`, json, this.opts.ttlMs), this.opts.readyTimeoutMs);
+      const append = (client: Redis) => client.eval(APPEND_IF_EXISTS, 1, key, `${seq}-1`, json, this.opts.ttlMs);
+      // A terminal event is the end followers wait for: under `durability: replica` it waits for
+      // a replica like the final record before it, so a failover cannot keep the one and lose the other.
+      const durable = isTerminalEvent(event) ? this.opts.durable : undefined;
+      const done = await storeWrite(this.client, durable, "events.append", append, (n) => n === 1, this.opts.readyTimeoutMs);
       return done === 1;
     } catch (err) {
       if (/equal or smaller/i.test((err as Error).message ?? "")) throw new EventOrderError(responseId, seq);

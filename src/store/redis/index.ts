@@ -28,7 +28,7 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
   const responses = new RedisResponseStore(client, { ...common, ttlMs: cfg.ttl, durable });
   const conversations = new RedisConversationStore(client, { ...common, ttlMs: cfg.ttl, durable });
   const cache = new RedisResponseCache(client, { prefix: cfg.prefix, onError: opts.onCacheError });
-  const events = new RedisEventLog(client, { ...common, ttlMs: eventsTtl(cfg) });
+  const events = new RedisEventLog(client, { ...common, ttlMs: eventsTtl(cfg), durable });
   const jobs = new RedisJobQueue({
     target,
     client,
@@ -48,7 +48,7 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
     cache,
     events,
     jobs,
-    limiter: new RedisRateLimiter(client, common),
+    limiter: new RedisRateLimiter(client, { ...common, localAfterMs: opts.limiterLocalAfterMs }),
     usage: new RedisUsageStore(client, common),
     status: responses,
     async close() {

@@ -13,9 +13,16 @@ return 0
 
 type UsageClient = Redis & { rrUsage(key: string, base: string, r: number, i: number, o: number, ttl: number): Promise<number> };
 
-/** Usage counts shared by every instance: one hash per UTC day (`${prefix}usage:YYYY-MM-DD`). */
+/**
+ * Usage counts shared by every instance: one hash per UTC day (`${prefix}usage:YYYY-MM-DD`).
+ * A row Redis cannot take now (a failover) is added up on this instance, per day, key and
+ * model, and written once Redis is back: nothing is lost, and a request never waits for it.
+ */
 export class RedisUsageStore implements UsageStore {
   private readonly client: UsageClient;
+  /** Rows Redis has yet to get, summed per day, key and model. */
+  private readonly owed = new Map<string, UsageRow>();
+  private paying = false;
 
   constructor(
     client: Redis,
@@ -23,21 +30,64 @@ export class RedisUsageStore implements UsageStore {
   ) {
     if (!("rrUsage" in client)) client.defineCommand("rrUsage", { numberOfKeys: 1, lua: RECORD });
     this.client = client as UsageClient;
+    this.wasReady = client.status === "ready";
+    client.on("ready", () => {
+      this.wasReady = true;
+      void this.payOwed();
+    });
   }
+
+  /** The client has been connected: not being so now means Redis is away (at start-up a row waits for it as every store call). */
+  private wasReady: boolean;
 
   private dayKey(day: string): string {
     return `${this.opts.prefix}usage:${day}`;
   }
 
   async record(row: UsageRow): Promise<void> {
+    if (this.client.status !== "ready" && this.wasReady) return this.owe(row);
+    await this.write(row, this.wasReady ? 0 : this.opts.readyTimeoutMs).catch((err: unknown) => {
+      this.owe(row);
+      throw err;
+    });
+  }
+
+  private write(row: UsageRow, readyTimeoutMs: number | undefined): Promise<number> {
     const key = this.dayKey(row.day);
     const base = row.key + SEP + row.model + SEP;
-    await redisCall(
-      this.client,
-      "usage.record",
-      () => this.client.rrUsage(key, base, row.requests, row.input_tokens, row.output_tokens, USAGE_RETENTION_DAYS * 86_400),
-      this.opts.readyTimeoutMs,
-    );
+    return redisCall(this.client, "usage.record", () => this.client.rrUsage(key, base, row.requests, row.input_tokens, row.output_tokens, USAGE_RETENTION_DAYS * 86_400), readyTimeoutMs);
+  }
+
+  private owe(row: UsageRow): void {
+    const id = row.day + SEP + row.key + SEP + row.model;
+    const sum = this.owed.get(id);
+    if (!sum) this.owed.set(id, { ...row });
+    else {
+      sum.requests += row.requests;
+      sum.input_tokens += row.input_tokens;
+      sum.output_tokens += row.output_tokens;
+    }
+    if (this.client.status === "ready") void this.payOwed();
+  }
+
+  /** Writes the rows kept while Redis was away, until they are written or it fails again. */
+  private async payOwed(): Promise<void> {
+    if (this.paying) return;
+    this.paying = true;
+    try {
+      for (const [id, row] of this.owed) {
+        if (this.client.status !== "ready") break;
+        this.owed.delete(id);
+        await this.write(row, 0).catch((err: unknown) => {
+          this.owe(row);
+          throw err;
+        });
+      }
+    } catch {
+      // Still away: written at the next reconnect.
+    } finally {
+      this.paying = false;
+    }
   }
 
   async query(q: UsageQuery): Promise<UsageRow[]> {
