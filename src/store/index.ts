@@ -13,7 +13,7 @@ export { StoreUnavailableError, EventOrderError, JobAbortedError, isTerminalEven
 
 /** The Redis the config names, or null for the in-process store. */
 export function redisTarget(cfg: Pick<StorageConfig, "redis_url" | "redis">): RedisTarget | null {
-  if (!cfg.redis_url && !cfg.redis?.sentinels) return null;
+  if (!cfg.redis_url && !cfg.redis?.sentinels && !cfg.redis?.cluster) return null;
   return { ...cfg.redis, url: cfg.redis_url || undefined };
 }
 

@@ -1,5 +1,4 @@
-import type { Redis } from "ioredis";
-import { closeClient, createRedisClient, redisCall, type RedisTarget } from "./client.js";
+import { closeClient, createRedisClient, redisCall, waitForReplicas, type RedisClient, type RedisTarget } from "./client.js";
 import { settlesWithin } from "../settles-within.js";
 import { StoreUnavailableError } from "../types.js";
 
@@ -15,14 +14,14 @@ export interface DurableWriterOptions {
 }
 
 /** A write run on the durable connection it is handed. */
-export type DurableWrite<T> = (client: Redis) => Promise<T>;
+export type DurableWrite<T> = (client: RedisClient) => Promise<T>;
 
 /**
  * A write a client depends on: on the durable writer's connections when there is one (confirmed
- * by a replica when `confirm` holds), else on the shared client.
+ * by a replica of the shard that holds `key` when `confirm` holds), else on the shared client.
  */
-export function storeWrite<T>(shared: Redis, durable: DurableWriter | undefined, what: string, write: DurableWrite<T>, confirm: ((result: T) => boolean) | undefined, readyTimeoutMs: number | undefined): Promise<T> {
-  return durable ? durable.write(what, write, confirm) : redisCall(shared, what, () => write(shared), readyTimeoutMs);
+export function storeWrite<T>(shared: RedisClient, durable: DurableWriter | undefined, what: string, key: string, write: DurableWrite<T>, confirm: ((result: T) => boolean) | undefined, readyTimeoutMs: number | undefined): Promise<T> {
+  return durable ? durable.write(what, key, write, confirm) : redisCall(shared, what, () => write(shared), readyTimeoutMs);
 }
 
 /** A MULTI whose reply holds an error (e.g. OOM) failed: throw it. */
@@ -42,9 +41,9 @@ export function throwFailed(results: [Error | null, unknown][] | null): void {
  * fresh one made when needed.
  */
 export class DurableWriter {
-  private readonly idle: Redis[] = [];
+  private readonly idle: RedisClient[] = [];
   private open = 0;
-  private readonly waiting: { resolve: (c: Redis) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }[] = [];
+  private readonly waiting: { resolve: (c: RedisClient) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }[] = [];
   private closed = false;
   private readonly size: number;
   private readonly readyTimeoutMs: number;
@@ -59,8 +58,12 @@ export class DurableWriter {
     this.writeTimeoutMs = opts.writeTimeoutMs ?? 1_000;
   }
 
-  /** Runs `write` on a durable connection, then waits for a replica when `confirm(result)` holds. */
-  async write<T>(what: string, write: DurableWrite<T>, confirm: (result: T) => boolean = () => true): Promise<T> {
+  /**
+   * Runs `write` on a durable connection, then waits for a replica when `confirm(result)` holds:
+   * on a cluster, a replica of the shard that serves `key` (the key the write is about; the
+   * keys one write touches share its hash tag).
+   */
+  async write<T>(what: string, key: string, write: DurableWrite<T>, confirm: (result: T) => boolean = () => true): Promise<T> {
     const client = await this.acquire(what);
     // Reusable afterwards only when nothing it sent is still unanswered.
     let clean = false;
@@ -75,7 +78,7 @@ export class DurableWriter {
           const out = await pending;
           if (confirm(out)) {
             clean = false;
-            const acked = await client.wait(1, this.opts.timeoutMs);
+            const acked = await waitForReplicas(client, key, 1, this.opts.timeoutMs);
             clean = true;
             if (acked < 1) throw new StoreUnavailableError(`${what}: no replica confirmed the write within ${this.opts.timeoutMs} ms`);
           }
@@ -97,7 +100,7 @@ export class DurableWriter {
     await Promise.all(this.idle.splice(0).map((c) => closeClient(c)));
   }
 
-  private acquire(what: string): Promise<Redis> {
+  private acquire(what: string): Promise<RedisClient> {
     if (this.closed) return Promise.reject(new StoreUnavailableError(`${what}: the store is closing`));
     const free = this.idle.pop();
     if (free) return Promise.resolve(free);
@@ -119,7 +122,7 @@ export class DurableWriter {
     });
   }
 
-  private release(client: Redis, clean: boolean): void {
+  private release(client: RedisClient, clean: boolean): void {
     if (!clean || this.closed) {
       this.open--;
       client.disconnect();

@@ -1,6 +1,5 @@
-import type { Redis } from "ioredis";
 import { bucketState, dayWindow, MINUTE_MS, monthWindow, SLOT_TTL_MS, type AdmitRequest, type Admission, type LimitName, type RateLimiter, type Settlement } from "../limiter.js";
-import { redisCall } from "./client.js";
+import { hashTag, redisCall, type RedisClient } from "./client.js";
 
 /**
  * admit in one round trip: refill both buckets, check every limit, charge them all or none.
@@ -82,17 +81,17 @@ return 0
 
 const REFUSED: (LimitName | null)[] = [null, "requests", "tokens", "concurrency", "tokens_per_day", "tokens_per_month"];
 
-type LimiterClient = Redis & {
+type LimiterClient = RedisClient & {
   rrAdmit(...args: (string | number)[]): Promise<[number, number, number, number]>;
   rrSettle(...args: (string | number)[]): Promise<number>;
 };
 
-/** Limits shared by every instance on one Redis. The semantics are in limiter.ts. */
+/** Limits shared by every instance on one Redis (or Redis Cluster). The semantics are in limiter.ts. */
 export class RedisRateLimiter implements RateLimiter {
   private readonly client: LimiterClient;
 
   constructor(
-    client: Redis,
+    client: RedisClient,
     private readonly opts: { prefix: string; readyTimeoutMs?: number },
   ) {
     if (!("rrAdmit" in client)) {
@@ -103,7 +102,8 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   private keys(key: string, at: number): [string, string, string, string] {
-    const base = `${this.opts.prefix}limit:${key}`;
+    // One tag for the key's four: admit and settle touch them all in one script.
+    const base = hashTag(this.client, `${this.opts.prefix}limit:${key}`);
     return [base, `${base}:slots`, `${base}:day:${dayWindow(at).id}`, `${base}:month:${monthWindow(at).id}`];
   }
 
