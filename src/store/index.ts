@@ -29,6 +29,14 @@ export async function createStores(cfg: StorageConfig, logger?: Logger, opts: St
   return createRedisStores(target, cfg, logger, opts);
 }
 
+/** `check --probe`: whether the configured Redis answers (a cluster: its state and nodes); null for the in-process store. */
+export async function probeStore(cfg: Pick<StorageConfig, "redis_url" | "redis">): Promise<{ ok: boolean; detail: string } | null> {
+  const target = redisTarget(cfg);
+  if (!target) return null;
+  const { probeRedis } = await import("./redis/health.js");
+  return probeRedis(target);
+}
+
 export { MemoryResponseStore, MemoryResponseCache } from "./memory/responses.js";
 export { MemoryEventLog } from "./memory/events.js";
 export { MemoryJobQueue } from "./memory/jobs.js";

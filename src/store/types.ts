@@ -2,6 +2,7 @@ import { isFinished, TERMINAL_EVENTS } from "../wire/protocol.js";
 import type { Item, ResponseObject, StreamEvent } from "../wire/types.js";
 import type { RateLimiter } from "./limiter.js";
 import type { UsageStore } from "./usage.js";
+import type { ClusterState } from "./redis/health.js";
 
 /**
  * What the router keeps per stored response. `input` is the full context the
@@ -269,5 +270,7 @@ export interface Stores {
   /** Token and request counts per key, model and UTC day (see usage.ts). */
   usage: UsageStore;
   status: StoreStatus;
+  /** On a Redis Cluster: the cluster's own view of itself (for /readyz and /health/backends). */
+  cluster?: { read(): Promise<ClusterState> };
   close(): Promise<void>;
 }

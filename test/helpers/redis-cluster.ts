@@ -11,6 +11,8 @@ export interface RedisClusterOptions {
   replicasPer?: number;
   /** cluster-node-timeout: how long a silent primary takes to be failed over (default 2000). */
   nodeTimeoutMs?: number;
+  /** requirepass/masterauth on every node. */
+  password?: string;
 }
 
 export interface RedisCluster {
@@ -22,6 +24,10 @@ export interface RedisCluster {
   primaryOf(key: string): Promise<number>;
   /** SIGKILLs a server (no goodbye, like a crashed machine). */
   kill(port: number): Promise<void>;
+  /** Starts a killed server again on its ports with its node config: empty, it rejoins as a replica and resyncs. */
+  rejoin(port: number): Promise<void>;
+  /** Waits until every primary has each of its replicas online and in sync (a failover then loses nothing). */
+  waitForReplicas(timeoutMs?: number): Promise<void>;
   /** Waits until every slot is served by a primary that is up and the cluster says ok; returns the primaries. */
   waitForOk(timeoutMs?: number): Promise<number[]>;
   /** Waits until a primary other than `oldPort` serves the key's slot (its replica was promoted). */
@@ -43,8 +49,9 @@ function requireBinaries(): void {
 }
 
 /** Runs one command on a short-lived connection; null when nothing answers. */
+let password: string | undefined;
 async function ask(port: number, ...args: string[]): Promise<unknown> {
-  const client = new Redis({ host: HOST, port, lazyConnect: true, connectTimeout: 500, commandTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  const client = new Redis({ host: HOST, port, password, lazyConnect: true, connectTimeout: 500, commandTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
   client.on("error", () => {});
   try {
     await client.connect();
@@ -81,23 +88,28 @@ async function slotRanges(port: number): Promise<[number, number, number][] | nu
  */
 export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise<RedisCluster> {
   requireBinaries();
+  password = opts.password;
   const dir = mkdtempSync(join(tmpdir(), "rr-cluster-"));
   const servers = new Map<number, ChildProcess>();
+  const busPorts = new Map<number, number>();
   const count = (opts.primaries ?? 3) * (1 + (opts.replicasPer ?? 1));
 
   const launch = async (port: number): Promise<number> => {
-    const bus = await freePort();
+    const bus = busPorts.get(port) ?? (await freePort());
+    busPorts.set(port, bus);
     const args = [
       "--port", String(port), "--cluster-port", String(bus), "--bind", HOST, "--cluster-enabled", "yes",
       "--cluster-config-file", join(dir, `nodes-${port}.conf`), "--cluster-node-timeout", String(opts.nodeTimeoutMs ?? 2_000),
       "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir, "--dbfilename", `dump-${port}.rdb`,
       "--repl-diskless-sync-delay", "0",
+      ...(opts.password ? ["--requirepass", opts.password, "--masterauth", opts.password] : []),
     ]; // prettier-ignore
     const child = spawn("redis-server", args, { stdio: "ignore" });
     servers.set(port, child);
     await until(`redis-server on ${port}`, 10_000, async () => {
       if (child.exitCode !== null) {
         servers.delete(port);
+        busPorts.delete(port);
         throw new PortTaken(`exited with ${child.exitCode} on port ${port}`);
       }
       return (await ask(port, "PING")) === "PONG";
@@ -120,7 +132,7 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
   try {
     const ports: number[] = [];
     for (let i = 0; i < count; i++) ports.push(await onFreePort(launch));
-    const created = spawnSync("redis-cli", ["--cluster", "create", ...ports.map((p) => `${HOST}:${p}`), "--cluster-replicas", String(opts.replicasPer ?? 1), "--cluster-yes"], { encoding: "utf8", timeout: 60_000 });
+    const created = spawnSync("redis-cli", ["--cluster", "create", ...ports.map((p) => `${HOST}:${p}`), "--cluster-replicas", String(opts.replicasPer ?? 1), "--cluster-yes", ...(opts.password ? ["-a", opts.password, "--no-auth-warning"] : [])], { encoding: "utf8", timeout: 60_000 });
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
     await until("every node to report cluster_state:ok", 30_000, async () => {
       for (const p of ports) if (!/cluster_state:ok/.test(String((await ask(p, "CLUSTER", "INFO")) ?? ""))) return false;
@@ -153,11 +165,11 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
     return range[2];
   };
 
+  const primaryPorts = async () => [...new Set((await anyRanges()).map(([, , p]) => p))];
+
   return {
     nodes: [...servers.keys()].map((port) => ({ host: HOST, port })),
-    async primaryPorts() {
-      return [...new Set((await anyRanges()).map(([, , p]) => p))];
-    },
+    primaryPorts,
     primaryOf,
     async kill(port) {
       const child = servers.get(port);
@@ -165,6 +177,25 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
       child.kill("SIGKILL");
       await exited;
+    },
+    async rejoin(port) {
+      rmSync(join(dir, `dump-${port}.rdb`), { force: true });
+      await launch(port);
+    },
+    async waitForReplicas(timeoutMs = 30_000) {
+      const perPrimary = opts.replicasPer ?? 1;
+      await until("every primary's replicas to be in sync", timeoutMs, async () => {
+        for (const p of await primaryPorts()) {
+          const info = String((await ask(p, "INFO", "replication")) ?? "");
+          const online = [...info.matchAll(/^slave\d+:ip=[^,]+,port=(\d+),state=online/gm)].map((m) => Number(m[1]));
+          if (online.length < perPrimary) return false;
+          for (const r of online) {
+            const own = String((await ask(r, "INFO", "replication")) ?? "");
+            if (!/master_link_status:up/.test(own) || /master_sync_in_progress:1/.test(own)) return false;
+          }
+        }
+        return true;
+      });
     },
     async waitForOk(timeoutMs = 30_000) {
       return until("the cluster to be ok with every slot on a live primary", timeoutMs, async () => {

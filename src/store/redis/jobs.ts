@@ -207,6 +207,12 @@ export class RedisJobQueue implements JobQueue {
     this.closing = true;
     const worker = this.worker;
     if (worker) {
+      // A worker closed while its blocking connection still connects has BullMQ report that
+      // connection's failure to no one (an unhandled rejection; seen on a cluster, where
+      // connecting takes longer): give it a moment to finish connecting first.
+      const ready = worker.waitUntilReady();
+      ready.catch(() => {});
+      await settlesWithin(ready, 1_000);
       const closed = worker.close();
       closed.catch(() => {});
       if (!(await settlesWithin(closed, deadlineMs))) {
