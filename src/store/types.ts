@@ -2,7 +2,6 @@ import { isFinished, TERMINAL_EVENTS } from "../wire/protocol.js";
 import type { Item, ResponseObject, StreamEvent } from "../wire/types.js";
 import type { RateLimiter } from "./limiter.js";
 import type { UsageStore } from "./usage.js";
-import type { ClusterState } from "./redis/health.js";
 
 /**
  * What the router keeps per stored response. `input` is the full context the
@@ -256,6 +255,14 @@ export interface StoreStatus {
   readonly connected: boolean;
   /** Returns an unsubscribe function. */
   onStatusChange(cb: (connected: boolean) => void): () => void;
+}
+
+/** What a Redis Cluster says of itself (CLUSTER INFO and CLUSTER NODES of the first node that answers). */
+export interface ClusterState {
+  /** `cluster_state` as the answering node sees it; `unreachable` when no node answered. */
+  state: "ok" | "fail" | "unreachable";
+  /** The nodes the cluster knows; `reachable`: connected to the others and not flagged failing. */
+  nodes: { total: number; reachable: number; primaries: number; failing: string[] };
 }
 
 export interface Stores {

@@ -7,13 +7,7 @@ import { Cluster } from "ioredis";
 import { settlesWithin } from "../settles-within.js";
 import { closeClient, createRedisClient, waitReady, type RedisClient, type RedisTarget } from "./client.js";
 import { describeTarget } from "./target.js";
-
-export interface ClusterState {
-  /** `cluster_state` as the answering node sees it; `unreachable` when no node answered. */
-  state: "ok" | "fail" | "unreachable";
-  /** The nodes the cluster knows; `reachable`: connected to the others and not flagged failing. */
-  nodes: { total: number; reachable: number; primaries: number; failing: string[] };
-}
+import type { ClusterState } from "../types.js";
 
 const UNREACHABLE: ClusterState = { state: "unreachable", nodes: { total: 0, reachable: 0, primaries: 0, failing: [] } };
 
