@@ -2,8 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
-import { freePort, onFreePort, PortTaken } from "./redis-server.js";
+import { askRedis, freePort, onFreePort, pollUntil, PortTaken } from "./redis-server.js";
 
 export interface RedisClusterOptions {
   /** Primaries (default 3); each gets `replicasPer` replicas (default 1). */
@@ -37,7 +36,7 @@ export interface RedisCluster {
 }
 
 const HOST = "127.0.0.1";
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | null | undefined | false>) => pollUntil("redis cluster", what, timeoutMs, probe);
 
 function requireBinaries(): void {
   for (const bin of ["redis-server", "redis-cli"]) {
@@ -46,37 +45,6 @@ function requireBinaries(): void {
       throw new Error(`${bin} is not on PATH. The Redis Cluster suites need real Redis processes: run scripts/ensure-test-deps.sh (or apt-get install -y redis-server redis-tools).`);
     }
   }
-}
-
-/** Runs one command on a short-lived connection; null when nothing answers. */
-let password: string | undefined;
-async function ask(port: number, ...args: string[]): Promise<unknown> {
-  const client = new Redis({ host: HOST, port, password, lazyConnect: true, connectTimeout: 500, commandTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
-  client.on("error", () => {});
-  try {
-    await client.connect();
-    return await client.call(args[0], ...args.slice(1));
-  } catch {
-    return null;
-  } finally {
-    client.disconnect();
-  }
-}
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | null | undefined | false>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`redis cluster: timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-/** CLUSTER SLOTS as [from, to, primary port]. */
-async function slotRanges(port: number): Promise<[number, number, number][] | null> {
-  const slots = (await ask(port, "CLUSTER", "SLOTS")) as [number, number, [string, number, ...unknown[]], ...unknown[]][] | null;
-  return slots ? slots.map(([from, to, primary]) => [from, to, Number(primary[1])]) : null;
 }
 
 /**
@@ -88,7 +56,12 @@ async function slotRanges(port: number): Promise<[number, number, number][] | nu
  */
 export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise<RedisCluster> {
   requireBinaries();
-  password = opts.password;
+  const ask = (port: number, ...args: string[]) => askRedis(port, opts.password, ...args);
+  /** CLUSTER SLOTS as [from, to, primary port]. */
+  const slotRanges = async (port: number): Promise<[number, number, number][] | null> => {
+    const slots = (await ask(port, "CLUSTER", "SLOTS")) as [number, number, [string, number, ...unknown[]], ...unknown[]][] | null;
+    return slots ? slots.map(([from, to, primary]) => [from, to, Number(primary[1])]) : null;
+  };
   const dir = mkdtempSync(join(tmpdir(), "rr-cluster-"));
   const servers = new Map<number, ChildProcess>();
   const busPorts = new Map<number, number>();

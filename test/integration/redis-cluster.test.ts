@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { callRouter, expectContiguous, slowText, sseEvents, until, writeConfigFile } from "../helpers/background.js";
+import { callRouter, cancelFromTheOtherInstance, until, writeConfigFile } from "../helpers/background.js";
 import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { startRedisCluster, type RedisCluster } from "../helpers/redis-cluster.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
@@ -80,27 +80,10 @@ describe("two router instances on a Redis Cluster", () => {
     expect(up.requests.at(-1)!.body.messages.map((m: { content: string }) => m.content)).toEqual(["Hello world", "again"]);
   });
 
-  it("a background job made on one is cancelled from the other, whichever runs it", async () => {
+  it("a background job made on one is followed and cancelled from the other, whichever runs it", async () => {
     const [upA, upB] = [await upstream(), await upstream()];
-    for (const u of [upA, upB]) u.setDefault("/chat/completions", slowText(150));
     const prefix = uniquePrefix();
-    const [a, b] = [await router(upA.url, prefix), await router(upB.url, prefix)];
-    const created = await a.client.responses.create({ model: "local", input: "hi", background: true });
-    await until(() => upA.requests.length + upB.requests.length > 0, "the job's upstream call");
-    const [runner, other] = upA.requests.length > 0 ? [upA, b] : [upB, a];
-    const abortedBefore = runner.aborted;
-    const res = await callRouter(other.url, "key-a")(`/v1/responses/${created.id}?stream=true&starting_after=2`);
-    const events: { type: string; [k: string]: unknown }[] = [];
-    let cancelled: OpenAI.Responses.Response | null = null;
-    for await (const e of sseEvents(res)) {
-      events.push(e);
-      if (e.type === "response.output_text.delta" && e.delta === "w1 ") cancelled = await other.client.responses.cancel(created.id);
-    }
-    expectContiguous(events as never, 3);
-    expect(cancelled!.status).toBe("cancelled");
-    expect(events.at(-1)).toMatchObject({ type: "response.incomplete", response: { status: "cancelled" } });
-    await until(() => runner.aborted > abortedBefore, "the running upstream call to be aborted");
-    expect((await a.client.responses.retrieve(created.id)).status).toBe("cancelled");
+    await cancelFromTheOtherInstance(await router(upA.url, prefix), await router(upB.url, prefix), upA, upB);
   });
 
   it("/readyz, /health/backends and check --probe report the cluster's state, never its password", async () => {
