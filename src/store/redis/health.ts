@@ -11,20 +11,11 @@ import type { ClusterState } from "../types.js";
 
 const UNREACHABLE: ClusterState = { state: "unreachable", nodes: { total: 0, reachable: 0, primaries: 0, failing: [] } };
 
-/** Asks the cluster's known primaries in turn (each within timeoutMs) until one answers. */
+/** Asks the cluster's known primaries at once; the first to answer within timeoutMs is the answer. */
 export async function readClusterState(client: Cluster, timeoutMs = 500): Promise<ClusterState> {
-  for (const node of client.nodes("master")) {
-    const asked = Promise.all([node.cluster("INFO"), node.cluster("NODES")]);
-    asked.catch(() => {});
-    if (!(await settlesWithin(asked, timeoutMs))) continue;
-    try {
-      const [info, nodes] = (await asked) as [string, string];
-      return parseClusterState(info, nodes);
-    } catch {
-      // The next primary may answer.
-    }
-  }
-  return UNREACHABLE;
+  const asked = Promise.any(client.nodes("master").map(async (node) => parseClusterState(...((await Promise.all([node.cluster("INFO"), node.cluster("NODES")])) as [string, string]))));
+  asked.catch(() => {});
+  return (await settlesWithin(asked, timeoutMs)) ? asked.catch(() => UNREACHABLE) : UNREACHABLE;
 }
 
 /** CLUSTER INFO's cluster_state and CLUSTER NODES' lines: `<id> <addr> <flags> <primary> <ping> <pong> <epoch> <link> <slots>...`. */
@@ -48,9 +39,15 @@ export function parseClusterState(info: string, nodes: string): ClusterState {
   return { state, nodes: { total, reachable, primaries, failing } };
 }
 
-/** The cluster's state for a page polled every few seconds: asked at most once a second, never waited on longer than timeoutMs. */
+/**
+ * The cluster's state for pages polled every few seconds (/readyz must answer at once whatever
+ * the cluster does): the last state read, refreshed in the background at most once a second;
+ * only the first read waits (at most timeoutMs).
+ */
 export class ClusterStateReader {
-  private last: { at: number; value: Promise<ClusterState> } | null = null;
+  private latest: ClusterState | null = null;
+  private pending: Promise<ClusterState> | null = null;
+  private readAt = 0;
 
   constructor(
     private readonly client: Cluster,
@@ -58,8 +55,15 @@ export class ClusterStateReader {
   ) {}
 
   read(): Promise<ClusterState> {
-    if (!this.last || Date.now() - this.last.at > 1_000) this.last = { at: Date.now(), value: readClusterState(this.client, this.timeoutMs) };
-    return this.last.value;
+    if (!this.pending && Date.now() - this.readAt > 1_000) {
+      this.readAt = Date.now();
+      this.pending = readClusterState(this.client, this.timeoutMs).then((state) => {
+        this.latest = state;
+        this.pending = null;
+        return state;
+      });
+    }
+    return this.latest ? Promise.resolve(this.latest) : this.pending!;
   }
 }
 
