@@ -91,3 +91,22 @@ describe("storage.redis.cluster", () => {
     expect(issuesOf(`${minimal}storage:\n  redis: { cluster: [] }\n`)).toHaveLength(1);
   });
 });
+
+describe("a Redis Cluster client", () => {
+  it("gives every node the credentials and TLS, fails fast, and reads from primaries only", async () => {
+    const { Cluster } = await import("ioredis");
+    const { createRedisClient } = await import("../../src/store/redis/client.js");
+    const client = createRedisClient({ cluster: [{ host: "127.0.0.1", port: 1 }], username: "app", password: "pw", tls: { servername: "redis.internal" } });
+    try {
+      expect(client).toBeInstanceOf(Cluster);
+      const opts = (client as InstanceType<typeof Cluster>).options;
+      expect(opts.redisOptions).toMatchObject({ username: "app", password: "pw", tls: { servername: "redis.internal" }, maxRetriesPerRequest: 1, commandTimeout: 1_000 });
+      expect(opts).toMatchObject({ enableOfflineQueue: false, scaleReads: "master" });
+      const blocking = createRedisClient({ cluster: [{ host: "127.0.0.1", port: 1 }] }, { blocking: true });
+      expect((blocking as InstanceType<typeof Cluster>).options).toMatchObject({ enableOfflineQueue: true, redisOptions: { maxRetriesPerRequest: null } });
+      blocking.disconnect();
+    } finally {
+      client.disconnect();
+    }
+  });
+});

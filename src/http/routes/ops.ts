@@ -32,10 +32,15 @@ export function opsRoutes(app: Hono<AppEnv>, rt: Runtime): void {
   });
 }
 
-/** The store's kind, whether this instance is connected to it, and a cluster's own view of itself. */
+/**
+ * The store's kind, whether this instance is connected to it, and a cluster's own view of itself
+ * in counts: /readyz answers anyone, so the failing nodes' addresses are on /health/backends only.
+ */
 async function storeState(rt: Runtime) {
   const { kind, status, cluster } = rt.stores;
-  return { kind, connected: status.connected, ...(cluster ? { cluster: await cluster.read() } : {}) };
+  if (!cluster) return { kind, connected: status.connected };
+  const { state, nodes } = await cluster.read();
+  return { kind, connected: status.connected, cluster: { state, nodes: { total: nodes.total, reachable: nodes.reachable, primaries: nodes.primaries } } };
 }
 
 /** The store's reachability and, per model, which endpoints take traffic and which are ejected (cooling down). */
