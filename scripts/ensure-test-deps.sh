@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm test` runs this first (pretest): the suites need real programs beside Node.
 #   redis-server, redis-sentinel   the Redis and Sentinel suites (required)
+#   redis-cli                      creates the Redis Cluster of the cluster suites (redis-tools; required)
 #   openssl                        makes the throw-away CA of the Redis TLS suite (required)
 #   promtool                       checks of the Prometheus config and alert rules (installed and
 #                                  required only when CI is set; elsewhere those tests skip)
@@ -11,6 +12,7 @@ set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-sentinel >/dev/null 2>&1 || need+=(redis-sentinel)
+command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 want_promtool=0
 command -v promtool >/dev/null 2>&1 || want_promtool=1
@@ -53,7 +55,7 @@ cleanup() { if [ "$own_policy" -eq 1 ]; then "${as_root[@]}" rm -f /usr/sbin/pol
 trap cleanup EXIT
 "${as_root[@]}" apt-get update -qq
 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
-for bin in redis-server redis-sentinel openssl; do
+for bin in redis-server redis-sentinel redis-cli openssl; do
   command -v "$bin" >/dev/null 2>&1 || { echo "[ensure-test-deps] $bin is still missing after apt-get install" >&2; exit 1; }
 done
 echo "[ensure-test-deps] $(redis-server --version | cut -d' ' -f1-3)" >&2

@@ -32,6 +32,13 @@ const hostPort = z.union([z.string(), z.object({ host: z.string().min(1), port: 
 const redisTargetSchema = z
   .object({
     sentinels: z.array(hostPort).min(1).optional().describe('Redis Sentinel addresses ("host:port" or {host, port}); the router asks them for the current primary and follows failovers. Needs `name`.'),
+    cluster: z
+      .array(hostPort)
+      .min(1)
+      .optional()
+      .describe(
+        "A Redis Cluster's startup nodes (\"host:port\"); the router learns the other nodes and which serves each slot from them, and follows failovers. Keys that go together share a hash tag (docs/redis-cluster.md). Instead of redis_url and sentinels; username, password and tls apply to every node.",
+      ),
     name: z.string().min(1).optional().describe("The monitored group's name (`sentinel monitor <name> ...`)."),
     username: z.string().optional().describe("Redis ACL user, kept out of the URL."),
     password: z.string().optional().describe("The Redis servers' password (requirepass), kept out of the URL; never logged."),
@@ -409,7 +416,9 @@ export const routerConfigSchema = z
     const redis = cfg.storage.redis;
     if (redis?.sentinels && !redis.name) ctx.addIssue({ code: "custom", path: ["storage", "redis", "name"], message: "storage.redis.sentinels needs the monitored group's name" });
     if (redis?.sentinels && cfg.storage.redis_url) ctx.addIssue({ code: "custom", path: ["storage", "redis_url"], message: "set either storage.redis_url or storage.redis.sentinels, not both" });
-    if (redis && !redis.sentinels && !cfg.storage.redis_url) ctx.addIssue({ code: "custom", path: ["storage", "redis"], message: "storage.redis needs sentinels, or a storage.redis_url it applies to" });
+    if (redis?.cluster && cfg.storage.redis_url) ctx.addIssue({ code: "custom", path: ["storage", "redis_url"], message: "set either storage.redis_url or storage.redis.cluster, not both" });
+    if (redis?.cluster && redis.sentinels) ctx.addIssue({ code: "custom", path: ["storage", "redis", "cluster"], message: "set either storage.redis.sentinels or storage.redis.cluster, not both" });
+    if (redis && !redis.sentinels && !redis.cluster && !cfg.storage.redis_url) ctx.addIssue({ code: "custom", path: ["storage", "redis"], message: "storage.redis needs sentinels, cluster, or a storage.redis_url it applies to" });
     const names = new Set<string>();
     cfg.endpoints.forEach((ep, i) => {
       if (names.has(ep.name)) ctx.addIssue({ code: "custom", path: ["endpoints", i, "name"], message: `duplicate endpoint name "${ep.name}"` });

@@ -22,7 +22,7 @@ export { StoreUnavailableError, EventOrderError, JobAbortedError, isTerminalEven
 
 /** The Redis the config names, or null for the in-process store. */
 export function redisTarget(cfg: Pick<StorageConfig, "redis_url" | "redis">): RedisTarget | null {
-  if (!cfg.redis_url && !cfg.redis?.sentinels) return null;
+  if (!cfg.redis_url && !cfg.redis?.sentinels && !cfg.redis?.cluster) return null;
   return { ...cfg.redis, url: cfg.redis_url || undefined };
 }
 
@@ -36,6 +36,14 @@ export async function createStores(cfg: StorageConfig, logger?: Logger, opts: St
   // Only Redis mode loads the Redis client and BullMQ (~12 MB a memory-store router never needs).
   const { createRedisStores } = await import("./redis/index.js");
   return createRedisStores(target, cfg, logger, opts);
+}
+
+/** `check --probe`: whether the configured Redis answers (a cluster: its state and nodes); null for the in-process store. */
+export async function probeStore(cfg: Pick<StorageConfig, "redis_url" | "redis">): Promise<{ ok: boolean; detail: string } | null> {
+  const target = redisTarget(cfg);
+  if (!target) return null;
+  const { probeRedis } = await import("./redis/health.js");
+  return probeRedis(target);
 }
 
 export { MemoryResponseStore, MemoryResponseCache } from "./memory/responses.js";

@@ -257,6 +257,14 @@ export interface StoreStatus {
   onStatusChange(cb: (connected: boolean) => void): () => void;
 }
 
+/** What a Redis Cluster says of itself (CLUSTER INFO and CLUSTER NODES of the first node that answers). */
+export interface ClusterState {
+  /** `cluster_state` as the answering node sees it; `unreachable` when no node answered. */
+  state: "ok" | "fail" | "unreachable";
+  /** The nodes the cluster knows; `reachable`: connected to the others and not flagged failing. */
+  nodes: { total: number; reachable: number; primaries: number; failing: string[] };
+}
+
 export interface Stores {
   kind: "memory" | "redis";
   responses: ResponseStore;
@@ -269,5 +277,7 @@ export interface Stores {
   /** Token and request counts per key, model and UTC day (see usage.ts). */
   usage: UsageStore;
   status: StoreStatus;
+  /** On a Redis Cluster: the cluster's own view of itself (for /readyz and /health/backends). */
+  cluster?: { read(): Promise<ClusterState> };
   close(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 /**
  * npm run chaos -- [--duration S] [--concurrency N] [--kill-every S] [--down S]
  *                  [--dead] [--redis] [--redis-every S] [--stream-share F] [--chunk-delay MS]
- * npm run chaos -- --sentinel [--duration S] [--concurrency N] [--kill-every S] [--durability replica|primary]
+ * npm run chaos -- --sentinel|--cluster [--duration S] [--concurrency N] [--kill-every S] [--durability replica|primary]
  *
  * Bounded load against a router with three mock backends on 127.0.0.1 while one
  * backend is killed and restarted periodically (and, with --redis, a real
@@ -17,6 +17,8 @@
  * finished job's terminal events when re-streamed through both instances; exits 1 when a response
  * was lost, a job never finished, ran twice or re-streamed without exactly one terminal event, a
  * store failure took 2 s or more, or the store: false delay p99 reached 100 ms.
+ * --cluster: the same on a Redis Cluster (three primaries, two replicas each); the first
+ * primary is SIGKILLed each time.
  */
 
 import { parseArgs } from "node:util";
@@ -39,6 +41,7 @@ const { values } = parseArgs({
     "stream-share": { type: "string" },
     "chunk-delay": { type: "string" },
     sentinel: { type: "boolean" },
+    cluster: { type: "boolean" },
     durability: { type: "string" },
   },
 });
@@ -53,7 +56,7 @@ function num(name: string, raw: string | undefined, fallback: number, max: numbe
   return n;
 }
 
-if (values.sentinel) {
+if (values.sentinel || values.cluster) {
   const durability = values.durability ?? SENTINEL_DEFAULTS.durability;
   if (durability !== "replica" && durability !== "primary") {
     console.error("--durability must be replica or primary");
@@ -65,9 +68,10 @@ if (values.sentinel) {
     concurrency: Math.max(1, Math.round(num("concurrency", values.concurrency, SENTINEL_DEFAULTS.concurrency, 64))),
     killEveryMs: num("kill-every", values["kill-every"], SENTINEL_DEFAULTS.killEveryMs / 1000, 600) * 1000,
     durability: durability as "replica" | "primary",
+    deployment: values.cluster ? ("cluster" as const) : ("sentinel" as const),
     progress: (line: string) => console.error(`[chaos] ${line}`),
   };
-  console.error(`[chaos] sentinel: ${sopts.durationMs / 1000} s, concurrency ${sopts.concurrency}, two router instances, primary killed every ${sopts.killEveryMs / 1000} s, durability ${durability}`);
+  console.error(`[chaos] ${sopts.deployment}: ${sopts.durationMs / 1000} s, concurrency ${sopts.concurrency}, two router instances, primary killed every ${sopts.killEveryMs / 1000} s, durability ${durability}`);
   const report = await runSentinelChaos(sopts);
   console.log(formatSentinelReport(report, durability));
   const b = report.background;

@@ -5,12 +5,14 @@ import { buildConfig } from "../../src/config/load.js";
 import { createLogger } from "../../src/ops/log.js";
 import { startRouter, type RunningRouter } from "../../src/server.js";
 import { chatCompletion, chatTextChunks, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
+import { startRedisCluster } from "../helpers/redis-cluster.js";
 import { startSentinelGroup, type SentinelGroup } from "../helpers/redis-sentinel.js";
 import { isTerminalEvent } from "../../src/store/types.js";
 import type { StreamEvent } from "../../src/wire/types.js";
 
 /**
- * The Sentinel chaos run: a real primary, two replicas and three sentinels on loopback, two
+ * The Sentinel chaos run: a real primary, two replicas and three sentinels on loopback (with
+ * `deployment: "cluster"`, a Redis Cluster of three primaries with two replicas each), two
  * router instances sharing them, constant load (stored responses, half streamed, some in the
  * background) while the primary is SIGKILLed over and over. Each failover is timed, the old
  * primary rejoins as a replica, and afterwards every response a client was told was stored is
@@ -23,6 +25,8 @@ export interface SentinelChaosOptions {
   /** Kill the primary this long after the previous failover settled. */
   killEveryMs: number;
   durability: "primary" | "replica";
+  /** A Sentinel group (default), or a Redis Cluster whose first primary is killed each time. */
+  deployment?: "sentinel" | "cluster";
   /** Share of requests streamed (0..1); one request in `backgroundEvery` is a background one. */
   streamShare: number;
   backgroundEvery: number;
@@ -43,8 +47,53 @@ export const SENTINEL_DEFAULTS: SentinelChaosOptions = {
   maxRequests: 100_000,
 };
 
+/** What the run needs of a Redis that fails over. */
+interface Deployment {
+  storage: Record<string, unknown>;
+  /** SIGKILLs a primary; its port. */
+  killPrimary(): Promise<number>;
+  /** Waits until a replica took over from `old`; the new primary's port. */
+  waitForNewPrimary(old: number): Promise<number>;
+  /** Starts the killed node again, as a replica. */
+  rejoin(old: number): Promise<void>;
+  /** Waits until every replica is in sync (a kill before that is a second failure). */
+  waitForHealthy(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function startDeployment(kind: "sentinel" | "cluster"): Promise<Deployment> {
+  if (kind === "sentinel") {
+    const group = await startSentinelGroup({ replicas: 2, sentinels: 3, downAfterMs: 2_000, failoverTimeoutMs: 5_000 });
+    return {
+      storage: { redis: { sentinels: group.sentinels, name: group.name } },
+      killPrimary: () => group.killPrimary(),
+      waitForNewPrimary: (old) => group.waitForNewPrimary(old, 30_000),
+      rejoin: (old) => group.rejoin(old),
+      waitForHealthy: () => group.waitForHealthy(),
+      stop: () => group.stop(),
+    };
+  }
+  const cluster = await startRedisCluster({ primaries: 3, replicasPer: 2, nodeTimeoutMs: 2_000 });
+  let before: number[] = [];
+  return {
+    storage: { redis: { cluster: cluster.nodes } },
+    async killPrimary() {
+      before = await cluster.primaryPorts();
+      await cluster.kill(before[0]!);
+      return before[0]!;
+    },
+    async waitForNewPrimary() {
+      const now = await cluster.waitForOk(30_000);
+      return now.find((p) => !before.includes(p))!;
+    },
+    rejoin: (old) => cluster.rejoin(old),
+    waitForHealthy: () => cluster.waitForReplicas(),
+    stop: () => cluster.stop(),
+  };
+}
+
 export interface FailoverWindow {
-  /** Seconds from the kill until the sentinels named a new primary. */
+  /** Seconds from the kill until a replica was promoted. */
   promotedAfter: number;
   /** Seconds from the kill until a client's stored request succeeded again (null: none did before the next kill). */
   storingAgainAfter: number | null;
@@ -110,14 +159,15 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
     seconds: 0,
   };
   const started = Date.now();
-  let group: SentinelGroup | null = null;
+  let group: Deployment | null = null;
   let upstream: MockUpstream | null = null;
   const routers: RunningRouter[] = [];
   // Upstream calls per background input: a job run twice would ask twice.
   const upstreamCalls = new Map<string, number>();
   try {
-    say("starting redis-server x3 and redis-sentinel x3");
-    group = await startSentinelGroup({ replicas: 2, sentinels: 3, downAfterMs: 2_000, failoverTimeoutMs: 5_000 });
+    const kind = opts.deployment ?? "sentinel";
+    say(kind === "sentinel" ? "starting redis-server x3 and redis-sentinel x3" : "starting a Redis Cluster: 3 primaries x 2 replicas");
+    group = await startDeployment(kind);
     upstream = await startMockUpstream();
     upstream.setDefault("/chat/completions", (req) => {
       const input = String(req.body?.messages?.at(-1)?.content ?? "");
@@ -131,7 +181,7 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
       server: { host: "127.0.0.1", port: 0, api_keys: [{ name: "chaos", key: CHAOS_KEY, limits: { requests_per_minute: 1_000_000, tokens_per_minute: 100_000_000, max_concurrent: 1_000 }, budget: { tokens_per_day: 1_000_000_000 } }] },
       endpoints: [{ name: "box", url: upstream.url, kind: "chat", max_concurrency: 64 }],
       models: { m: { endpoints: ["box"] } },
-      storage: { redis: { sentinels: group.sentinels, name: group.name }, durability: opts.durability, prefix: "chaos:" },
+      storage: { ...group.storage, durability: opts.durability, prefix: "chaos:" },
       background: { concurrency: 8, lease: { lock_duration: "5s", stalled_interval: "1s", max_stalled_count: 1 } },
       logging: { level: "silent" },
     });
@@ -245,10 +295,10 @@ export async function runSentinelChaos(opts: SentinelChaosOptions): Promise<Sent
         killedAt = Date.now();
         report.kills++;
         say(`killed primary :${old}`);
-        const now = await group!.waitForNewPrimary(old, 30_000);
+        const now = await group!.waitForNewPrimary(old);
         const window: FailoverWindow = { promotedAfter: (Date.now() - killedAt) / 1000, storingAgainAfter: null };
         report.windows.push(window);
-        say(`sentinels promoted :${now} after ${window.promotedAfter.toFixed(1)} s`);
+        say(`promoted :${now} after ${window.promotedAfter.toFixed(1)} s`);
         await group!.rejoin(old);
         // The next kill comes once the group is whole again (every replica in sync): a kill during
         // the resync would be a second failure, which no durability setting survives.

@@ -5,9 +5,11 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type OpenAI from "openai";
+import { expect } from "vitest";
 import type { StreamEvent } from "../../src/wire/types.js";
-import { chatTextChunks, type Reply } from "./mock-upstream.js";
-import { twoKindConfig } from "./router.js";
+import { chatTextChunks, type MockUpstream, type Reply } from "./mock-upstream.js";
+import { twoKindConfig, type TestRouter } from "./router.js";
 
 /** twoKindConfig with two API keys (team-a: key-a, team-b: key-b) and one background job at a time. */
 export const backgroundConfig = (chatUrl: string, oaiUrl: string, extra: Record<string, unknown> = {}) =>
@@ -91,4 +93,33 @@ export function writeConfigFile(config: Record<string, unknown>): string {
   const file = join(mkdtempSync(join(tmpdir(), "rr-bg-")), "router.yaml");
   writeFileSync(file, JSON.stringify(config, null, 2));
   return file;
+}
+
+/**
+ * Two instances on one shared store, each with its own slow upstream (so the upstream that gets
+ * the call names the instance running the job): a background job created on `a` is followed
+ * from the instance that does NOT run it and cancelled there after two deltas; the run is
+ * aborted on the other and the record says cancelled.
+ */
+export async function cancelFromTheOtherInstance(a: TestRouter, b: TestRouter, upA: MockUpstream, upB: MockUpstream): Promise<{ cancelled: OpenAI.Responses.Response; events: StreamEvent[] }> {
+  for (const u of [upA, upB]) u.setDefault("/chat/completions", slowText(150));
+  const created = await a.client.responses.create({ model: "local", input: "hi", background: true });
+  expect(created.status).toBe("queued");
+  await until(async () => (await b.client.responses.retrieve(created.id)).status === "in_progress", "the job to start");
+  await until(() => upA.requests.length + upB.requests.length > 0, "the job's upstream call");
+  const [runner, other] = upA.requests.length > 0 ? [upA, b] : [upB, a];
+  const abortedBefore = runner.aborted;
+  const res = await callRouter(other.url, "key-a")(`/v1/responses/${created.id}?stream=true&starting_after=2`);
+  const events: StreamEvent[] = [];
+  let cancelled: OpenAI.Responses.Response | null = null;
+  for await (const e of sseEvents(res)) {
+    events.push(e);
+    if (e.type === "response.output_text.delta" && e.delta === "w1 ") cancelled = await other.client.responses.cancel(created.id);
+  }
+  expectContiguous(events, 3);
+  expect(cancelled!.status).toBe("cancelled");
+  expect(events.at(-1)).toMatchObject({ type: "response.incomplete", response: { status: "cancelled" } });
+  await until(() => runner.aborted > abortedBefore, "the running upstream call to be aborted");
+  expect(await a.client.responses.retrieve(created.id)).toMatchObject({ status: "cancelled", output: cancelled!.output });
+  return { cancelled: cancelled!, events };
 }

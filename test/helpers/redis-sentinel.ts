@@ -2,8 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
-import { onFreePort, PortTaken } from "./redis-server.js";
+import { askRedis as ask, onFreePort, pollUntil, PortTaken } from "./redis-server.js";
 
 export interface SentinelGroupOptions {
   /** Replicas beside the primary (default 1). */
@@ -57,6 +56,7 @@ export interface SentinelGroup {
 }
 
 const HOST = "127.0.0.1";
+const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | null | undefined | false>) => pollUntil("sentinel group", what, timeoutMs, probe);
 
 function requireBinaries(): void {
   for (const bin of ["redis-server", "redis-sentinel"]) {
@@ -64,32 +64,6 @@ function requireBinaries(): void {
     if (found.error || found.status !== 0) {
       throw new Error(`${bin} is not on PATH. The Sentinel suites need real Redis processes: run scripts/ensure-test-deps.sh (or apt-get install -y redis-server redis-sentinel).`);
     }
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Runs one command on a short-lived connection; null when nothing answers. */
-async function ask(port: number, password: string | undefined, ...args: string[]): Promise<unknown> {
-  const client = new Redis({ host: HOST, port, password, lazyConnect: true, connectTimeout: 500, commandTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
-  client.on("error", () => {});
-  try {
-    await client.connect();
-    return await client.call(args[0], ...args.slice(1));
-  } catch {
-    return null;
-  } finally {
-    client.disconnect();
-  }
-}
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | null | undefined | false>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`sentinel group: timed out waiting for ${what}`);
-    await sleep(100);
   }
 }
 

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import net from "node:net";
+import { Redis } from "ioredis";
 
 export interface RedisServerHandle {
   url: string;
@@ -25,6 +26,31 @@ export async function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** Runs one command on a short-lived loopback connection; null when nothing answers. */
+export async function askRedis(port: number, password: string | undefined, ...args: string[]): Promise<unknown> {
+  const client = new Redis({ host: "127.0.0.1", port, password, lazyConnect: true, connectTimeout: 500, commandTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    return await client.call(args[0]!, ...args.slice(1));
+  } catch {
+    return null;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Polls `probe` every 100 ms until it gives a value; throws `${who}: timed out waiting for ${what}` after timeoutMs. */
+export async function pollUntil<T>(who: string, what: string, timeoutMs: number, probe: () => Promise<T | null | undefined | false>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`${who}: timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Thrown by a launch whose process exited before it was up: the port picked for it was taken meanwhile. */

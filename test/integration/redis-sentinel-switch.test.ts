@@ -1,7 +1,7 @@
 import net from "node:net";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import { createRedisClient } from "../../src/store/redis/client.js";
+import { createRedisClient, type RedisClient } from "../../src/store/redis/client.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
 import { waitUntil } from "../helpers/wait.js";
 
@@ -93,7 +93,7 @@ async function startFakeSentinel(primaryPort: number): Promise<FakeSentinel> {
 
 let redis: RedisServerHandle | undefined;
 let fake: FakeSentinel | undefined;
-const clients: Redis[] = [];
+const clients: RedisClient[] = [];
 
 afterEach(async () => {
   for (const c of clients.splice(0)) c.disconnect();

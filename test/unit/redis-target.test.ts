@@ -76,3 +76,37 @@ describe("storage.redis: Sentinel, credentials, TLS", () => {
     expect(s).not.toMatch(/hunter/);
   });
 });
+
+describe("storage.redis.cluster", () => {
+  it("parses startup nodes, keeps credentials and TLS beside them, and names the cluster without its password", () => {
+    const cfg = parseConfigText(`${minimal}storage:\n  redis: { cluster: ["10.0.0.1:6379", { host: r2, port: 6380 }], username: app, password: pw }\n  durability: replica\n`, "t", {});
+    const target = redisTarget(cfg.storage);
+    expect(target).toMatchObject({ cluster: [{ host: "10.0.0.1", port: 6379 }, { host: "r2", port: 6380 }], username: "app", password: "pw", url: undefined });
+    expect(describeTarget(target!)).toBe("Redis Cluster (10.0.0.1:6379, r2:6380)");
+  });
+
+  it("rejects a cluster beside a redis_url or sentinels", () => {
+    expect(issuesOf(`${minimal}storage:\n  redis_url: redis://h:6379\n  redis: { cluster: ["h:1"] }\n`)).toEqual([expect.stringMatching(/^storage\.redis_url: set either storage\.redis_url or storage\.redis\.cluster/)]);
+    expect(issuesOf(`${minimal}storage:\n  redis: { cluster: ["h:1"], sentinels: ["h:2"], name: x }\n`)).toEqual([expect.stringMatching(/^storage\.redis\.cluster: set either/)]);
+    expect(issuesOf(`${minimal}storage:\n  redis: { cluster: [] }\n`)).toHaveLength(1);
+  });
+});
+
+describe("a Redis Cluster client", () => {
+  it("gives every node the credentials and TLS, fails fast, and reads from primaries only", async () => {
+    const { Cluster } = await import("ioredis");
+    const { createRedisClient } = await import("../../src/store/redis/client.js");
+    const client = createRedisClient({ cluster: [{ host: "127.0.0.1", port: 1 }], username: "app", password: "pw", tls: { servername: "redis.internal" } });
+    try {
+      expect(client).toBeInstanceOf(Cluster);
+      const opts = (client as InstanceType<typeof Cluster>).options;
+      expect(opts.redisOptions).toMatchObject({ username: "app", password: "pw", tls: { servername: "redis.internal" }, maxRetriesPerRequest: 1, commandTimeout: 1_000 });
+      expect(opts).toMatchObject({ enableOfflineQueue: false, scaleReads: "master" });
+      const blocking = createRedisClient({ cluster: [{ host: "127.0.0.1", port: 1 }] }, { blocking: true });
+      expect((blocking as InstanceType<typeof Cluster>).options).toMatchObject({ enableOfflineQueue: true, redisOptions: { maxRetriesPerRequest: null } });
+      blocking.disconnect();
+    } finally {
+      client.disconnect();
+    }
+  });
+});

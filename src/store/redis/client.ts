@@ -1,10 +1,24 @@
 import { readFileSync } from "node:fs";
 import type { ConnectionOptions } from "node:tls";
-import { Redis, SentinelConnector, type RedisOptions, type SentinelConnectionOptions } from "ioredis";
+import { Cluster, Command, Redis, SentinelConnector, type ClusterOptions, type RedisOptions, type SentinelConnectionOptions } from "ioredis";
 import { StoreUnavailableError, type StoreStatus } from "../types.js";
 import type { RedisTarget } from "./target.js";
 
 export type { RedisTarget } from "./target.js";
+
+/** One Redis server (by URL or through Sentinel) or a Redis Cluster: every store takes either. */
+export type RedisClient = Redis | Cluster;
+
+/**
+ * A key part as a hash tag. On a Redis Cluster every key one command, script or transaction
+ * touches must hash to one slot, and Redis hashes only what is inside a key's first `{...}`:
+ * keys that go together carry the same tag. On one server or Sentinel the names stay as they
+ * always were (no braces), so instances of an earlier release keep reading the same keys during
+ * a rolling upgrade; a cluster is a deployment of its own (its keys were never written untagged).
+ */
+export function hashTag(client: RedisClient, part: string): string {
+  return client.isCluster ? `{${part}}` : part;
+}
 
 export interface RedisClientOptions {
   /** Give up one connection attempt after this long (default 1000 ms). */
@@ -88,12 +102,12 @@ function tlsOptions(tls: NonNullable<RedisTarget["tls"]>): ConnectionOptions {
  * once (no offline queue) and a hung Redis times out, while the client keeps reconnecting
  * in the background (backoff capped at 1 s). Errors are never left unhandled.
  */
-export function createRedisClient(target: string | RedisTarget, opts: RedisClientOptions = {}): Redis {
+export function createRedisClient(target: string | RedisTarget, opts: RedisClientOptions = {}): RedisClient {
   const t: RedisTarget = typeof target === "string" ? { url: target } : target;
   const options: RedisOptions = {
     ...targetOptions(t),
     connectTimeout: opts.connectTimeoutMs ?? 1_000,
-    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 5), 1_000),
+    retryStrategy: reconnectBackoff,
     reconnectOnError: reconnectOnReadonly,
     connectionName: opts.connectionName,
     ...(opts.blocking
@@ -104,7 +118,7 @@ export function createRedisClient(target: string | RedisTarget, opts: RedisClien
           commandTimeout: opts.commandTimeoutMs === 0 ? undefined : (opts.commandTimeoutMs ?? 1_000),
         }),
   };
-  const client = t.sentinels ? new Redis(options) : new Redis(t.url ?? "", options);
+  const client = t.cluster ? createCluster(t.cluster, options) : t.sentinels ? new Redis(options) : new Redis(t.url ?? "", options);
   // Connection errors surface through the 'ready'/'close' status and rejected commands;
   // without a listener ioredis would print every reconnect failure.
   client.on("error", () => {});
@@ -112,6 +126,73 @@ export function createRedisClient(target: string | RedisTarget, opts: RedisClien
   // a number, not 0 (unlimited): BullMQ raises the limit by adding to it.
   client.setMaxListeners(1_000);
   return client;
+}
+
+const reconnectBackoff = (times: number) => Math.min(50 * 2 ** Math.min(times, 5), 1_000);
+
+/**
+ * A Redis Cluster client with the same fail-fast behaviour: `options` (credentials, TLS,
+ * timeouts) apply to each node's connection. Reads and writes go to the primary of a key's slot
+ * (replicas only take over in a failover). A command for a slot whose primary is gone is retried
+ * on the slot map ioredis refreshes (every 100 ms, up to 8 tries: about a second), then rejected,
+ * so a store call in a failover window ends in a 503, never a hang; `enableOfflineQueue` stays as
+ * the caller asked (only blocking readers and BullMQ queue commands while the cluster is away).
+ * The `ready` check waits for CLUSTER INFO to say `cluster_state:ok`.
+ */
+function createCluster(nodes: NonNullable<RedisTarget["cluster"]>, options: RedisOptions): Cluster {
+  const { enableOfflineQueue, retryStrategy: _nodesDoNotReconnect, ...redisOptions } = options;
+  const clusterOptions: ClusterOptions = {
+    scaleReads: "master",
+    enableOfflineQueue,
+    clusterRetryStrategy: reconnectBackoff,
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    retryDelayOnTryAgain: 100,
+    maxRedirections: enableOfflineQueue ? 16 : 8,
+    slotsRefreshTimeout: 1_000,
+    redisOptions,
+  };
+  return new Cluster(
+    nodes.map(({ host, port }) => ({ host, port })),
+    clusterOptions,
+  );
+}
+
+/**
+ * On a cluster, index keys named by an item's id alone (findItem) hash to slots of their own, so
+ * they cannot join the record's transaction: they are set after it, each by itself, at once.
+ * A reader that finds an index key before its record is written misses, as it would before.
+ */
+export async function setApart(client: RedisClient, what: string, keys: string[], value: string, ttlMs: number, readyTimeoutMs?: number): Promise<void> {
+  if (keys.length === 0) return;
+  await redisCall(client, what, () => Promise.all(keys.map((k) => client.set(k, value, "PX", ttlMs))), readyTimeoutMs);
+}
+
+/**
+ * A connection of its own for a blocking read (XREAD BLOCK holds its connection until it
+ * answers), failing fast like the shared one. Under Sentinel it needs no failover detector of
+ * its own (one subscription per sentinel): a lost primary ends its read.
+ */
+export function blockingReader(client: RedisClient, commandTimeoutMs: number): RedisClient {
+  const conn =
+    client instanceof Cluster
+      ? client.duplicate([], { enableOfflineQueue: false, redisOptions: { ...client.options.redisOptions, commandTimeout: commandTimeoutMs } })
+      : client.duplicate({ commandTimeout: commandTimeoutMs, enableOfflineQueue: false, maxRetriesPerRequest: 1, failoverDetector: false });
+  conn.on("error", () => {});
+  return conn;
+}
+
+/**
+ * WAIT for `replicas` replicas on the connection that took the write: the client itself on one
+ * server, or on a cluster the primary that serves `key`'s slot (WAIT has no key of its own, and
+ * it confirms only its own connection's writes: the cluster's connection to that primary).
+ */
+export async function waitForReplicas(client: RedisClient, key: string, replicas: number, timeoutMs: number): Promise<number> {
+  if (!(client instanceof Cluster)) return client.wait(replicas, timeoutMs);
+  const owner = client.slots[new Command("get", [key]).getSlot()]?.[0];
+  const node = client.nodes("master").find((n) => `${n.options.host}:${n.options.port}` === owner);
+  if (!node) throw new StoreUnavailableError(`no primary serves the slot of ${key}`);
+  return node.wait(replicas, timeoutMs);
 }
 
 /**
@@ -130,7 +211,7 @@ export function loggableRedisError(err: unknown): Error {
 }
 
 /** Waits until the client is connected, or rejects with StoreUnavailableError after ms. */
-export function waitReady(client: Redis, ms: number, what = "redis"): Promise<void> {
+export function waitReady(client: RedisClient, ms: number, what = "redis"): Promise<void> {
   if (client.status === "ready") return Promise.resolve();
   if (client.status === "end") return Promise.reject(new StoreUnavailableError(`${what}: the Redis client is closed`));
   if (client.status === "wait") client.connect().catch(() => {});
@@ -148,7 +229,7 @@ export function waitReady(client: Redis, ms: number, what = "redis"): Promise<vo
 }
 
 /** Runs one Redis operation, turning "not connected", timeouts and connection errors into StoreUnavailableError. */
-export async function redisCall<T>(client: Redis, what: string, fn: () => Promise<T>, readyTimeoutMs = 500): Promise<T> {
+export async function redisCall<T>(client: RedisClient, what: string, fn: () => Promise<T>, readyTimeoutMs = 500): Promise<T> {
   await waitReady(client, readyTimeoutMs, what);
   try {
     return await fn();
@@ -172,7 +253,7 @@ export class RedisStatus implements StoreStatus {
   private readonly listeners = new Set<(connected: boolean) => void>();
   private state: boolean;
 
-  constructor(private readonly client: Redis) {
+  constructor(private readonly client: RedisClient) {
     this.state = client.status === "ready";
     for (const ev of ["ready", "close", "end", "reconnecting"]) client.on(ev, () => this.set(client.status === "ready"));
   }
@@ -200,7 +281,7 @@ export class RedisStatus implements StoreStatus {
 }
 
 /** Disconnects a client, politely if possible, never taking longer than ms. */
-export async function closeClient(client: Redis, ms = 500): Promise<void> {
+export async function closeClient(client: RedisClient, ms = 500): Promise<void> {
   if (client.status === "end") return;
   if (client.status === "ready") {
     let timer: NodeJS.Timeout | undefined;

@@ -1,6 +1,5 @@
-import type { Redis } from "ioredis";
 import type { Item } from "../../wire/types.js";
-import { redisCall } from "./client.js";
+import { redisCall, setApart, type RedisClient } from "./client.js";
 import { storeWrite, throwFailed, type DurableWriter } from "./durable.js";
 import type { ConversationRecord, ConversationStore, FoundItem, StoredConversation } from "../types.js";
 
@@ -24,6 +23,16 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return 1`;
 
+/** A conversation's record and the item with an id, given its hash, its items list and the id (Lua expressions). */
+const findIn = (hash: string, list: string, itemId: string) => `
+local rec = redis.call('HGET', ${hash}, 'record')
+if not rec then return false end
+for _, json in ipairs(redis.call('LRANGE', ${list}, 0, -1)) do
+  local ok, item = pcall(cjson.decode, json)
+  if ok and item.id == ${itemId} then return {rec, json} end
+end
+return false`;
+
 /**
  * The conversation an item id points to, its record and the item, in one round trip.
  * KEYS: item key. ARGV: the conversation key prefix ("<prefix>conv:"), the item id.
@@ -32,13 +41,10 @@ const FIND_ITEM = `
 local id = redis.call('GET', KEYS[1])
 if not id then return false end
 local base = ARGV[1] .. '{' .. id .. '}'
-local rec = redis.call('HGET', base, 'record')
-if not rec then return false end
-for _, json in ipairs(redis.call('LRANGE', base .. ':items', 0, -1)) do
-  local ok, item = pcall(cjson.decode, json)
-  if ok and item.id == ARGV[2] then return {rec, json} end
-end
-return false`;
+${findIn("base", "base .. ':items'", "ARGV[2]")}`;
+
+/** On a cluster, once the index key named the conversation. KEYS: record hash, items list. ARGV: the item id. */
+const FIND_IN_CONVERSATION = findIn("KEYS[1]", "KEYS[2]", "ARGV[1]");
 
 /** Replaces the record field only while the hash exists. KEYS: record hash. ARGV: record JSON. */
 const UPDATE = `
@@ -65,7 +71,7 @@ return 0`;
  */
 export class RedisConversationStore implements ConversationStore {
   constructor(
-    private readonly client: Redis,
+    private readonly client: RedisClient,
     /** `durable`: storage.durability: replica - writes run on its connections, each confirmed by a replica. */
     private readonly opts: { prefix: string; ttlMs: number; readyTimeoutMs?: number; durable?: DurableWriter },
   ) {}
@@ -85,19 +91,30 @@ export class RedisConversationStore implements ConversationStore {
   }
 
   /** A write a client depends on: on the durable writer's connections when there is one (confirmed by a replica when `confirm` holds). */
-  private write<T>(what: string, fn: (client: Redis) => Promise<T>, confirm?: (result: T) => boolean): Promise<T> {
-    return storeWrite(this.client, this.opts.durable, `conversations.${what}`, fn, confirm, this.opts.readyTimeoutMs);
+  private write<T>(what: string, id: string, fn: (client: RedisClient) => Promise<T>, confirm?: (result: T) => boolean): Promise<T> {
+    return storeWrite(this.client, this.opts.durable, `conversations.${what}`, this.keys(id)[0], fn, confirm, this.opts.readyTimeoutMs);
+  }
+
+  /**
+   * On a cluster the item index keys (by item id alone) live on slots of their own: written
+   * after the conversation's own keys, not in their transaction or script.
+   */
+  private indexApart(id: string, items: Item[]): Promise<void> {
+    if (!this.client.isCluster) return Promise.resolve();
+    const keys = itemIds(items).filter((i) => i !== "").map((i) => this.itemPrefix + i);
+    return setApart(this.client, "conversations.index", keys, id, this.opts.ttlMs, this.opts.readyTimeoutMs);
   }
 
   async create(record: StoredConversation, items: Item[]): Promise<void> {
     const [hash, list] = this.keys(record.conversation.id);
     const ttl = this.opts.ttlMs;
-    await this.write("create", async (client) => {
+    await this.write("create", record.conversation.id, async (client) => {
       const tx = client.multi().del(hash, list).hset(hash, "record", JSON.stringify({ conversation: record.conversation, owner: record.owner }), "endpoint", record.endpoint ?? "");
       if (items.length > 0) tx.rpush(list, ...items.map((i) => JSON.stringify(i))).pexpire(list, ttl);
-      for (const id of itemIds(items)) if (id) tx.set(this.itemPrefix + id, record.conversation.id, "PX", ttl);
+      if (!this.client.isCluster) for (const id of itemIds(items)) if (id) tx.set(this.itemPrefix + id, record.conversation.id, "PX", ttl);
       throwFailed(await tx.pexpire(hash, ttl).exec());
     });
+    await this.indexApart(record.conversation.id, items);
   }
 
   async get(id: string): Promise<StoredConversation | null> {
@@ -112,7 +129,7 @@ export class RedisConversationStore implements ConversationStore {
     const next: StoredConversation = { ...current, conversation: { ...current.conversation, metadata } };
     const [hash] = this.keys(id);
     const json = JSON.stringify({ conversation: next.conversation, owner: next.owner });
-    const done = await this.write("update", (client) => client.eval(UPDATE, 1, hash, json), (n) => n === 1);
+    const done = await this.write("update", id, (client) => client.eval(UPDATE, 1, hash, json), (n) => n === 1);
     return done === 1 ? next : null;
   }
 
@@ -124,8 +141,11 @@ export class RedisConversationStore implements ConversationStore {
 
   async append(id: string, items: Item[], endpoint?: string): Promise<boolean> {
     const [hash, list] = this.keys(id);
-    const args = [String(this.opts.ttlMs), endpoint ?? "", this.itemPrefix, id, String(items.length), ...items.map((i) => JSON.stringify(i)), ...itemIds(items)];
-    const done = await this.write("append", (client) => client.eval(APPEND, 2, hash, list, ...args), (n) => n === 1);
+    // On a cluster the script indexes no item ('' ids): indexApart does, once the items are in.
+    const ids = this.client.isCluster ? items.map(() => "") : itemIds(items);
+    const args = [String(this.opts.ttlMs), endpoint ?? "", this.itemPrefix, id, String(items.length), ...items.map((i) => JSON.stringify(i)), ...ids];
+    const done = await this.write("append", id, (client) => client.eval(APPEND, 2, hash, list, ...args), (n) => n === 1);
+    if (done === 1) await this.indexApart(id, items);
     return done === 1;
   }
 
@@ -139,7 +159,11 @@ export class RedisConversationStore implements ConversationStore {
   }
 
   async findItem(itemId: string): Promise<FoundItem | null> {
-    const found = (await this.call("findItem", () => this.client.eval(FIND_ITEM, 1, this.itemPrefix + itemId, `${this.opts.prefix}conv:`, itemId))) as [string, string] | null;
+    const found = (await this.call("findItem", async () => {
+      if (!this.client.isCluster) return this.client.eval(FIND_ITEM, 1, this.itemPrefix + itemId, `${this.opts.prefix}conv:`, itemId);
+      const id = await this.client.get(this.itemPrefix + itemId);
+      return id === null ? null : this.client.eval(FIND_IN_CONVERSATION, 2, ...this.keys(id), itemId);
+    })) as [string, string] | null;
     if (!found) return null;
     return { item: JSON.parse(found[1]) as Item, owner: toStored(found[0], null).owner };
   }

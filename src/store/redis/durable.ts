@@ -1,5 +1,4 @@
-import type { Redis } from "ioredis";
-import { closeClient, createRedisClient, redisCall, type RedisTarget } from "./client.js";
+import { closeClient, createRedisClient, redisCall, waitForReplicas, type RedisClient, type RedisTarget } from "./client.js";
 import { settlesWithin } from "../settles-within.js";
 import { StoreUnavailableError } from "../types.js";
 
@@ -15,14 +14,14 @@ export interface DurableWriterOptions {
 }
 
 /** A write run on the durable connection it is handed. */
-export type DurableWrite<T> = (client: Redis) => Promise<T>;
+export type DurableWrite<T> = (client: RedisClient) => Promise<T>;
 
 /**
  * A write a client depends on: on the durable writer's connections when there is one (confirmed
- * by a replica when `confirm` holds), else on the shared client.
+ * by a replica of the shard that holds `key` when `confirm` holds), else on the shared client.
  */
-export function storeWrite<T>(shared: Redis, durable: DurableWriter | undefined, what: string, write: DurableWrite<T>, confirm: ((result: T) => boolean) | undefined, readyTimeoutMs: number | undefined): Promise<T> {
-  return durable ? durable.write(what, write, confirm) : redisCall(shared, what, () => write(shared), readyTimeoutMs);
+export function storeWrite<T>(shared: RedisClient, durable: DurableWriter | undefined, what: string, key: string, write: DurableWrite<T>, confirm: ((result: T) => boolean) | undefined, readyTimeoutMs: number | undefined): Promise<T> {
+  return durable ? durable.write(what, key, write, confirm) : redisCall(shared, what, () => write(shared), readyTimeoutMs);
 }
 
 /** A MULTI whose reply holds an error (e.g. OOM) failed: throw it. */
@@ -45,9 +44,9 @@ export function throwFailed(results: [Error | null, unknown][] | null): void {
  * fresh one made when needed.
  */
 export class DurableWriter {
-  private readonly idle: Redis[] = [];
+  private readonly idle: RedisClient[] = [];
   private open = 0;
-  private readonly waiting: { resolve: (c: Redis) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }[] = [];
+  private readonly waiting: { resolve: (c: RedisClient) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }[] = [];
   private closed = false;
   private readonly size: number;
   private readonly readyTimeoutMs: number;
@@ -62,8 +61,12 @@ export class DurableWriter {
     this.writeTimeoutMs = opts.writeTimeoutMs ?? 1_000;
   }
 
-  /** Runs `write` on a durable connection, then waits for a replica when `confirm(result)` holds. */
-  async write<T>(what: string, write: DurableWrite<T>, confirm: (result: T) => boolean = () => true): Promise<T> {
+  /**
+   * Runs `write` on a durable connection, then waits for a replica when `confirm(result)` holds:
+   * on a cluster, a replica of the shard that serves `key` (the key the write is about; the
+   * keys one write touches share its hash tag).
+   */
+  async write<T>(what: string, key: string, write: DurableWrite<T>, confirm: (result: T) => boolean = () => true): Promise<T> {
     const started = Date.now();
     const client = await this.acquire(what);
     // Reusable afterwards only when nothing it sent is still unanswered.
@@ -85,7 +88,7 @@ export class DurableWriter {
           const out = await pending;
           if (confirm(out)) {
             clean = false;
-            const acked = await client.wait(1, this.opts.timeoutMs);
+            const acked = await waitForReplicas(client, key, 1, this.opts.timeoutMs);
             clean = true;
             this.replicaMissing = acked < 1;
             if (acked < 1) throw new StoreUnavailableError(`${what}: no replica confirmed the write within ${this.opts.timeoutMs} ms`);
@@ -103,8 +106,12 @@ export class DurableWriter {
   /** Set when a write's WAIT found no replica: later writes ask first (ROLE) until one is back. */
   private replicaMissing = false;
 
-  /** Whether the primary this connection reaches has a replica connected (ROLE lists them). */
-  private async hasReplica(client: Redis): Promise<boolean> {
+  /**
+   * Whether the primary this connection reaches has a replica connected (ROLE lists them). On a
+   * cluster the shards differ and one ROLE names none of them: WAIT on the write's shard decides.
+   */
+  private async hasReplica(client: RedisClient): Promise<boolean> {
+    if (client.isCluster) return true;
     const role = (await client.call("ROLE")) as [string, number, unknown[]?];
     const has = role[0] === "master" && (role[2]?.length ?? 0) > 0;
     if (has) this.replicaMissing = false;
@@ -120,7 +127,7 @@ export class DurableWriter {
     await Promise.all(this.idle.splice(0).map((c) => closeClient(c)));
   }
 
-  private acquire(what: string): Promise<Redis> {
+  private acquire(what: string): Promise<RedisClient> {
     if (this.closed) return Promise.reject(new StoreUnavailableError(`${what}: the store is closing`));
     const free = this.idle.pop();
     if (free) return Promise.resolve(free);
@@ -142,7 +149,7 @@ export class DurableWriter {
     });
   }
 
-  private release(client: Redis, clean: boolean): void {
+  private release(client: RedisClient, clean: boolean): void {
     if (!clean || this.closed) {
       this.open--;
       client.disconnect();

@@ -1,6 +1,5 @@
-import type { Redis } from "ioredis";
 import type { StreamEvent } from "../../wire/types.js";
-import { redisCall, toStoreError, waitReady } from "./client.js";
+import { blockingReader, hashTag, redisCall, toStoreError, waitReady, type RedisClient } from "./client.js";
 import { storeWrite, type DurableWriter } from "./durable.js";
 import { EventOrderError, isTerminalEvent, type EventLog } from "../types.js";
 
@@ -21,12 +20,13 @@ return 1`;
  */
 export class RedisEventLog implements EventLog {
   constructor(
-    private readonly client: Redis,
+    private readonly client: RedisClient,
     private readonly opts: { prefix: string; ttlMs: number; readyTimeoutMs?: number; blockMs?: number; durable?: DurableWriter },
   ) {}
 
+  /** Tagged by the response id on a cluster, as its record is: a script may touch both. */
   private key(responseId: string): string {
-    return `${this.opts.prefix}events:${responseId}`;
+    return `${this.opts.prefix}events:${hashTag(this.client, responseId)}`;
   }
 
   async append(responseId: string, event: StreamEvent): Promise<void> {
@@ -53,11 +53,11 @@ export class RedisEventLog implements EventLog {
     const key = this.key(responseId);
     const json = JSON.stringify(event);
     try {
-      const append = (client: Redis) => client.eval(APPEND_IF_EXISTS, 1, key, `${seq}-1`, json, this.opts.ttlMs);
+      const append = (client: RedisClient) => client.eval(APPEND_IF_EXISTS, 1, key, `${seq}-1`, json, this.opts.ttlMs);
       // A terminal event is the end followers wait for: under `durability: replica` it waits for
       // a replica like the final record before it, so a failover cannot keep the one and lose the other.
       const durable = isTerminalEvent(event) ? this.opts.durable : undefined;
-      const done = await storeWrite(this.client, durable, "events.append", append, (n) => n === 1, this.opts.readyTimeoutMs);
+      const done = await storeWrite(this.client, durable, "events.append", key, append, (n) => n === 1, this.opts.readyTimeoutMs);
       return done === 1;
     } catch (err) {
       if (/equal or smaller/i.test((err as Error).message ?? "")) throw new EventOrderError(responseId, seq);
@@ -80,10 +80,8 @@ export class RedisEventLog implements EventLog {
   async *follow(responseId: string, afterSeq: number, signal: AbortSignal): AsyncIterable<StreamEvent> {
     if (signal.aborted) return;
     const blockMs = this.opts.blockMs ?? 5_000;
-    // XREAD BLOCK holds its connection, so every follower gets its own. Under Sentinel it needs
-    // no failover detector of its own (one subscription per sentinel): a lost primary ends its read.
-    const conn = this.client.duplicate({ commandTimeout: blockMs + 2_000, enableOfflineQueue: false, maxRetriesPerRequest: 1, failoverDetector: false });
-    conn.on("error", () => {});
+    // XREAD BLOCK holds its connection, so every follower gets its own.
+    const conn = blockingReader(this.client, blockMs + 2_000);
     const onAbort = () => conn.disconnect();
     signal.addEventListener("abort", onAbort);
     try {

@@ -7,6 +7,7 @@
  * one)
  */
 /** Redis mode's stores, shared by every instance: loaded by createStores (store/index.ts) only when the config names a Redis. */
+import { Cluster } from "ioredis";
 import type { Logger } from "pino";
 import { eventsTtl, type StorageConfig, type StoreOptions } from "../options.js";
 import type { Stores } from "../types.js";
@@ -14,6 +15,7 @@ import { closeClient, createRedisClient } from "./client.js";
 import { RedisConversationStore } from "./conversations.js";
 import { DurableWriter } from "./durable.js";
 import { RedisEventLog } from "./events.js";
+import { ClusterStateReader } from "./health.js";
 import { RedisJobQueue } from "./jobs.js";
 import { RedisRateLimiter } from "./limiter.js";
 import { RedisResponseCache, RedisResponseStore } from "./responses.js";
@@ -51,6 +53,7 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
     limiter: new RedisRateLimiter(client, { ...common, localAfterMs: opts.limiterLocalAfterMs }),
     usage: new RedisUsageStore(client, common),
     status: responses,
+    ...(client instanceof Cluster ? { cluster: new ClusterStateReader(client) } : {}),
     async close() {
       await jobs.close();
       await Promise.all([closeClient(client), durable?.close()]);

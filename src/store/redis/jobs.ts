@@ -1,7 +1,6 @@
 import { Queue, QueueEvents, WaitingError, Worker, type Job } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { closeClient, createRedisClient, loggableRedisError, redisCall, type RedisTarget } from "./client.js";
+import { closeClient, createRedisClient, hashTag, loggableRedisError, redisCall, type RedisClient, type RedisTarget } from "./client.js";
 import type { DurableWriter } from "./durable.js";
 import { settlesWithin } from "../settles-within.js";
 import {
@@ -19,7 +18,7 @@ export interface RedisJobQueueOptions {
   /** Used to open the worker's, the cancel subscriber's and the queue-events connections. */
   target: RedisTarget;
   /** The shared fail-fast client: producer, cancel flags and publishing. */
-  client: Redis;
+  client: RedisClient;
   prefix: string;
   /** How long cancel marks live (the stores' TTL). */
   ttlMs: number;
@@ -76,7 +75,7 @@ export class RedisJobQueue implements JobQueue {
   /** Jobs running on this instance: the abort for cancel and hand-back, and when the run ends. */
   private readonly running = new Map<string, { controller: AbortController; ended: Promise<void> }>();
   private worker: Worker<JobData> | null = null;
-  private connections: Redis[] = [];
+  private connections: RedisClient[] = [];
   private queueEvents: QueueEvents | null = null;
   private handler: JobHandler | null = null;
   private hooks: JobHooks = {};
@@ -85,18 +84,22 @@ export class RedisJobQueue implements JobQueue {
 
   constructor(private readonly opts: RedisJobQueueOptions) {
     this.queueName = opts.queueName ?? "background";
-    this.bullPrefix = `${opts.prefix}bull`;
+    // BullMQ's scripts touch many keys of a queue at once: on a cluster its prefix is one hash tag.
+    this.bullPrefix = hashTag(opts.client, `${opts.prefix}bull`);
     this.channel = `${opts.prefix}cancel`;
     this.producerError = throttledWarn(opts.logger, "job queue producer error");
     this.queue = this.producer(opts.client);
   }
 
   /** A BullMQ producer on a connection (the shared one, or a durable writer's: WAIT confirms only its own connection's writes). */
-  private producer(connection: Redis): Queue<JobData> {
+  private producer(connection: RedisClient): Queue<JobData> {
     const queue = new Queue<JobData>(this.queueName, {
       connection,
       prefix: this.bullPrefix,
       defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: { age: Math.ceil(this.opts.ttlMs / 1000) } },
+      // BullMQ asks a cluster for INFO before it is ready (it takes the cluster's `connect` for
+      // ready), which a fail-fast connection refuses; the workers' connections check the version.
+      skipVersionCheck: connection.isCluster,
     });
     queue.on("error", this.producerError);
     return queue;
@@ -105,9 +108,9 @@ export class RedisJobQueue implements JobQueue {
   private readonly producerError: (err: Error) => void;
 
   /** The producer of each durable-writer connection (dropped with it). */
-  private readonly durableProducers = new WeakMap<Redis, Queue<JobData>>();
+  private readonly durableProducers = new WeakMap<RedisClient, Queue<JobData>>();
 
-  private durableProducer(connection: Redis): Queue<JobData> {
+  private durableProducer(connection: RedisClient): Queue<JobData> {
     let queue = this.durableProducers.get(connection);
     if (!queue) this.durableProducers.set(connection, (queue = this.producer(connection)));
     return queue;
@@ -122,7 +125,7 @@ export class RedisJobQueue implements JobQueue {
     const data: JobData = { responseId: job.responseId, payload: job.payload };
     const durable = this.opts.durable;
     if (durable) {
-      await durable.write("jobs.enqueue", (connection) => this.durableProducer(connection).add("background", data, { jobId: job.responseId }));
+      await durable.write("jobs.enqueue", this.bullPrefix, (connection) => this.durableProducer(connection).add("background", data, { jobId: job.responseId }));
       return;
     }
     await redisCall(
@@ -204,6 +207,12 @@ export class RedisJobQueue implements JobQueue {
     this.closing = true;
     const worker = this.worker;
     if (worker) {
+      // A worker closed while its blocking connection still connects has BullMQ report that
+      // connection's failure to no one (an unhandled rejection; seen on a cluster, where
+      // connecting takes longer): give it a moment to finish connecting first.
+      const ready = worker.waitUntilReady();
+      ready.catch(() => {});
+      await settlesWithin(ready, 1_000);
       const closed = worker.close();
       closed.catch(() => {});
       if (!(await settlesWithin(closed, deadlineMs))) {

@@ -1,8 +1,7 @@
-import type { Redis } from "ioredis";
 import { bucketState, dayWindow, MINUTE_MS, monthWindow, SLOT_TTL_MS, type AdmitRequest, type Admission, type LimitName, type LocalCharge, type RateLimiter, type Settlement } from "../limiter.js";
 import { MemoryRateLimiter, type KnownState } from "../memory/limiter.js";
 import { settlesWithin } from "../settles-within.js";
-import { redisCall } from "./client.js";
+import { hashTag, redisCall, type RedisClient } from "./client.js";
 
 /**
  * admit in one round trip: refill both buckets, check every limit, charge them all or none.
@@ -85,7 +84,7 @@ return 0
 
 const REFUSED: (LimitName | null)[] = [null, "requests", "tokens", "concurrency", "tokens_per_day", "tokens_per_month"];
 
-type LimiterClient = Redis & {
+type LimiterClient = RedisClient & {
   rrAdmit(...args: (string | number)[]): Promise<[number, number, number, number, number, number]>;
   rrSettle(...args: (string | number)[]): Promise<number>;
 };
@@ -104,7 +103,7 @@ class Local implements LocalCharge {
 }
 
 /**
- * Limits shared by every instance on one Redis. The semantics are in limiter.ts.
+ * Limits shared by every instance on one Redis (or Redis Cluster). The semantics are in limiter.ts.
  *
  * A request never waits on a Redis that is away (a failover, a restart): when the shared client
  * is not connected, or admit's script has not answered within LOCAL_AFTER_MS, this instance
@@ -126,7 +125,7 @@ export class RedisRateLimiter implements RateLimiter {
   private paying = false;
 
   constructor(
-    client: Redis,
+    client: RedisClient,
     private readonly opts: { prefix: string; readyTimeoutMs?: number; localAfterMs?: number },
   ) {
     if (!("rrAdmit" in client)) {
@@ -145,7 +144,8 @@ export class RedisRateLimiter implements RateLimiter {
   private wasReady: boolean;
 
   private keys(key: string, at: number): [string, string, string, string] {
-    const base = `${this.opts.prefix}limit:${key}`;
+    // One tag for the key's four: admit and settle touch them all in one script.
+    const base = hashTag(this.client, `${this.opts.prefix}limit:${key}`);
     return [base, `${base}:slots`, `${base}:day:${dayWindow(at).id}`, `${base}:month:${monthWindow(at).id}`];
   }
 

@@ -1,5 +1,5 @@
-import type { ChainableCommander, Redis } from "ioredis";
-import { redisCall, RedisStatus, waitReady } from "./client.js";
+import type { ChainableCommander } from "ioredis";
+import { hashTag, redisCall, RedisStatus, setApart, waitReady, type RedisClient } from "./client.js";
 import { storeWrite, throwFailed, type DurableWriter } from "./durable.js";
 import { recordJson } from "../record-json.js";
 import { itemOfRecord, recordItemIds, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type SaveIfOpenResult, type StoreStatus, type StoredResponse } from "../types.js";
@@ -74,14 +74,16 @@ export interface RedisStoreOptions {
 /**
  * Stored responses in Redis: one JSON string per response under `${prefix}resp:${id}`,
  * expiring after ttlMs (SET PX), and per item id `${prefix}item:${itemId}` naming the
- * response that last saved it (same TTL, written in the same transaction; findItem). Unreachable Redis -> StoreUnavailableError within about
+ * response that last saved it (same TTL, written in the same transaction; findItem). On a
+ * cluster the record is `${prefix}resp:{${id}}` (the tag its event log shares) and the item
+ * index keys, on slots of their own, are written right after it, and read in two steps. Unreachable Redis -> StoreUnavailableError within about
  * a second; the client keeps reconnecting in the background.
  */
 export class RedisResponseStore implements ResponseStore, StoreStatus {
   private readonly status: RedisStatus;
 
   constructor(
-    private readonly client: Redis,
+    private readonly client: RedisClient,
     private readonly opts: RedisStoreOptions,
   ) {
     this.status = new RedisStatus(client);
@@ -96,7 +98,7 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
   }
 
   private key(id: string): string {
-    return `${this.opts.prefix}resp:${id}`;
+    return `${this.opts.prefix}resp:${hashTag(this.client, id)}`;
   }
 
   private itemKey(itemId: string): string {
@@ -104,32 +106,44 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
   }
 
   /** A write a client depends on: on the durable writer's connections when there is one (confirmed by a replica when `confirm` holds). */
-  private write<T>(what: string, fn: (client: Redis) => Promise<T>, confirm?: (result: T) => boolean): Promise<T> {
-    return storeWrite(this.client, this.opts.durable, what, fn, confirm, this.opts.readyTimeoutMs);
+  private write<T>(what: string, id: string, fn: (client: RedisClient) => Promise<T>, confirm?: (result: T) => boolean): Promise<T> {
+    return storeWrite(this.client, this.opts.durable, what, this.key(id), fn, confirm, this.opts.readyTimeoutMs);
   }
 
   async save(record: StoredResponse, responseJson?: string): Promise<void> {
     const json = recordJson(record, responseJson);
-    await this.write("store.save", async (client) => {
+    await this.write("store.save", record.response.id, async (client) => {
       const tx = client.multi().set(this.key(record.response.id), json, "PX", this.opts.ttlMs);
-      this.indexItems(tx, record);
+      if (!this.client.isCluster) this.indexItems(tx, record);
       throwFailed(await tx.exec());
     });
+    await this.indexApart(record);
   }
 
   private indexItems(tx: ChainableCommander, record: StoredResponse): void {
     for (const id of recordItemIds(record)) tx.set(this.itemKey(id), record.response.id, "PX", this.opts.ttlMs);
   }
 
+  /** On a cluster the item index keys live on slots of their own: written once the record is. */
+  private indexApart(record: StoredResponse): Promise<void> {
+    if (!this.client.isCluster) return Promise.resolve();
+    const keys = recordItemIds(record).map((itemId) => this.itemKey(itemId));
+    return setApart(this.client, "store.save", keys, record.response.id, this.opts.ttlMs, this.opts.readyTimeoutMs);
+  }
+
   async saveIfOpen(record: StoredResponse): Promise<SaveIfOpenResult> {
     const id = record.response.id;
-    const keys = [this.key(id), ...recordItemIds(record).map((itemId) => this.itemKey(itemId))];
+    // On a cluster the script is given the record's key alone (indexApart follows).
+    const keys = [this.key(id), ...(this.client.isCluster ? [] : recordItemIds(record).map((itemId) => this.itemKey(itemId)))];
     const json = JSON.stringify(record);
-    return this.write(
+    const result = await this.write(
       "store.save",
+      id,
       async (client) => (await client.eval(SAVE_IF_OPEN, keys.length, ...keys, json, String(this.opts.ttlMs), id)) as SaveIfOpenResult,
       (result) => result === "saved",
     );
+    if (result === "saved") await this.indexApart(record);
+    return result;
   }
 
   async get(id: string): Promise<StoredResponse | null> {
@@ -138,7 +152,16 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
   }
 
   async findItem(itemId: string): Promise<FoundItem | null> {
-    const json = (await redisCall(this.client, "store.findItem", () => this.client.eval(FIND_ITEM, 1, this.itemKey(itemId), this.key("")), this.opts.readyTimeoutMs)) as string | null;
+    const json = (await redisCall(
+      this.client,
+      "store.findItem",
+      async () => {
+        if (!this.client.isCluster) return this.client.eval(FIND_ITEM, 1, this.itemKey(itemId), this.key(""));
+        const id = await this.client.get(this.itemKey(itemId));
+        return id === null ? null : this.client.get(this.key(id));
+      },
+      this.opts.readyTimeoutMs,
+    )) as string | null;
     return json ? itemOfRecord(JSON.parse(json) as StoredResponse, itemId) : null;
   }
 
@@ -169,7 +192,7 @@ export type CacheErrorHook = (op: "get" | "set", err: unknown) => void;
  */
 export class RedisResponseCache implements ResponseCache {
   constructor(
-    private readonly client: Redis,
+    private readonly client: RedisClient,
     private readonly opts: { prefix: string; readyTimeoutMs?: number; onError?: CacheErrorHook },
   ) {}
 

@@ -1,5 +1,4 @@
-import type { Redis } from "ioredis";
-import { redisCall } from "./client.js";
+import { hashTag, redisCall, type RedisClient } from "./client.js";
 import { daysBetween, rowsOfDay, SEP, USAGE_RETENTION_DAYS, type UsageQuery, type UsageRow, type UsageStore } from "../usage.js";
 
 /** One row in one call (a MULTI of four commands costs about twice the client CPU). KEYS: the day's hash; ARGV: field base, r, i, o, ttl s. */
@@ -11,10 +10,10 @@ redis.call('EXPIRE', KEYS[1], ARGV[5])
 return 0
 `;
 
-type UsageClient = Redis & { rrUsage(key: string, base: string, r: number, i: number, o: number, ttl: number): Promise<number> };
+type UsageClient = RedisClient & { rrUsage(key: string, base: string, r: number, i: number, o: number, ttl: number): Promise<number> };
 
 /**
- * Usage counts shared by every instance: one hash per UTC day (`${prefix}usage:YYYY-MM-DD`).
+ * Usage counts shared by every instance: one hash per UTC day (`${prefix}usage:YYYY-MM-DD`; `{${prefix}usage}:YYYY-MM-DD` on a cluster).
  * A row Redis cannot take now (a failover) is added up on this instance, per day, key and
  * model, and written once Redis is back: nothing is lost, and a request never waits for it.
  */
@@ -25,7 +24,7 @@ export class RedisUsageStore implements UsageStore {
   private paying = false;
 
   constructor(
-    client: Redis,
+    client: RedisClient,
     private readonly opts: { prefix: string; readyTimeoutMs?: number },
   ) {
     if (!("rrUsage" in client)) client.defineCommand("rrUsage", { numberOfKeys: 1, lua: RECORD });
@@ -41,7 +40,8 @@ export class RedisUsageStore implements UsageStore {
   private wasReady: boolean;
 
   private dayKey(day: string): string {
-    return `${this.opts.prefix}usage:${day}`;
+    // Every day under one tag: a query reads its days in one pipeline, which a cluster sends to one slot.
+    return `${hashTag(this.client, `${this.opts.prefix}usage`)}:${day}`;
   }
 
   async record(row: UsageRow): Promise<void> {
