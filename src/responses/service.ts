@@ -273,6 +273,7 @@ export class ResponsesService {
   private async keep(plan: Plan, response: ResponseObject, endpoint: string | undefined, ctx: RequestContext, responseJson?: string): Promise<void> {
     if (!plan.store && !ctx.remember) return;
     const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint };
+    if (plan.basis) record.basis = plan.basis;
     if (plan.store) await this.save(record, responseJson);
     ctx.remember?.(record);
   }

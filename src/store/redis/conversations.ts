@@ -2,41 +2,35 @@ import type { Redis } from "ioredis";
 import type { Item } from "../../wire/types.js";
 import { redisCall } from "./client.js";
 import { storeWrite, throwFailed, type DurableWriter } from "./durable.js";
-import type { ConversationRecord, ConversationStore, FoundItem, StoredConversation } from "../types.js";
+import { chainTag } from "../chain.js";
+import { chainKeys, DELETE_CONVERSATION } from "./chain-scripts.js";
+import type { ConversationHistory, ConversationRecord, ConversationStore, FoundItem, StoredConversation } from "../types.js";
 
 /**
  * Only if the conversation still exists: push the items onto its list, record the endpoint
  * and refresh both TTLs. One script, so turns appended by several instances never
  * interleave and a turn never resurrects a deleted conversation.
- * Each item's id gets an index key naming the conversation (findItem).
- * KEYS: record hash, items list. ARGV: ttl ms, endpoint ('' keeps it), index key prefix,
- * conversation id, n, then n items as JSON, then their n ids ('' for none).
+ * KEYS: record hash, items list. ARGV: ttl ms, endpoint ('' keeps it), then the items as JSON.
+ * Returns the list's length before the items (their position), or -1.
  */
 const APPEND = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'endpoint', ARGV[2]) end
-local n = tonumber(ARGV[5])
-if n > 0 then redis.call('RPUSH', KEYS[2], unpack(ARGV, 6, 5 + n)) end
-for i = 6 + n, 5 + 2 * n do
-  if ARGV[i] ~= '' then redis.call('SET', ARGV[3] .. ARGV[i], ARGV[4], 'PX', ARGV[1]) end
-end
+local at = redis.call('LLEN', KEYS[2])
+if #ARGV > 2 then redis.call('RPUSH', KEYS[2], unpack(ARGV, 3)) end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
-return 1`;
+return at`;
 
-/**
- * The conversation an item id points to, its record and the item, in one round trip.
- * KEYS: item key. ARGV: the conversation key prefix ("<prefix>conv:"), the item id.
- */
+/** The record and the item with that id, in one call. KEYS: record hash, items list. ARGV: the item id. */
 const FIND_ITEM = `
-local id = redis.call('GET', KEYS[1])
-if not id then return false end
-local base = ARGV[1] .. '{' .. id .. '}'
-local rec = redis.call('HGET', base, 'record')
+local rec = redis.call('HGET', KEYS[1], 'record')
 if not rec then return false end
-for _, json in ipairs(redis.call('LRANGE', base .. ':items', 0, -1)) do
-  local ok, item = pcall(cjson.decode, json)
-  if ok and item.id == ARGV[2] then return {rec, json} end
+for _, json in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+  if json ~= '' then
+    local ok, item = pcall(cjson.decode, json)
+    if ok and item.id == ARGV[1] then return {rec, json} end
+  end
 end
 return false`;
 
@@ -46,22 +40,31 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'record', ARGV[1])
 return 1`;
 
-/** Removes the first item whose id matches. KEYS: items list. ARGV: item id. */
+/**
+ * Empties the place of the first item whose id matches: positions never move, so a response
+ * built on the first N items (HistoryBasis) still names the same ones. KEYS: items list. ARGV: item id.
+ */
 const DELETE_ITEM = `
-local items = redis.call('LRANGE', KEYS[1], 0, -1)
-for _, json in ipairs(items) do
-  local ok, item = pcall(cjson.decode, json)
-  if ok and item.id == ARGV[1] then
-    redis.call('LREM', KEYS[1], 1, json)
-    return 1
+for i, json in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  if json ~= '' then
+    local ok, item = pcall(cjson.decode, json)
+    if ok and item.id == ARGV[1] then
+      redis.call('LSET', KEYS[1], i - 1, '')
+      return 1
+    end
   end
 end
 return 0`;
 
 /**
- * Conversations in Redis: a hash `${prefix}conv:{id}` (fields `record`: the conversation
- * and its owner as JSON, `endpoint`) and a list `${prefix}conv:{id}:items` of item JSON,
- * oldest first. Both keys share a hash tag and expire ttlMs after the last write.
+ * Conversations in Redis: a hash `${prefix}conv2:{T}:${id}` (fields `record`: the
+ * conversation and its owner as JSON, `endpoint`) and a list `...:items` of item JSON, oldest
+ * first, a deleted item's place left empty. `{T}` is the chain tag of the id (../chain.ts):
+ * the responses made in the conversation share it, so a response's history walk reads the
+ * conversation's items in the same script. Both keys expire ttlMs after the last write; the
+ * items stay while a stored response still builds on them. `${prefix}conv2item:${itemId}`
+ * names the conversation that took an item (findItem). Conversations of the previous release
+ * (`${prefix}conv:{id}`) are read as they are and moved to this layout on their first write.
  */
 export class RedisConversationStore implements ConversationStore {
   constructor(
@@ -71,13 +74,18 @@ export class RedisConversationStore implements ConversationStore {
   ) {}
 
   private keys(id: string): [string, string] {
+    const base = `${chainKeys(this.opts.prefix, chainTag(id)).conv}${id}`;
+    return [base, `${base}:items`];
+  }
+
+  private legacyKeys(id: string): [string, string] {
     const base = `${this.opts.prefix}conv:{${id}}`;
     return [base, `${base}:items`];
   }
 
   /** Item id -> the conversation that last took it (findItem). */
   private get itemPrefix(): string {
-    return `${this.opts.prefix}convitem:`;
+    return `${this.opts.prefix}conv2item:`;
   }
 
   private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -89,21 +97,56 @@ export class RedisConversationStore implements ConversationStore {
     return storeWrite(this.client, this.opts.durable, `conversations.${what}`, fn, confirm, this.opts.readyTimeoutMs);
   }
 
+  /** One SET per item id (each key its own slot on a Cluster). */
+  private async index(id: string, items: Item[]): Promise<void> {
+    const ids = items.flatMap((i) => (typeof i.id === "string" && i.id ? [i.id] : []));
+    if (ids.length === 0) return;
+    await this.write("index", (client) => Promise.all(ids.map((itemId) => client.set(this.itemPrefix + itemId, id, "PX", this.opts.ttlMs))));
+  }
+
   async create(record: StoredConversation, items: Item[]): Promise<void> {
+    await this.put(record, items.map((i) => JSON.stringify(i)));
+    await this.index(record.conversation.id, items);
+  }
+
+  private async put(record: StoredConversation, itemJsons: string[]): Promise<void> {
     const [hash, list] = this.keys(record.conversation.id);
     const ttl = this.opts.ttlMs;
     await this.write("create", async (client) => {
       const tx = client.multi().del(hash, list).hset(hash, "record", JSON.stringify({ conversation: record.conversation, owner: record.owner }), "endpoint", record.endpoint ?? "");
-      if (items.length > 0) tx.rpush(list, ...items.map((i) => JSON.stringify(i))).pexpire(list, ttl);
-      for (const id of itemIds(items)) if (id) tx.set(this.itemPrefix + id, record.conversation.id, "PX", ttl);
+      if (itemJsons.length > 0) tx.rpush(list, ...itemJsons).pexpire(list, ttl);
       throwFailed(await tx.pexpire(hash, ttl).exec());
     });
   }
 
   async get(id: string): Promise<StoredConversation | null> {
-    const [hash] = this.keys(id);
-    const fields = await this.call("get", () => this.client.hmget(hash, "record", "endpoint"));
-    return fields[0] ? toStored(fields[0], fields[1]) : null;
+    const fields = await this.call("get", () => this.client.hmget(this.keys(id)[0], "record", "endpoint"));
+    if (fields[0]) return toStored(fields[0], fields[1]);
+    const legacy = await this.call("get", () => this.client.hmget(this.legacyKeys(id)[0], "record", "endpoint"));
+    return legacy[0] ? toStored(legacy[0], legacy[1]) : null;
+  }
+
+  /**
+   * A conversation the previous release stored, moved to this layout (once, before a write):
+   * its items keep their order and so their positions. False when there is none.
+   */
+  private async migrate(id: string): Promise<boolean> {
+    const [hash, list] = this.legacyKeys(id);
+    const [fields, raw] = await this.call("migrate", async () => {
+      const results = await this.client.multi().hmget(hash, "record", "endpoint").lrange(list, 0, -1).exec();
+      return [(results?.[0]?.[1] ?? []) as (string | null)[], (results?.[1]?.[1] ?? []) as string[]] as const;
+    });
+    if (!fields[0]) return false;
+    await this.put(toStored(fields[0], fields[1] ?? null), raw);
+    await this.write("migrate", (client) => client.del(hash, list));
+    return true;
+  }
+
+  /** Runs a write on the conversation; when it finds none, moves one of the previous release over and tries once more. */
+  private async onCurrent<T>(id: string, run: () => Promise<T>, missed: (result: T) => boolean): Promise<T> {
+    const result = await run();
+    if (!missed(result) || !(await this.migrate(id))) return result;
+    return run();
   }
 
   async update(id: string, metadata: Record<string, string>): Promise<StoredConversation | null> {
@@ -112,40 +155,54 @@ export class RedisConversationStore implements ConversationStore {
     const next: StoredConversation = { ...current, conversation: { ...current.conversation, metadata } };
     const [hash] = this.keys(id);
     const json = JSON.stringify({ conversation: next.conversation, owner: next.owner });
-    const done = await this.write("update", (client) => client.eval(UPDATE, 1, hash, json), (n) => n === 1);
+    const done = await this.onCurrent(id, () => this.write("update", (client) => client.eval(UPDATE, 1, hash, json), (n) => n === 1), (n) => n !== 1);
     return done === 1 ? next : null;
   }
 
   async delete(id: string): Promise<boolean> {
     const [hash, list] = this.keys(id);
-    const n = await this.call("delete", () => this.client.del(hash, list));
-    return n > 0;
+    const { hash: chain } = chainKeys(this.opts.prefix, chainTag(id));
+    const n = (await this.call("delete", () => this.client.eval(DELETE_CONVERSATION, 3, hash, list, chain, id))) as number;
+    const legacy = await this.call("delete", () => this.client.del(...this.legacyKeys(id)));
+    return n + legacy > 0;
   }
 
   async append(id: string, items: Item[], endpoint?: string): Promise<boolean> {
     const [hash, list] = this.keys(id);
-    const args = [String(this.opts.ttlMs), endpoint ?? "", this.itemPrefix, id, String(items.length), ...items.map((i) => JSON.stringify(i)), ...itemIds(items)];
-    const done = await this.write("append", (client) => client.eval(APPEND, 2, hash, list, ...args), (n) => n === 1);
-    return done === 1;
+    const args = [String(this.opts.ttlMs), endpoint ?? "", ...items.map((i) => JSON.stringify(i))];
+    const at = await this.onCurrent(id, () => this.write("append", (client) => client.eval(APPEND, 2, hash, list, ...args) as Promise<number>, (n) => n >= 0), (n) => n < 0);
+    if (at < 0) return false;
+    await this.index(id, items);
+    return true;
   }
 
   async items(id: string): Promise<Item[] | null> {
-    const [hash, list] = this.keys(id);
-    const [exists, raw] = await this.call("items", async () => {
-      const results = await this.client.multi().exists(hash).lrange(list, 0, -1).exec();
-      return [results?.[0]?.[1] as number, (results?.[1]?.[1] ?? []) as string[]] as const;
-    });
-    return exists ? raw.map((json) => JSON.parse(json) as Item) : null;
+    return (await this.history(id))?.items ?? null;
+  }
+
+  async history(id: string): Promise<ConversationHistory | null> {
+    const read = async ([hash, list]: [string, string]) => {
+      const results = await this.call("items", () => this.client.multi().exists(hash).lrange(list, 0, -1).exec());
+      return results?.[0]?.[1] ? ((results[1]?.[1] ?? []) as string[]) : null;
+    };
+    const raw = (await read(this.keys(id))) ?? (await read(this.legacyKeys(id)));
+    if (!raw) return null;
+    return { items: raw.flatMap((json) => (json === "" ? [] : [JSON.parse(json) as Item])), at: raw.length };
   }
 
   async findItem(itemId: string): Promise<FoundItem | null> {
-    const found = (await this.call("findItem", () => this.client.eval(FIND_ITEM, 1, this.itemPrefix + itemId, `${this.opts.prefix}conv:`, itemId))) as [string, string] | null;
+    const id = (await this.call("findItem", () => this.client.get(this.itemPrefix + itemId))) ?? (await this.call("findItem", () => this.client.get(`${this.opts.prefix}convitem:${itemId}`)));
+    if (id === null) return null;
+    const find = (keys: [string, string]) => this.call("findItem", () => this.client.eval(FIND_ITEM, 2, ...keys, itemId)) as Promise<[string, string] | null>;
+    const found = (await find(this.keys(id))) ?? (await find(this.legacyKeys(id)));
     if (!found) return null;
     return { item: JSON.parse(found[1]) as Item, owner: toStored(found[0], null).owner };
   }
 
   async deleteItem(id: string, itemId: string): Promise<boolean> {
-    const [, list] = this.keys(id);
+    const [hash, list] = this.keys(id);
+    const exists = () => this.call("deleteItem", () => this.client.exists(hash));
+    if ((await exists()) === 0 && !(await this.migrate(id))) return false;
     const n = await this.call("deleteItem", () => this.client.eval(DELETE_ITEM, 1, list, itemId));
     return n === 1;
   }
@@ -154,9 +211,4 @@ export class RedisConversationStore implements ConversationStore {
 function toStored(recordJson: string, endpoint: string | null): StoredConversation {
   const { conversation, owner } = JSON.parse(recordJson) as { conversation: ConversationRecord; owner: string | null };
   return { conversation, owner, endpoint: endpoint || null };
-}
-
-/** The items' ids, '' where an item has none. */
-function itemIds(items: Item[]): string[] {
-  return items.map((i) => (typeof i.id === "string" ? i.id : ""));
 }
