@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStores, type StorageConfig, type StoredResponse, type Stores } from "../../src/store/index.js";
@@ -22,20 +23,23 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-/** The commands clients send on the keys under `p` (MONITOR; those a script runs are left out) while `fn` runs. */
+/** The commands clients send on the keys under `p` (MONITOR, on a socket of its own; those a script runs are left out) while `fn` runs. */
 async function clientCommands<T>(p: string, fn: () => Promise<T>): Promise<{ result: T; commands: string[] }> {
-  const monitor = await raw.monitor();
-  const commands: string[] = [];
-  monitor.on("monitor", (_time: string, args: string[], source: string) => {
-    if (source !== "lua" && args.some((a) => a.startsWith(`${p}chain`))) commands.push(args[0]!.toLowerCase());
-  });
-  await sleep(30);
+  const socket = connect(redis.port, "127.0.0.1");
+  let text = "";
+  socket.on("data", (d) => (text += d));
+  socket.write("MONITOR\r\n");
+  while (!text.startsWith("+OK")) await sleep(5);
   try {
     const result = await fn();
     await sleep(30); // MONITOR lines trail the replies
+    const commands = text
+      .split("\r\n")
+      .filter((line) => / \[\d+ [\d.:]+\] /.test(line) && line.includes(`"${p}chain`))
+      .map((line) => /\] "([a-zA-Z]+)"/.exec(line)![1]!.toLowerCase());
     return { result, commands };
   } finally {
-    monitor.disconnect();
+    socket.destroy();
   }
 }
 
