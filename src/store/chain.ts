@@ -13,7 +13,7 @@
  */
 import type { IdGenerator } from "../wire/ids.js";
 import type { Item, ResponseObject } from "../wire/types.js";
-import type { HistoryBasis, StoredResponse } from "./types.js";
+import type { HistoryBasis, InputIndex, StoredResponse } from "./types.js";
 
 /** `<prefix>_<48 hex>`: the router's own ids (randomId); the first 16 hex digits are the chain's tag. */
 const ROUTER_ID = /^[a-z]+_([0-9a-f]{16})[0-9a-f]{32}$/;
@@ -43,6 +43,8 @@ export interface RecordParts {
   basis: HistoryBasis | null;
   /** The ids of the own input items and the output items (the item index). */
   itemIds: string[];
+  /** `{"i": own input ids, "o": output ids}` as JSON ("" for an item without one): a page of input_items is found from these. */
+  idsJson: string;
 }
 
 export function recordParts(record: StoredResponse): RecordParts {
@@ -54,7 +56,9 @@ export function recordParts(record: StoredResponse): RecordParts {
   const itemIds: string[] = [];
   for (const item of own) if (typeof item.id === "string" && item.id) itemIds.push(item.id);
   for (const item of output as { id?: unknown }[]) if (typeof item.id === "string" && item.id) itemIds.push(item.id);
-  return { responseJson, outputJson: JSON.stringify(output), ownInputJson: JSON.stringify(own), basis, itemIds };
+  const idOf = (i: { id?: unknown }) => (typeof i.id === "string" ? i.id : "");
+  const idsJson = JSON.stringify({ i: own.map(idOf), o: (output as { id?: unknown }[]).map(idOf) });
+  return { responseJson, outputJson: JSON.stringify(output), ownInputJson: JSON.stringify(own), basis, itemIds, idsJson };
 }
 
 /** The record's basis when it can be linked: in the same chain as the record, and no larger than its input. */
@@ -92,4 +96,32 @@ export function concatItems(chunks: string[]): Item[] {
   const out: Item[] = [];
   for (const chunk of chunks) for (const item of JSON.parse(chunk) as Item[]) out.push(item);
   return out;
+}
+
+/** A part of a history that loads apart (a record's own input or output, a conversation's items), with its items' ids. */
+export interface Segment {
+  ref: string;
+  ids: string[];
+}
+
+/** An InputIndex over segments, oldest first: `load` asks `loadRefs` for the segments the positions fall in (their JSON arrays), once. */
+export function segmentedIndex(owner: string | null, segments: Segment[], loadRefs: (refs: string[]) => Promise<string[]>): InputIndex {
+  const ids: string[] = [];
+  const where: [number, number][] = [];
+  segments.forEach((segment, s) => segment.ids.forEach((id, k) => (ids.push(id), where.push([s, k]))));
+  return {
+    owner,
+    ids,
+    async load(at) {
+      const wanted = [...new Set(at.map((k) => where[k]![0]))];
+      const chunks = wanted.length === 0 ? [] : await loadRefs(wanted.map((s) => segments[s]!.ref));
+      const loaded = new Map(wanted.map((s, n) => [s, JSON.parse(chunks[n]!) as Item[]]));
+      return at.map((k) => loaded.get(where[k]![0])![where[k]![1]]!);
+    },
+  };
+}
+
+/** An InputIndex over items already at hand (a record stored whole by the previous release). */
+export function wholeIndex(owner: string | null, items: Item[]): InputIndex {
+  return { owner, ids: items.map((i) => i.id as string | undefined), load: async (at) => at.map((k) => items[k]!) };
 }

@@ -52,6 +52,8 @@ export interface ResponseStore {
    */
   saveIfOpen(record: StoredResponse): Promise<SaveIfOpenResult>;
   get(id: string): Promise<StoredResponse | null>;
+  /** A live response's input by item id, for GET /input_items: a page loads the parts of the history it shows, not all of it. */
+  inputIndex(id: string): Promise<InputIndex | null>;
   /**
    * An item of a stored response (its input or output) by the item's id, with the response's
    * owner (the caller decides who may read it); null when no live response holds it. Saves
@@ -64,6 +66,15 @@ export interface ResponseStore {
   /** Cheap reachability check for /readyz. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** A stored response's input items by position (see ResponseStore.inputIndex). */
+export interface InputIndex {
+  owner: string | null;
+  /** Every input item's id, oldest first. */
+  ids: (string | undefined)[];
+  /** The items at these positions of `ids`, in that order (one store round trip). */
+  load(at: number[]): Promise<Item[]>;
 }
 
 /** What saveIfOpen did: wrote the record, found it gone, or found it already finished. */

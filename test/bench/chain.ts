@@ -5,8 +5,9 @@
  * build, and with `--chain-baseline DIR` another build's dist/ (e.g. the release before each
  * item was stored once) in the same run. At depths 1, 10, 50, 200 and 500 it reports:
  *
- * - stored bytes over the bytes the client sent: Redis, the sum of MEMORY USAGE over the run's
- *   keys; memory, the router's heap growth after a full GC (what the store holds, overhead in);
+ * - stored bytes over the bytes the client sent: Redis, the bytes of the values under the run's
+ *   keys (and MEMORY USAGE beside it: Redis' own overhead in); memory, the router's heap growth
+ *   after a full GC (what the store holds, overhead in);
  * - Redis commands for the turn: run (INFO commandstats, those inside scripts included) and
  *   sent (MONITOR lines from clients: a script call is one, a MULTI's commands count each);
  * - what storing adds to the router's time for a turn: the median of 7 `store: true` turns at
@@ -26,7 +27,10 @@ const TURN_BYTES = 4096;
 export interface ChainPoint {
   depth: number;
   sentBytes: number;
+  /** Redis: the bytes of the values written; memory: the router's heap growth after a full GC. */
   storedBytes: number;
+  /** Redis: MEMORY USAGE over the run's keys (allocator size classes and per-key overhead in). */
+  redisMemory: number | null;
   /** Commands Redis ran for the turn (scripts' own calls included) and the client's round trips; null for memory. */
   redisCommands: number | null;
   redisRoundTrips: number | null;
@@ -84,15 +88,28 @@ async function commandCounts(redis: Redis): Promise<Map<string, number>> {
   return calls;
 }
 
-async function storedRedisBytes(redis: Redis, prefix: string): Promise<number> {
-  let total = 0;
+/** What Redis holds for the run's keys: the bytes of the values the router wrote, and MEMORY USAGE (Redis' own overhead in). */
+async function storedRedisBytes(redis: Redis, prefix: string): Promise<{ values: number; memory: number }> {
+  let values = 0;
+  let memory = 0;
   let cursor = "0";
   do {
     const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
     cursor = next;
-    for (const key of keys) if (!key.includes(":bull:")) total += (await redis.memory("USAGE", key, "SAMPLES", 0)) ?? 0;
+    for (const key of keys) {
+      if (key.includes(":bull:")) continue;
+      memory += (await redis.memory("USAGE", key, "SAMPLES", 0)) ?? 0;
+      const type = await redis.type(key);
+      if (type === "string") values += await redis.strlen(key);
+      else if (type === "hash") {
+        const fields = await redis.hkeys(key);
+        const p = redis.pipeline();
+        for (const f of fields) p.hstrlen(key, f);
+        for (const [, n] of (await p.exec()) ?? []) values += n as number;
+      } else if (type === "list") for (const v of await redis.lrange(key, 0, -1)) values += Buffer.byteLength(v);
+    }
   } while (cursor !== "0");
-  return total;
+  return { values, memory };
 }
 
 function heapAfterGc(child: Child): Promise<number> {
@@ -140,7 +157,7 @@ async function runChain(opts: ChainBenchOptions, store: "memory" | "redis", layo
       for (const id of [b.json.id, a.json.id]) await fetch(`${origin}/v1/responses/${id}`, { method: "DELETE" });
     }
     const heapBase = store === "memory" ? await heapAfterGc(router) : 0;
-    const usedBase = redis ? await storedRedisBytes(redis, prefix) : 0;
+    const usedBase = redis ? await storedRedisBytes(redis, prefix) : { values: 0, memory: 0 };
     // What the client would send itself without the store: every earlier input and output item.
     const history: unknown[] = [];
     let prev: string | null = null;
@@ -179,10 +196,13 @@ async function runChain(opts: ChainBenchOptions, store: "memory" | "redis", layo
         let all = 0;
         for (const [cmd, n] of after) if (cmd !== "info") all += n - (before.get(cmd) ?? 0);
         redisCommands = all;
-        redisRoundTrips = await clientCallsOfOneTurn(origin, opts.redisUrl!, prev, depth);
+        // MONITOR copies every argument to the bench: beyond a few MB a turn (the full-copy layout) it only slows Redis down.
+        redisRoundTrips = layout.label.includes("baseline") && depth > 50 ? null : await clientCallsOfOneTurn(origin, opts.redisUrl!, prev, depth).catch(() => null);
       }
-      const storedBytes = redis ? (await storedRedisBytes(redis, prefix)) - usedBase : (await heapAfterGc(router)) - heapBase;
-      const point: ChainPoint = { depth, sentBytes: sent, storedBytes, redisCommands, redisRoundTrips, storedMs, statelessMs, addedMs: storedMs - statelessMs, rssMb: router.rssBytes() / 2 ** 20 };
+      const held = redis ? await storedRedisBytes(redis, prefix) : null;
+      const storedBytes = held ? held.values - usedBase.values : (await heapAfterGc(router)) - heapBase;
+      const redisMemory = held ? held.memory - usedBase.memory : null;
+      const point: ChainPoint = { depth, sentBytes: sent, storedBytes, redisMemory, redisCommands, redisRoundTrips, storedMs, statelessMs, addedMs: storedMs - statelessMs, rssMb: router.rssBytes() / 2 ** 20 };
       points.push(point);
       opts.log(
         `chain ${store} ${layout.label} depth ${depth}: stored ${(storedBytes / 2 ** 20).toFixed(1)} MB (${(storedBytes / sent).toFixed(2)}x sent), ` +
@@ -230,8 +250,8 @@ export async function measureChains(opts: ChainBenchOptions): Promise<ChainRun[]
 /** The runs as one Markdown table, layouts side by side per store and depth. */
 export function renderChains(runs: ChainRun[]): string {
   const lines = [
-    "| store | layout | depth | sent | stored | stored / sent | Redis commands run (sent) | stored turn | stateless turn | storing adds | router RSS |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| store | layout | depth | sent | stored | stored / sent | Redis MEMORY USAGE | Redis commands run (sent) | stored turn | stateless turn | storing adds | router RSS |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   ];
   const mb = (b: number) => (b >= 2 ** 20 ? `${(b / 2 ** 20).toFixed(1)} MB` : `${Math.round(b / 1024)} KB`);
   for (const store of ["memory", "redis"]) {
@@ -239,9 +259,10 @@ export function renderChains(runs: ChainRun[]): string {
       for (const run of runs.filter((r) => r.store === store)) {
         const p = run.points.find((q) => q.depth === depth);
         if (!p) continue;
-        const cmds = p.redisCommands === null ? "-" : `${p.redisCommands} (${p.redisRoundTrips})`;
+        const cmds = p.redisCommands === null ? "-" : `${p.redisCommands} (${p.redisRoundTrips ?? "not counted"})`;
+        const usage = p.redisMemory === null ? "-" : `${mb(p.redisMemory)} (${(p.redisMemory / p.sentBytes).toFixed(2)}x)`;
         lines.push(
-          `| ${store} | ${run.layout} | ${depth} | ${mb(p.sentBytes)} | ${mb(p.storedBytes)} | ${(p.storedBytes / p.sentBytes).toFixed(2)}x | ${cmds} | ${p.storedMs.toFixed(1)} ms | ${p.statelessMs.toFixed(1)} ms | ${p.addedMs.toFixed(1)} ms | ${p.rssMb.toFixed(0)} MB |`,
+          `| ${store} | ${run.layout} | ${depth} | ${mb(p.sentBytes)} | ${mb(p.storedBytes)} | ${(p.storedBytes / p.sentBytes).toFixed(2)}x | ${usage} | ${cmds} | ${p.storedMs.toFixed(1)} ms | ${p.statelessMs.toFixed(1)} ms | ${p.addedMs.toFixed(1)} ms | ${p.rssMb.toFixed(0)} MB |`,
         );
       }
     }

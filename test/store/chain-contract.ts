@@ -52,6 +52,21 @@ export function describeChainContract(open: Open): void {
     expect(await stores.responses.findItem(first.id as string)).toEqual({ item: first, owner: "team-a" });
   });
 
+  it("inputIndex: every item id in order, and any positions load the same items as the whole record, from the parts they fall in", async () => {
+    const stores = await open();
+    const turns = await chain(stores, 12);
+    const last = turns.at(-1)!;
+    const index = (await stores.responses.inputIndex(last.response.id))!;
+    expect(index.owner).toBe("team-a");
+    expect(index.ids).toEqual(last.input.map((i) => i.id));
+    const at = [22, 0, 5, 21, 13];
+    expect(await index.load(at)).toEqual(at.map((k) => last.input[k]));
+    expect(await index.load([])).toEqual([]);
+    expect(await stores.responses.inputIndex("resp_never_stored")).toBeNull();
+    await stores.responses.delete(last.response.id);
+    expect(await stores.responses.inputIndex(last.response.id)).toBeNull();
+  });
+
   it("forks: two children of one parent each see the parent's history and their own turn only", async () => {
     const stores = await open();
     const [root, mid] = await chain(stores, 2);
@@ -117,6 +132,9 @@ export function describeChainContract(open: Open): void {
     await stores.conversations.append(convId, [own, ...record.response.output]);
     await stores.responses.save(record);
     expect((await stores.responses.get(id))!.input).toEqual(record.input);
+    const index = (await stores.responses.inputIndex(id))!;
+    expect(index.ids).toEqual(record.input.map((i) => i.id));
+    expect(await index.load([3, 1])).toEqual([record.input[3], record.input[1]]);
     // A deleted item leaves its place: the conversation's positions never move.
     expect(await stores.conversations.deleteItem(convId, items[0]!.id as string)).toBe(true);
     expect((await stores.conversations.history(convId))!.at).toBe(5);

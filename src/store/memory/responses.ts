@@ -1,8 +1,8 @@
 import { BoundedLru, itemIndexLimits, type LruLimits } from "./lru.js";
-import { concatItems, joinRecord, recordParts, standalone } from "../chain.js";
+import { concatItems, joinRecord, recordParts, segmentedIndex, standalone } from "../chain.js";
 import { MemoryChains, type ChainRecord } from "./chains.js";
 import type { Item } from "../../wire/types.js";
-import { type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type SaveIfOpenResult, type StoredResponse } from "../types.js";
+import { type InputIndex, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type SaveIfOpenResult, type StoredResponse } from "../types.js";
 import { recordJson } from "../record-json.js";
 import { isFinished } from "../../wire/protocol.js";
 
@@ -120,6 +120,32 @@ export class MemoryResponseStore implements ResponseStore {
     const history = concatItems(chunks.reverse());
     const basis = record.parent ? { response: record.parent, items: history.length } : record.conversation ? { conversation: record.conversation, at: record.at!, items: history.length } : null;
     return joinRecord(record.response!, record.output, history, JSON.parse(record.input) as Item[], { owner: record.owner, endpoint: record.endpoint, basis });
+  }
+
+  async inputIndex(id: string): Promise<InputIndex | null> {
+    const found = this.chains.live(id);
+    if (!found) return null;
+    const { chain, record } = found;
+    // The parts oldest first: the conversation's items (if the chain was made in one), each ancestor's input and output, the own input.
+    const parts: string[] = [record.input];
+    let root = record;
+    for (let at = record.parent; at !== undefined; ) {
+      const parent = chain.records.get(at);
+      if (!parent) return null;
+      parts.push(parent.output, parent.input);
+      root = parent;
+      at = parent.parent;
+    }
+    if (root.conversation !== undefined) {
+      const conversation = chain.conversations.get(root.conversation);
+      if (!conversation || conversation.items.length < root.at!) return null;
+      parts.push(`[${conversation.items.slice(0, root.at).filter((s) => s !== "").join(",")}]`);
+    }
+    parts.reverse();
+    // In process the parts are at hand; only the ones a page shows are parsed.
+    const idsOf = (json: string) => (JSON.parse(json) as { id?: string }[]).map((i) => i.id ?? "");
+    const segments = parts.map((json, k) => ({ ref: String(k), ids: idsOf(json) }));
+    return segmentedIndex(record.owner, segments, async (refs) => refs.map((k) => parts[Number(k)]!));
   }
 
   async delete(id: string): Promise<boolean> {

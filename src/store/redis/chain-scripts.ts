@@ -6,10 +6,10 @@
  * - `<prefix>chain:{T}`: one hash for the chain's records; per response id X the fields
  *   `X:m` (links and owner, JSON: p parent, c conversation, a its position, x expiry ms,
  *   w owner, e endpoint), `X:s` (status, or "deleted" for a tombstone its descendants still
- *   need), `X:r` (the response, output left empty), `X:o` (output), `X:i` (own input), `X:k`
+ *   need), `X:r` (the response, output left empty), `X:o` (output), `X:i` (own input), `X:d` (their item ids), `X:k`
  *   (how many records link to X), and `C:refs` per conversation C (records built on it).
  * - `<prefix>chain:{T}:leaves`: a sorted set of the records nothing links to, by expiry.
- * - `<prefix>conv2:{T}:<conversation id>` and `...:items`: the conversation (conversations.ts).
+ * - `<prefix>conv2:{T}:<conversation id>`, `...:items` and `...:items:ids`: the conversation (conversations.ts).
  *
  * The hash and the set expire `ttl` after the chain's last write (one PEXPIRE each, whatever
  * the depth): a record that outlives its own expiry is kept only while a live record links
@@ -39,13 +39,13 @@ end
 local function drop(x)
   while x do
     local m = meta(x)
-    redis.call('HDEL', H, x .. ':m', x .. ':s', x .. ':k', x .. ':r', x .. ':i', x .. ':o')
+    redis.call('HDEL', H, x .. ':m', x .. ':s', x .. ':k', x .. ':r', x .. ':i', x .. ':o', x .. ':d')
     redis.call('ZREM', L, x)
     if not m then return end
     if m.c then
       if redis.call('HINCRBY', H, m.c .. ':refs', -1) <= 0 then
         redis.call('HDEL', H, m.c .. ':refs')
-        if redis.call('EXISTS', CONV .. m.c) == 0 then redis.call('DEL', CONV .. m.c .. ':items') end
+        if redis.call('EXISTS', CONV .. m.c) == 0 then redis.call('DEL', CONV .. m.c .. ':items', CONV .. m.c .. ':items:ids') end
       end
     end
     local p = m.p
@@ -81,12 +81,12 @@ if not s then return false end
 local own = redis.call('HMGET', H, id .. ':r', id .. ':o', id .. ':i')
 local chunks, root, x = {}, m, m.p
 while x do
-  local pm = meta(x)
-  if not pm then return false end
-  local io = redis.call('HMGET', H, x .. ':i', x .. ':o')
-  if not io[1] or not io[2] then return false end
-  chunks[#chunks + 1] = io[2]
-  chunks[#chunks + 1] = io[1]
+  -- One call per ancestor: its links and its two parts.
+  local mio = redis.call('HMGET', H, x .. ':m', x .. ':i', x .. ':o')
+  if not mio[1] or not mio[2] or not mio[3] then return false end
+  local pm = cjson.decode(mio[1])
+  chunks[#chunks + 1] = mio[3]
+  chunks[#chunks + 1] = mio[2]
   root, x = pm, pm.p
 end
 if root.c then
@@ -103,7 +103,7 @@ return out`;
 /**
  * Saves a record: its own parts and the link to its basis. KEYS[3]: the items list of the
  * conversation it builds on (else the hash again). ARGV[3..]: id, ttl ms, meta JSON, status,
- * response, output, own input, mode ("save", or "open": only while the stored one is open,
+ * response, output, own input, mode, the ids of own input and output (`X:d`); the mode is ("save", or "open": only while the stored one is open,
  * and its links stay as they are). Returns saved | missing | finished |
  * nobasis (the parent or conversation is gone: the caller saves the record whole instead).
  */
@@ -117,7 +117,7 @@ if ARGV[10] == 'open' then
   if FINISHED[s] then return 'finished' end
   local kept = meta(id)
   kept.w, kept.e = m.w, m.e
-  redis.call('HSET', H, id .. ':m', cjson.encode(kept), id .. ':s', ARGV[6], id .. ':r', ARGV[7], id .. ':o', ARGV[8], id .. ':i', ARGV[9])
+  redis.call('HSET', H, id .. ':m', cjson.encode(kept), id .. ':s', ARGV[6], id .. ':r', ARGV[7], id .. ':o', ARGV[8], id .. ':i', ARGV[9], id .. ':d', ARGV[11])
   return 'saved'
 end
 if m.p and redis.call('HEXISTS', H, m.p .. ':s') == 0 then return 'nobasis' end
@@ -132,8 +132,9 @@ end
 if m.c then
   redis.call('HINCRBY', H, m.c .. ':refs', 1)
   redis.call('PEXPIRE', KEYS[3], ttl, 'GT')
+  redis.call('PEXPIRE', CONV .. m.c .. ':items:ids', ttl, 'GT')
 end
-redis.call('HSET', H, id .. ':m', ARGV[5], id .. ':s', ARGV[6], id .. ':r', ARGV[7], id .. ':o', ARGV[8], id .. ':i', ARGV[9])
+redis.call('HSET', H, id .. ':m', ARGV[5], id .. ':s', ARGV[6], id .. ':r', ARGV[7], id .. ':o', ARGV[8], id .. ':i', ARGV[9], id .. ':d', ARGV[11])
 if tonumber(redis.call('HGET', H, id .. ':k') or '0') <= 0 then redis.call('ZADD', L, m.x, id) end
 redis.call('PEXPIRE', H, ttl)
 redis.call('PEXPIRE', L, ttl)
@@ -160,10 +161,62 @@ return { redis.call('HGET', H, id .. ':m'), redis.call('HGET', H, id .. ':i'), r
 
 /**
  * Deletes a conversation's record; its items go with it unless records built on it still
- * need them (they then go with the last of those). KEYS: the conversation hash, its items,
+ * need them (they then go with the last of those). KEYS: the conversation hash, its items (and so its ids, KEYS[2] .. ':ids'),
  * the chain's hash. ARGV: the conversation id. 1 when something was deleted.
  */
 export const DELETE_CONVERSATION = `
 local n = redis.call('DEL', KEYS[1])
-if tonumber(redis.call('HGET', KEYS[3], ARGV[1] .. ':refs') or '0') <= 0 then n = n + redis.call('DEL', KEYS[2]) end
+if tonumber(redis.call('HGET', KEYS[3], ARGV[1] .. ':refs') or '0') <= 0 then n = n + redis.call('DEL', KEYS[2], KEYS[2] .. ':ids') end
 return n`;
+
+/**
+ * The item ids of a live record's input, by part, for a page of input_items. ARGV[3]: the id.
+ * [meta, own ids, then per ancestor (nearest first) its id and its ids, then for a chain built
+ * on a conversation "", the conversation, the position and the ids of its items up to it
+ * (JSON)]; "whole" when the ids are not all kept (the caller reads the record instead); false as HISTORY.
+ */
+export const INPUT_IDS = `${COMMON}
+local id = ARGV[3]
+local s, m = live(id)
+if not s then return false end
+local own = redis.call('HGET', H, id .. ':d')
+if not own then return 'whole' end
+local out = { redis.call('HGET', H, id .. ':m'), own }
+local root, x = m, m.p
+while x do
+  local pm = meta(x)
+  local d = redis.call('HGET', H, x .. ':d')
+  if not pm then return false end
+  if not d then return 'whole' end
+  out[#out + 1] = x
+  out[#out + 1] = d
+  root, x = pm, pm.p
+end
+if root.c then
+  local ids = redis.call('LRANGE', CONV .. root.c .. ':items:ids', 0, root.a - 1)
+  if #ids < root.a then return 'whole' end
+  out[#out + 1] = ''
+  out[#out + 1] = root.c
+  out[#out + 1] = tostring(root.a)
+  out[#out + 1] = #ids == 0 and '[]' or cjson.encode(ids)
+end
+return out`;
+
+/**
+ * Parts of a history as JSON arrays, in the order asked. ARGV[3..]: "<record id>\ti" (own
+ * input), "<record id>\to" (output) or "\t<conversation id>\t<position>" (its items up to it).
+ */
+export const INPUT_LOAD = `${COMMON}
+local out = {}
+for k = 3, #ARGV do
+  local ref = ARGV[k]
+  if string.sub(ref, 1, 1) == '\t' then
+    local c, a = string.match(ref, '^\t(.*)\t(%d+)$')
+    local kept = {}
+    for _, j in ipairs(redis.call('LRANGE', CONV .. c .. ':items', 0, tonumber(a) - 1)) do if j ~= '' then kept[#kept + 1] = j end end
+    out[#out + 1] = '[' .. table.concat(kept, ',') .. ']'
+  else
+    out[#out + 1] = redis.call('HGET', H, string.sub(ref, 1, -3) .. ':' .. string.sub(ref, -1)) or '[]'
+  end
+end
+return out`;

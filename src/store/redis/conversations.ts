@@ -10,16 +10,20 @@ import type { ConversationHistory, ConversationRecord, ConversationStore, FoundI
  * Only if the conversation still exists: push the items onto its list, record the endpoint
  * and refresh both TTLs. One script, so turns appended by several instances never
  * interleave and a turn never resurrects a deleted conversation.
- * KEYS: record hash, items list. ARGV: ttl ms, endpoint ('' keeps it), then the items as JSON.
- * Returns the list's length before the items (their position), or -1.
+ * KEYS: record hash, items list, their ids list. ARGV: ttl ms, endpoint ('' keeps it), n, then
+ * the n items as JSON, then their n ids. Returns the list's length before the items (their
+ * position), or -1.
  */
 const APPEND = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'endpoint', ARGV[2]) end
 local at = redis.call('LLEN', KEYS[2])
-if #ARGV > 2 then redis.call('RPUSH', KEYS[2], unpack(ARGV, 3)) end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-redis.call('PEXPIRE', KEYS[2], ARGV[1])
+local n = tonumber(ARGV[3])
+if n > 0 then
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, 4, 3 + n))
+  redis.call('RPUSH', KEYS[3], unpack(ARGV, 4 + n, 3 + 2 * n))
+end
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[1]) end
 return at`;
 
 /** The record and the item with that id, in one call. KEYS: record hash, items list. ARGV: the item id. */
@@ -42,7 +46,7 @@ return 1`;
 
 /**
  * Empties the place of the first item whose id matches: positions never move, so a response
- * built on the first N items (HistoryBasis) still names the same ones. KEYS: items list. ARGV: item id.
+ * built on the first N items (HistoryBasis) still names the same ones. KEYS: items list, ids list. ARGV: item id.
  */
 const DELETE_ITEM = `
 for i, json in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
@@ -50,6 +54,7 @@ for i, json in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
     local ok, item = pcall(cjson.decode, json)
     if ok and item.id == ARGV[1] then
       redis.call('LSET', KEYS[1], i - 1, '')
+      if redis.call('LLEN', KEYS[2]) > i - 1 then redis.call('LSET', KEYS[2], i - 1, '') end
       return 1
     end
   end
@@ -73,9 +78,10 @@ export class RedisConversationStore implements ConversationStore {
     private readonly opts: { prefix: string; ttlMs: number; readyTimeoutMs?: number; durable?: DurableWriter },
   ) {}
 
-  private keys(id: string): [string, string] {
+  /** The record hash, the items list, and the list of their ids (a page of a response's input_items reads those, not the items). */
+  private keys(id: string): [string, string, string] {
     const base = `${chainKeys(this.opts.prefix, chainTag(id)).conv}${id}`;
-    return [base, `${base}:items`];
+    return [base, `${base}:items`, `${base}:items:ids`];
   }
 
   private legacyKeys(id: string): [string, string] {
@@ -105,16 +111,16 @@ export class RedisConversationStore implements ConversationStore {
   }
 
   async create(record: StoredConversation, items: Item[]): Promise<void> {
-    await this.put(record, items.map((i) => JSON.stringify(i)));
+    await this.put(record, items);
     await this.index(record.conversation.id, items);
   }
 
-  private async put(record: StoredConversation, itemJsons: string[]): Promise<void> {
-    const [hash, list] = this.keys(record.conversation.id);
+  private async put(record: StoredConversation, items: Item[]): Promise<void> {
+    const [hash, list, ids] = this.keys(record.conversation.id);
     const ttl = this.opts.ttlMs;
     await this.write("create", async (client) => {
-      const tx = client.multi().del(hash, list).hset(hash, "record", JSON.stringify({ conversation: record.conversation, owner: record.owner }), "endpoint", record.endpoint ?? "");
-      if (itemJsons.length > 0) tx.rpush(list, ...itemJsons).pexpire(list, ttl);
+      const tx = client.multi().del(hash, list, ids).hset(hash, "record", JSON.stringify({ conversation: record.conversation, owner: record.owner }), "endpoint", record.endpoint ?? "");
+      if (items.length > 0) tx.rpush(list, ...items.map((i) => JSON.stringify(i))).pexpire(list, ttl).rpush(ids, ...itemIds(items)).pexpire(ids, ttl);
       throwFailed(await tx.pexpire(hash, ttl).exec());
     });
   }
@@ -137,7 +143,7 @@ export class RedisConversationStore implements ConversationStore {
       return [(results?.[0]?.[1] ?? []) as (string | null)[], (results?.[1]?.[1] ?? []) as string[]] as const;
     });
     if (!fields[0]) return false;
-    await this.put(toStored(fields[0], fields[1] ?? null), raw);
+    await this.put(toStored(fields[0], fields[1] ?? null), raw.map((json) => JSON.parse(json) as Item));
     await this.write("migrate", (client) => client.del(hash, list));
     return true;
   }
@@ -168,9 +174,9 @@ export class RedisConversationStore implements ConversationStore {
   }
 
   async append(id: string, items: Item[], endpoint?: string): Promise<boolean> {
-    const [hash, list] = this.keys(id);
-    const args = [String(this.opts.ttlMs), endpoint ?? "", ...items.map((i) => JSON.stringify(i))];
-    const at = await this.onCurrent(id, () => this.write("append", (client) => client.eval(APPEND, 2, hash, list, ...args) as Promise<number>, (n) => n >= 0), (n) => n < 0);
+    const [hash, list, ids] = this.keys(id);
+    const args = [String(this.opts.ttlMs), endpoint ?? "", String(items.length), ...items.map((i) => JSON.stringify(i)), ...itemIds(items)];
+    const at = await this.onCurrent(id, () => this.write("append", (client) => client.eval(APPEND, 3, hash, list, ids, ...args) as Promise<number>, (n) => n >= 0), (n) => n < 0);
     if (at < 0) return false;
     await this.index(id, items);
     return true;
@@ -181,7 +187,7 @@ export class RedisConversationStore implements ConversationStore {
   }
 
   async history(id: string): Promise<ConversationHistory | null> {
-    const read = async ([hash, list]: [string, string]) => {
+    const read = async ([hash, list]: [string, string, ...string[]]) => {
       const results = await this.call("items", () => this.client.multi().exists(hash).lrange(list, 0, -1).exec());
       return results?.[0]?.[1] ? ((results[1]?.[1] ?? []) as string[]) : null;
     };
@@ -193,17 +199,17 @@ export class RedisConversationStore implements ConversationStore {
   async findItem(itemId: string): Promise<FoundItem | null> {
     const id = (await this.call("findItem", () => this.client.get(this.itemPrefix + itemId))) ?? (await this.call("findItem", () => this.client.get(`${this.opts.prefix}convitem:${itemId}`)));
     if (id === null) return null;
-    const find = (keys: [string, string]) => this.call("findItem", () => this.client.eval(FIND_ITEM, 2, ...keys, itemId)) as Promise<[string, string] | null>;
+    const find = ([hash, list]: [string, string, ...string[]]) => this.call("findItem", () => this.client.eval(FIND_ITEM, 2, hash, list, itemId)) as Promise<[string, string] | null>;
     const found = (await find(this.keys(id))) ?? (await find(this.legacyKeys(id)));
     if (!found) return null;
     return { item: JSON.parse(found[1]) as Item, owner: toStored(found[0], null).owner };
   }
 
   async deleteItem(id: string, itemId: string): Promise<boolean> {
-    const [hash, list] = this.keys(id);
+    const [hash, list, ids] = this.keys(id);
     const exists = () => this.call("deleteItem", () => this.client.exists(hash));
     if ((await exists()) === 0 && !(await this.migrate(id))) return false;
-    const n = await this.call("deleteItem", () => this.client.eval(DELETE_ITEM, 1, list, itemId));
+    const n = await this.call("deleteItem", () => this.client.eval(DELETE_ITEM, 2, list, ids, itemId));
     return n === 1;
   }
 }
@@ -211,4 +217,9 @@ export class RedisConversationStore implements ConversationStore {
 function toStored(recordJson: string, endpoint: string | null): StoredConversation {
   const { conversation, owner } = JSON.parse(recordJson) as { conversation: ConversationRecord; owner: string | null };
   return { conversation, owner, endpoint: endpoint || null };
+}
+
+/** The items' ids, '' where an item has none. */
+function itemIds(items: Item[]): string[] {
+  return items.map((i) => (typeof i.id === "string" ? i.id : ""));
 }

@@ -2,10 +2,10 @@ import type { Redis } from "ioredis";
 import { redisCall, RedisStatus, waitReady } from "./client.js";
 import { storeWrite, throwFailed, type DurableWriter } from "./durable.js";
 import { recordJson } from "../record-json.js";
-import { chainTag, concatItems, joinRecord, recordParts, standalone } from "../chain.js";
-import { chainKeys, DELETE, HISTORY, ITEMS_OF, SAVE } from "./chain-scripts.js";
+import { chainTag, concatItems, joinRecord, recordParts, segmentedIndex, standalone, wholeIndex, type Segment } from "../chain.js";
+import { chainKeys, DELETE, HISTORY, INPUT_IDS, INPUT_LOAD, ITEMS_OF, SAVE } from "./chain-scripts.js";
 import type { Item } from "../../wire/types.js";
-import { itemOfRecord, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type SaveIfOpenResult, type StoreStatus, type StoredResponse } from "../types.js";
+import { itemOfRecord, type InputIndex, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type SaveIfOpenResult, type StoreStatus, type StoredResponse } from "../types.js";
 import { FINISHED_STATUSES } from "../../wire/protocol.js";
 
 /**
@@ -158,7 +158,7 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     if (record.endpoint) meta.e = record.endpoint;
     const { keys, argv } = this.chain(id, now);
     const convItems = meta.c ? `${argv[0]}${meta.c}:items` : keys[0]!;
-    const args = [...argv, id, String(this.opts.ttlMs), JSON.stringify(meta), record.response.status, parts.responseJson, parts.outputJson, parts.ownInputJson, mode];
+    const args = [...argv, id, String(this.opts.ttlMs), JSON.stringify(meta), record.response.status, parts.responseJson, parts.outputJson, parts.ownInputJson, mode, parts.idsJson];
     const result = (await this.write("store.save", (client) => client.eval(SAVE, 3, keys[0]!, keys[1]!, convItems, ...args) as Promise<string>, (r) => r === "saved")) as string;
     if (result === "saved") await this.index(mode === "open" ? itemIdsOf(record.response.output) : parts.itemIds, id);
     return result;
@@ -175,6 +175,33 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     const found = (await this.call("store.get", () => this.client.eval(HISTORY, 2, ...keys, ...argv, id))) as string[] | null;
     if (found) return fromHistory(found);
     return this.legacyGet(id);
+  }
+
+  async inputIndex(id: string): Promise<InputIndex | null> {
+    const { keys, argv } = this.chain(id);
+    const found = (await this.call("store.inputIndex", () => this.client.eval(INPUT_IDS, 2, ...keys, ...argv, id))) as string[] | string | null;
+    if (found === null || found === "whole") {
+      const record = await this.get(id);
+      return record ? wholeIndex(record.owner, record.input) : null;
+    }
+    const [metaJson, ownIds, ...rest] = found as [string, string, ...string[]];
+    const parts = (rid: string, json: string): Segment[] => {
+      const d = JSON.parse(json) as { i: string[]; o: string[] };
+      return [
+        { ref: `${rid}\ti`, ids: d.i },
+        { ref: `${rid}\to`, ids: d.o },
+      ];
+    };
+    // The script names the parts nearest first; the index wants them oldest first.
+    const nearestFirst: Segment[][] = [];
+    let k = 0;
+    for (; k + 1 < rest.length && rest[k] !== ""; k += 2) nearestFirst.push(parts(rest[k]!, rest[k + 1]!));
+    const segments: Segment[] = [];
+    if (rest[k] === "") segments.push({ ref: `\t${rest[k + 1]}\t${rest[k + 2]}`, ids: (JSON.parse(rest[k + 3]!) as string[]).filter((i) => i !== "") });
+    for (const pair of nearestFirst.reverse()) segments.push(...pair);
+    segments.push(parts(id, ownIds)[0]!);
+    const owner = (JSON.parse(metaJson) as Meta).w ?? null;
+    return segmentedIndex(owner, segments, async (refs) => (await this.call("store.inputItems", () => this.client.eval(INPUT_LOAD, 2, ...keys, ...argv, ...refs))) as string[]);
   }
 
   async findItem(itemId: string): Promise<FoundItem | null> {
