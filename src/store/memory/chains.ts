@@ -27,6 +27,8 @@ export interface ChainRecord {
   response: string | null;
   output: string;
   input: string;
+  /** `{"i": own input ids, "o": output ids}` (RecordParts.idsJson). */
+  ids: string;
 }
 
 export interface ChainConversation {
@@ -49,7 +51,7 @@ export class Chain extends Linked<Chain> {
   expiresAt = 0;
 }
 
-const recordBytes = (id: string, r: ChainRecord) => id.length + (r.response?.length ?? 0) + r.output.length + r.input.length + (r.owner?.length ?? 0);
+const recordBytes = (id: string, r: ChainRecord) => id.length + (r.response?.length ?? 0) + r.output.length + r.input.length + r.ids.length + (r.owner?.length ?? 0);
 const conversationBytes = (id: string, c: ChainConversation) => id.length + (c.record?.length ?? 0) + c.items.reduce((n, s) => n + s.length, 0);
 
 export class MemoryChains {
@@ -122,7 +124,7 @@ export class MemoryChains {
   }
 
   /** Replaces an open record's own parts; its links stay. */
-  updateRecord(chain: Chain, id: string, record: ChainRecord, change: Pick<ChainRecord, "status" | "response" | "output" | "input" | "owner" | "endpoint">): void {
+  updateRecord(chain: Chain, id: string, record: ChainRecord, change: Pick<ChainRecord, "status" | "response" | "output" | "input" | "ids" | "owner" | "endpoint">): void {
     const before = recordBytes(id, record);
     Object.assign(record, change);
     this.add(chain, recordBytes(id, record) - before, 0);

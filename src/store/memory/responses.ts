@@ -1,6 +1,6 @@
 import { BoundedLru, itemIndexLimits, type LruLimits } from "./lru.js";
 import { concatItems, joinRecord, recordParts, segmentedIndex, standalone } from "../chain.js";
-import { MemoryChains, type ChainRecord } from "./chains.js";
+import { MemoryChains, type Chain, type ChainRecord } from "./chains.js";
 import type { Item } from "../../wire/types.js";
 import { type InputIndex, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type SaveIfOpenResult, type StoredResponse } from "../types.js";
 import { recordJson } from "../record-json.js";
@@ -54,6 +54,7 @@ export class MemoryResponseStore implements ResponseStore {
       response: parts.responseJson,
       output: parts.outputJson,
       input: parts.ownInputJson,
+      ids: parts.idsJson,
     };
     if (record.endpoint) stored.endpoint = record.endpoint;
     if (linked && "response" in linked) stored.parent = linked.response;
@@ -76,6 +77,7 @@ export class MemoryResponseStore implements ResponseStore {
       response: parts.responseJson,
       output: parts.outputJson,
       input: parts.ownInputJson,
+      ids: parts.idsJson,
       owner: record.owner,
       endpoint: record.endpoint,
     });
@@ -100,52 +102,48 @@ export class MemoryResponseStore implements ResponseStore {
 
   async get(id: string): Promise<StoredResponse | null> {
     const found = this.chains.live(id);
-    if (!found) return null;
-    const { chain, record } = found;
-    // The history: each ancestor's own input then output, walked up and put in order.
-    const chunks: string[] = [];
-    let root = record;
-    for (let at = record.parent; at !== undefined; ) {
-      const parent = chain.records.get(at);
-      if (!parent) return null; // a broken link: never a history cut short
-      chunks.push(parent.output, parent.input);
-      root = parent;
-      at = parent.parent;
-    }
-    if (root.conversation !== undefined) {
-      const conversation = chain.conversations.get(root.conversation);
-      if (!conversation || conversation.items.length < root.at!) return null;
-      chunks.push(`[${conversation.items.slice(0, root.at).filter((s) => s !== "").join(",")}]`);
-    }
-    const history = concatItems(chunks.reverse());
+    const parts = found && this.historyParts(found.chain, found.record);
+    if (!found || !parts) return null;
+    const { record } = found;
+    const history = concatItems(parts.map((p) => p.json));
     const basis = record.parent ? { response: record.parent, items: history.length } : record.conversation ? { conversation: record.conversation, at: record.at!, items: history.length } : null;
     return joinRecord(record.response!, record.output, history, JSON.parse(record.input) as Item[], { owner: record.owner, endpoint: record.endpoint, basis });
   }
 
   async inputIndex(id: string): Promise<InputIndex | null> {
     const found = this.chains.live(id);
-    if (!found) return null;
-    const { chain, record } = found;
-    // The parts oldest first: the conversation's items (if the chain was made in one), each ancestor's input and output, the own input.
-    const parts: string[] = [record.input];
+    const parts = found && this.historyParts(found.chain, found.record);
+    if (!found || !parts) return null;
+    const own = JSON.parse(found.record.ids) as { i: string[] };
+    parts.push({ json: found.record.input, ids: () => own.i });
+    // In process the parts are at hand; only the ones a page shows are parsed.
+    const segments = parts.map((part, k) => ({ ref: String(k), ids: part.ids() }));
+    return segmentedIndex(found.record.owner, segments, async (refs) => refs.map((k) => parts[Number(k)]!.json));
+  }
+
+  /**
+   * The history of a record in parts, oldest first (the conversation's items if the chain was
+   * made in one, then each ancestor's own input and output), each with its item ids; null when
+   * a link is broken (never a history cut short).
+   */
+  private historyParts(chain: Chain, record: ChainRecord): { json: string; ids: () => string[] }[] | null {
+    const parts: { json: string; ids: () => string[] }[] = [];
     let root = record;
     for (let at = record.parent; at !== undefined; ) {
       const parent = chain.records.get(at);
       if (!parent) return null;
-      parts.push(parent.output, parent.input);
+      const ids = () => JSON.parse(parent.ids) as { i: string[]; o: string[] };
+      parts.push({ json: parent.output, ids: () => ids().o }, { json: parent.input, ids: () => ids().i });
       root = parent;
       at = parent.parent;
     }
     if (root.conversation !== undefined) {
       const conversation = chain.conversations.get(root.conversation);
       if (!conversation || conversation.items.length < root.at!) return null;
-      parts.push(`[${conversation.items.slice(0, root.at).filter((s) => s !== "").join(",")}]`);
+      const items = conversation.items.slice(0, root.at).filter((s) => s !== "");
+      parts.push({ json: `[${items.join(",")}]`, ids: () => items.map((json) => (JSON.parse(json) as { id?: string }).id ?? "") });
     }
-    parts.reverse();
-    // In process the parts are at hand; only the ones a page shows are parsed.
-    const idsOf = (json: string) => (JSON.parse(json) as { id?: string }[]).map((i) => i.id ?? "");
-    const segments = parts.map((json, k) => ({ ref: String(k), ids: idsOf(json) }));
-    return segmentedIndex(record.owner, segments, async (refs) => refs.map((k) => parts[Number(k)]!));
+    return parts.reverse();
   }
 
   async delete(id: string): Promise<boolean> {
