@@ -172,7 +172,8 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
 
   async get(id: string): Promise<StoredResponse | null> {
     const { keys, argv } = this.chain(id);
-    const found = (await this.call("store.get", () => this.client.eval(HISTORY, 2, ...keys, ...argv, id))) as string[] | null;
+    // As buffers: the history's parts are joined into one JSON array and decoded once (a string per part costs more than the parse).
+    const found = (await this.call("store.get", () => this.client.callBuffer("EVAL", [HISTORY, 2, ...keys, ...argv, id]))) as Buffer[] | null;
     if (found) return fromHistory(found);
     return this.legacyGet(id);
   }
@@ -263,12 +264,28 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
 }
 
 /** A record from the HISTORY script's answer. */
-function fromHistory(found: string[]): StoredResponse {
-  const [_status, metaJson, responseJson, outputJson, ownJson, ...chunks] = found as [string, string, string, string, string, ...string[]];
-  const meta = JSON.parse(metaJson) as Meta;
-  const history = concatItems(chunks);
+function fromHistory(found: Buffer[]): StoredResponse {
+  const [_status, metaJson, responseJson, outputJson, ownJson, ...chunks] = found as [Buffer, Buffer, Buffer, Buffer, Buffer, ...Buffer[]];
+  const meta = JSON.parse(metaJson.toString()) as Meta;
+  const history = JSON.parse(joinArrays(chunks).toString()) as Item[];
   const basis = meta.p ? { response: meta.p, items: history.length } : meta.c ? { conversation: meta.c, at: meta.a ?? 0, items: history.length } : null;
-  return joinRecord(responseJson, outputJson, history, JSON.parse(ownJson) as Item[], { owner: meta.w ?? null, endpoint: meta.e, basis });
+  return joinRecord(responseJson.toString(), outputJson.toString(), history, JSON.parse(ownJson.toString()) as Item[], { owner: meta.w ?? null, endpoint: meta.e, basis });
+}
+
+const COMMA = Buffer.from(",");
+const OPEN = Buffer.from("[");
+const CLOSE = Buffer.from("]");
+
+/** JSON arrays as one JSON array, without decoding them: each one's brackets dropped, the rest joined by commas. */
+function joinArrays(arrays: Buffer[]): Buffer {
+  const parts: Buffer[] = [OPEN];
+  for (const a of arrays) {
+    if (a.length <= 2) continue; // "[]"
+    if (parts.length > 1) parts.push(COMMA);
+    parts.push(a.subarray(1, a.length - 1));
+  }
+  parts.push(CLOSE);
+  return Buffer.concat(parts);
 }
 
 function itemIdsOf(items: readonly { id?: unknown }[]): string[] {
