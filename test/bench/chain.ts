@@ -70,7 +70,21 @@ function turnText(turn: number, salt: string): string {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function post(origin: string, body: unknown): Promise<{ ms: number; json: { id: string; output: unknown[] } }> {
+/** 503s met (a loaded machine can make a store call time out): each is retried after a pause, and the run says how many there were. */
+export let retried = 0;
+
+async function post(origin: string, body: unknown, attempt = 1): Promise<{ ms: number; json: { id: string; output: unknown[] } }> {
+  try {
+    return await postOnce(origin, body);
+  } catch (err) {
+    if (attempt >= 3 || !String(err).includes("HTTP 503")) throw err;
+    retried++;
+    await new Promise((r) => setTimeout(r, 1_000));
+    return post(origin, body, attempt + 1);
+  }
+}
+
+async function postOnce(origin: string, body: unknown): Promise<{ ms: number; json: { id: string; output: unknown[] } }> {
   const text = JSON.stringify(body);
   const t0 = performance.now();
   const res = await fetch(`${origin}/v1/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: text });

@@ -38,7 +38,7 @@ import { measureTracingCost } from "./tracing-cost.js";
 import { measureToolRound, toolRoundLine } from "./tool-round.js";
 import { LONG_CHUNKS } from "./mock-server.js";
 import { measureToolLoops, renderToolLoops, TURNS } from "./websocket.js";
-import { measureChains, renderChains } from "./chain.js";
+import { measureChains, renderChains, retried } from "./chain.js";
 
 const { values: flags } = parseArgs({
   options: {
@@ -668,8 +668,9 @@ async function chainSection(children: Child[], cleanups: (() => Promise<void>)[]
   const runs = await measureChains({ mockUrl: `http://127.0.0.1:${mock.port}/v1`, redisUrl: redis?.url ?? null, layouts, cpus: SERVER_CPU, maxDepth: flags["chain-depth"] ? Number(flags["chain-depth"]) : undefined, log });
   const table = renderChains(runs);
   console.log(table);
+  if (retried > 0) log(`chain: ${retried} request(s) met a 503 (a store call timed out on the loaded machine) and were retried`);
   mkdirSync(resolve(OUT, ".."), { recursive: true });
-  writeFileSync(resolve(OUT, "..", "chain.json"), JSON.stringify({ startedAt: new Date().toISOString(), load: loadavg(), runs }, null, 2) + "\n");
+  writeFileSync(resolve(OUT, "..", "chain.json"), JSON.stringify({ startedAt: new Date().toISOString(), load: loadavg(), retried, runs }, null, 2) + "\n");
 }
 
 function machine(): BenchResults["machine"] {
