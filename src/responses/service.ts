@@ -4,7 +4,7 @@
  * is one capability it uses:
  */
 import type { ResponseItemList } from "openai/resources/responses/input-items";
-import { ApiError } from "../ops/errors.js";
+import { ApiError, responseNotFound } from "../ops/errors.js";
 import type { ApiKey } from "../keys/policy.js";
 import { NO_TOKENS, type TokenCount } from "../keys/usage.js";
 import { isFinished } from "../wire/protocol.js";
@@ -23,7 +23,7 @@ import { appendTurn } from "./conversations/turn.js";
 import { recordTokenUsage, spentTokens, type RunOutcome } from "./create/execute.js";
 import { checkKeyTools, hostedTools, mayRunTools, openRun } from "./tool-loop/index.js";
 import { buildPlan, loadOwned, type HistorySource, type Plan } from "./create/plan.js";
-import { listPage } from "./items/input-items.js";
+import { pageBounds, pageOf } from "./items/input-items.js";
 import { checkInclude, includedResponse, includedView } from "./items/include.js";
 import { callStore, requireConnected } from "./create/store-access.js";
 import { StreamShutdown } from "./create/stream-shutdown.js";
@@ -233,8 +233,11 @@ export class ResponsesService {
   async inputItems(id: string, owner: string | null, query: { after?: string; limit?: string; order?: string; include?: readonly string[] }): Promise<ResponseItemList> {
     const include = query.include ?? [];
     checkInclude(include);
-    const rec = await loadOwned(this.rt.stores.responses, id, owner);
-    const page = listPage(rec.input, query);
+    // The ids first, then only the parts of the history this page shows.
+    const index = await callStore(() => this.rt.stores.responses.inputIndex(id));
+    if (!index || (index.owner !== null && index.owner !== owner)) throw responseNotFound(id);
+    const { at, hasMore } = pageBounds(index.ids, query);
+    const page = pageOf(await callStore(() => index.load(at)), hasMore);
     return { ...page, data: (page.data as unknown as Item[]).map((i) => includedView(i, include)) as unknown as ResponseItemList["data"] };
   }
 
@@ -281,6 +284,7 @@ export class ResponsesService {
   private async keep(plan: Plan, response: ResponseObject, endpoint: string | undefined, ctx: RequestContext, responseJson?: string): Promise<void> {
     if (!plan.store && !ctx.remember) return;
     const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner, endpoint };
+    if (plan.basis) record.basis = plan.basis;
     if (plan.store) await this.save(record, responseJson);
     ctx.remember?.(record);
   }

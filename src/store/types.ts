@@ -8,6 +8,9 @@ import type { UsageStore } from "./usage.js";
  * response was generated from (the chained history plus this turn's input, every
  * item with an id), so chaining is `prev.input + prev.response.output + new input`
  * and GET /input_items lists exactly what the model saw.
+ *
+ * A store keeps each item once (chain.ts): it writes only what follows `basis.items` in
+ * `input` (this turn's own input) and the output, with a link to where the history lives.
  */
 export interface StoredResponse {
   response: ResponseObject;
@@ -16,7 +19,16 @@ export interface StoredResponse {
   owner: string | null;
   /** The endpoint that served it, so a follow-up turn can prefer it (routing affinity). */
   endpoint?: string;
+  /** Where the first `basis.items` items of `input` come from; absent: every item is this turn's own. */
+  basis?: HistoryBasis;
 }
+
+/**
+ * The history a response builds on: a stored parent's whole context (its input, then its
+ * output), or a conversation's items up to position `at` (its raw list length when read,
+ * deleted items included, see ConversationStore.history).
+ */
+export type HistoryBasis = { response: string; items: number } | { conversation: string; at: number; items: number };
 
 /**
  * Responses and their input items. Adapters: memory (bounded LRU + TTL) and Redis.
@@ -40,6 +52,8 @@ export interface ResponseStore {
    */
   saveIfOpen(record: StoredResponse): Promise<SaveIfOpenResult>;
   get(id: string): Promise<StoredResponse | null>;
+  /** A live response's input by item id, for GET /input_items: a page loads the parts of the history it shows, not all of it. */
+  inputIndex(id: string): Promise<InputIndex | null>;
   /**
    * An item of a stored response (its input or output) by the item's id, with the response's
    * owner (the caller decides who may read it); null when no live response holds it. Saves
@@ -52,6 +66,15 @@ export interface ResponseStore {
   /** Cheap reachability check for /readyz. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** A stored response's input items by position (see ResponseStore.inputIndex). */
+export interface InputIndex {
+  owner: string | null;
+  /** Every input item's id, oldest first. */
+  ids: (string | undefined)[];
+  /** The items at these positions of `ids`, in that order (one store round trip). */
+  load(at: number[]): Promise<Item[]>;
 }
 
 /** What saveIfOpen did: wrote the record, found it gone, or found it already finished. */
@@ -110,10 +133,18 @@ export interface ConversationStore {
   append(id: string, items: Item[], endpoint?: string): Promise<boolean>;
   /** Every item, oldest first; null when the conversation does not exist. */
   items(id: string): Promise<Item[] | null>;
+  /** The items (as items()) and the position after the last one, which a response's HistoryBasis names; null when the conversation does not exist. */
+  history(id: string): Promise<ConversationHistory | null>;
   /** True when the item was there and is gone. */
   deleteItem(id: string, itemId: string): Promise<boolean>;
   /** An item of any live conversation by its id, with the conversation's owner; null when none holds it (see ResponseStore.findItem). */
   findItem(itemId: string): Promise<FoundItem | null>;
+}
+
+export interface ConversationHistory {
+  items: Item[];
+  /** Positions never move: a deleted item leaves its place empty, so `at` names the same items later. */
+  at: number;
 }
 
 /** Response cache: canonical-request hash -> a completed response. Errors are misses. */

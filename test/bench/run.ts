@@ -20,6 +20,8 @@
  * --loops N (section ws: 10-turn tool loops per way and backend kind, default 100)
  * --warmup S (seconds at concurrency 64 per path and server before anything is measured, default 2; 0: none)
  * --rps-rounds N (throughput windows per target and path, interleaved; the median's is reported; default 3).
+ * Section chain (only with --only chain): a 500-turn chain per store (chain.ts); --chain-baseline DIR runs
+ * another build's dist/ beside this one, --chain-depth N stops the chains earlier.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -36,6 +38,7 @@ import { measureTracingCost } from "./tracing-cost.js";
 import { measureToolRound, toolRoundLine } from "./tool-round.js";
 import { LONG_CHUNKS } from "./mock-server.js";
 import { measureToolLoops, renderToolLoops, TURNS } from "./websocket.js";
+import { measureChains, renderChains, retried } from "./chain.js";
 
 const { values: flags } = parseArgs({
   options: {
@@ -58,6 +61,8 @@ const { values: flags } = parseArgs({
     loops: { type: "string" },
     warmup: { type: "string" },
     "rps-rounds": { type: "string" },
+    "chain-baseline": { type: "string" },
+    "chain-depth": { type: "string" },
   },
 });
 
@@ -325,6 +330,10 @@ async function main(): Promise<void> {
   process.once("SIGINT", () => void stopAll().then(() => process.exit(130)));
 
   try {
+    if (SECTIONS.has("chain")) {
+      await chainSection(children, cleanups);
+      if (SECTIONS.size === 1) return;
+    }
     const mock = await spawnNode({
       name: "mock",
       args: [...TSX, "test/bench/mock-server.ts", "--latency-ms", String(MOCK_LATENCY)],
@@ -646,6 +655,22 @@ async function main(): Promise<void> {
   } finally {
     await stopAll();
   }
+}
+
+/** Section chain: its own mock and redis-server, the routers one at a time; prints the table and writes chain.json beside the results. */
+async function chainSection(children: Child[], cleanups: (() => Promise<void>)[]): Promise<void> {
+  const mock = await spawnNode({ name: "mock", args: [...TSX, "test/bench/mock-server.ts"], cpus: CLIENT_CPU, ready: { ipc: true } });
+  children.push(mock);
+  const redis = await redisForBench(cleanups);
+  const layouts = [{ label: "each item once", dist: resolve("dist") }];
+  if (flags["chain-baseline"]) layouts.push({ label: "full copy (baseline)", dist: resolve(flags["chain-baseline"]) });
+  log(`chain: ${layouts.map((l) => l.label).join(" vs ")}, memory${redis ? " and Redis" : ""}, to depth ${flags["chain-depth"] ?? 500}`);
+  const runs = await measureChains({ mockUrl: `http://127.0.0.1:${mock.port}/v1`, redisUrl: redis?.url ?? null, layouts, cpus: SERVER_CPU, maxDepth: flags["chain-depth"] ? Number(flags["chain-depth"]) : undefined, log });
+  const table = renderChains(runs);
+  console.log(table);
+  if (retried > 0) log(`chain: ${retried} request(s) met a 503 (a store call timed out on the loaded machine) and were retried`);
+  mkdirSync(resolve(OUT, ".."), { recursive: true });
+  writeFileSync(resolve(OUT, "..", "chain.json"), JSON.stringify({ startedAt: new Date().toISOString(), load: loadavg(), retried, runs }, null, 2) + "\n");
 }
 
 function machine(): BenchResults["machine"] {

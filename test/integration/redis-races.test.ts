@@ -8,6 +8,8 @@ import { metricSample } from "../helpers/metrics-text.js";
 import { chatTextChunks, nativeEvents, nativeResponse, startMockUpstream, type MockUpstream, type Reply } from "../helpers/mock-upstream.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
+import { chainTag } from "../../src/store/chain.js";
+import { chainKeys } from "../../src/store/redis/chain-scripts.js";
 
 /**
  * State races between router instances on one Redis: a delete is final even while another
@@ -91,7 +93,7 @@ describe("two instances on one Redis: races", () => {
         }
       }
       await until(async () => (await runningJobs(a)) === 0 && (await runningJobs(b)) === 0, "jobs to end");
-      expect(await raw.exists(`${prefix}resp:${id}`), `round ${round}: record of ${id}`).toBe(0);
+      expect(await raw.hexists(chainKeys(prefix, chainTag(id)).hash, `${id}:s`), `round ${round}: record of ${id}`).toBe(0);
       expect(await raw.exists(`${prefix}events:${id}`), `round ${round}: events of ${id}`).toBe(0);
       expect((await onA(`/v1/responses/${id}`)).status).toBe(404);
     }

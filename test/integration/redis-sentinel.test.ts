@@ -4,6 +4,8 @@ import { isTerminalEvent } from "../../src/store/types.js";
 import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { startSentinelGroup, type SentinelGroup } from "../helpers/redis-sentinel.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
+import { chainTag } from "../../src/store/chain.js";
+import { chainKeys } from "../../src/store/redis/chain-scripts.js";
 
 /**
  * A real Sentinel deployment (primary, replica, three sentinels on loopback) under a running
@@ -129,7 +131,7 @@ describe("Redis Sentinel", () => {
       // The job waits for the store (up to ~16 s) and the group for its old primary to rejoin as a
       // replica (one replica here): on a loaded machine (the whole suite on 2 cores) that took > 30 s.
     }, "the job to end", 75_000).catch(async (err: Error) => {
-      const where = await group.describeKey(`${r.config.storage.prefix}resp:${job.id}`);
+      const where = await group.describeKey(chainKeys(r.config.storage.prefix, chainTag(job.id)).hash);
       throw new Error(`${err.message}; last seen: ${last}; upstream calls: ${up.requests.length}; the record: ${where}`);
     });
     // It either finished or failed cleanly; the upstream was asked once (never run twice).

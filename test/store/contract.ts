@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { EventOrderError, jobAbortKind, type JobContext, type StoredResponse, type Stores } from "../../src/store/index.js";
+import { describeChainContract } from "./chain-contract.js";
 import { describeLimiterContract } from "./limiter-contract.js";
 import { describeUsageContract } from "./usage-contract.js";
 import { aborted, collect, ev, makeRecord, makeResponse, newId, sleep, waitFor } from "./support.js";
@@ -202,6 +203,8 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
         expect(await responses.get(id)).toEqual(rec);
       });
     });
+
+    describe("chains", () => describeChainContract(open));
 
     describeLimiterContract(() => open());
     describeUsageContract(() => open());

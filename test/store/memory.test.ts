@@ -36,8 +36,12 @@ describe("memory store specifics", () => {
     expect(await store.get(e)).not.toBeNull();
   });
 
-  it("evicts by approximate bytes (JSON length)", async () => {
-    const one = JSON.stringify(makeRecord("resp_0", "y".repeat(1_000))).length;
+  it("evicts by the bytes it holds (the JSON of each part, once)", async () => {
+    const probe = new MemoryResponseStore({ maxEntries: 10, maxBytes: 1e9, ttlMs: 60_000 });
+    await probe.save(makeRecord("resp_0", "y".repeat(1_000)));
+    const one = probe.bytes;
+    expect(one).toBeGreaterThan(1_000);
+    expect(one).toBeLessThan(JSON.stringify(makeRecord("resp_0", "y".repeat(1_000))).length + 100);
     const store = new MemoryResponseStore({ maxEntries: 1_000, maxBytes: one * 3 + 10, ttlMs: 60_000 });
     for (let i = 0; i < 5; i++) await store.save(makeRecord(`resp_${i}`, "y".repeat(1_000)));
     expect(store.size).toBe(3);

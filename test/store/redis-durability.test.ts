@@ -4,6 +4,8 @@ import { createStores, StoreUnavailableError, type StorageConfig, type Stores } 
 import { startSentinelGroup, type SentinelGroup } from "../helpers/redis-sentinel.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
 import { describeStoreContract, makeRecord, newId, waitFor } from "./contract.js";
+import { chainTag } from "../../src/store/chain.js";
+import { chainKeys } from "../../src/store/redis/chain-scripts.js";
 
 /**
  * storage.durability: replica over real servers: a primary with one replica (no sentinels),
@@ -48,7 +50,7 @@ describe("durability: replica", () => {
         const rec = makeRecord(newId());
         await stores.responses.save(rec);
         // Read straight from the replica right after the acknowledgement.
-        expect(await replica.exists(`${prefix}resp:${rec.response.id}`)).toBe(1);
+        expect(await replica.hexists(chainKeys(prefix, chainTag(rec.response.id)).hash, `${rec.response.id}:s`)).toBe(1);
       }
     } finally {
       replica.disconnect();
@@ -66,7 +68,7 @@ describe("durability: replica", () => {
       const rec = makeRecord(id);
       await stores.responses.save({ ...rec, response: { ...rec.response, status: "in_progress" } });
       expect(await stores.responses.saveIfOpen({ ...rec, response: { ...rec.response, status: "failed" } })).toBe("saved");
-      expect(JSON.parse((await replica.get(`${prefix}resp:${id}`))!).response.status).toBe("failed");
+      expect(await replica.hget(chainKeys(prefix, chainTag(id)).hash, `${id}:s`)).toBe("failed");
       expect(await stores.responses.saveIfOpen(rec)).toBe("finished");
     } finally {
       replica.disconnect();

@@ -333,7 +333,7 @@ describe("redis: recorded events expire before the responses they belong to", ()
       const ttlOf = async (part: string) => raw.pttl(keys.find((k) => k.includes(part))!);
       expect(await ttlOf("events:")).toBeLessThanOrEqual(5_000);
       expect(await ttlOf("events:")).toBeGreaterThan(0);
-      expect(await ttlOf("resp:")).toBeGreaterThan(500_000);
+      expect(await ttlOf("chain:")).toBeGreaterThan(500_000);
     } finally {
       raw.disconnect();
       await stores.close();

@@ -64,6 +64,7 @@ export class BackgroundJobs {
     const { responses, events, jobs } = this.rt.stores;
     const response = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "queued", previousResponseId: plan.previousResponseId });
     const record: StoredResponse = { response, input: [...plan.history, ...plan.input], owner: plan.owner };
+    if (plan.basis) record.basis = plan.basis;
     await this.store("events", "append", () => events.append(plan.id, emitted({ type: "response.created", response: response as unknown as EmittedResponse, sequence_number: 0 })));
     await this.store("responses", "save", () => responses.save(record));
     // The request's trace context rides in the job record: the job's span, wherever it runs, links to it.

@@ -4,7 +4,8 @@ import { invalidRequest, notFound, responseNotFound } from "../../ops/errors.js"
 import type { IdGenerator, IdPrefix } from "../../wire/ids.js";
 import type { ApiKey } from "../../keys/policy.js";
 import { targetsFor, type ModelConfig } from "../../runtime/models.js";
-import type { ConversationStore, ResponseStore, StoredConversation, StoredResponse } from "../../store/types.js";
+import { idInChain } from "../../store/chain.js";
+import type { ConversationStore, HistoryBasis, ResponseStore, StoredConversation, StoredResponse } from "../../store/types.js";
 import { normalizeInput, type FetchedFile } from "../../translate/index.js";
 import type { CreateResponseRequest, Item } from "../../wire/types.js";
 import { callStore, traced } from "./store-access.js";
@@ -21,6 +22,8 @@ export interface Plan {
   input: Item[];
   /** Stored history this turn builds on (previous input + output), oldest first. */
   history: Item[];
+  /** Where `history` is stored, so the stored response links to it instead of copying it; absent when it is not stored (a `store: false` parent). */
+  basis?: HistoryBasis;
   owner: string | null;
   id: string;
   createdAt: number;
@@ -78,6 +81,7 @@ export async function buildPlan(
   const { modelCfg, targets } = targetsFor(cfg, req.model, key);
 
   let history: Item[] = [];
+  let basis: HistoryBasis | undefined;
   let lastEndpoint: string | null = null;
   const previousResponseId = req.previous_response_id ?? null;
   const conversationId = req.conversation == null ? null : typeof req.conversation === "string" ? req.conversation : (req.conversation as { id: string }).id;
@@ -87,14 +91,17 @@ export async function buildPlan(
       throw invalidRequest(`Previous response '${previousResponseId}' is still ${prev.response.status}; wait for it to finish.`, "previous_response_id", "previous_response_not_ready");
     }
     history = [...prev.input, ...prev.response.output];
+    // A WebSocket's `store: false` turn is in no store: its child keeps the history whole.
+    if (prev.response.store !== false) basis = { response: previousResponseId, items: history.length };
     lastEndpoint = prev.endpoint ?? null;
   } else if (conversationId) {
     // Both reads at once: the items wait on no answer of the first (another key's are read, then dropped by its 404).
     const [conv, items] = await Promise.all([
       traced(deps.tracing, "conversation.load", () => loadConversation(deps.conversations, conversationId, owner, "conversation")),
-      traced(deps.tracing, "history.load", () => callStore(() => deps.conversations.items(conversationId))),
+      traced(deps.tracing, "history.load", () => callStore(() => deps.conversations.history(conversationId))),
     ]);
-    history = items ?? [];
+    history = items?.items ?? [];
+    if (items) basis = { conversation: conversationId, at: items.at, items: history.length };
     lastEndpoint = conv.endpoint;
     req.conversation = { id: conversationId }; // echoed in the Response as OpenAI does
   }
@@ -112,8 +119,10 @@ export async function buildPlan(
     targets,
     input,
     history,
+    ...(basis ? { basis } : {}),
     owner,
-    id: deps.ids("resp"),
+    // In the chain of what it builds on: its whole history is found from its id alone (store/chain.ts).
+    id: idInChain(deps.ids, previousResponseId ?? conversationId),
     createdAt: Math.floor(deps.now() / 1000),
     previousResponseId,
     conversationId,
@@ -154,6 +163,7 @@ export function planFromRecord(cfg: RouterConfig, rec: StoredResponse, payload: 
     targets,
     history: rec.input.slice(0, historyItems),
     input: rec.input.slice(historyItems),
+    ...(rec.basis ? { basis: rec.basis } : {}),
     owner: rec.owner,
     id: rec.response.id,
     createdAt: rec.response.created_at,

@@ -36,28 +36,52 @@ export interface ListQuery {
 
 /** One page of input items, as GET /v1/responses/{id}/input_items (and a conversation's item list) returns it. */
 export function listPage(items: Item[], query: ListQuery, unknownAfter = (id: string) => `No input item with id '${id}' in this response.`): ResponseItemList {
+  const bounds = pageBounds(items.map((i) => i.id as string | undefined), query, unknownAfter);
+  return pageOf(bounds.at.map((k) => items[k]!), bounds.hasMore);
+}
+
+/**
+ * The page a query names, from the items' ids alone (oldest first): the positions of its
+ * items in the order listed, and whether more follow. A store that keeps a history in parts
+ * loads only the parts these positions fall in (ItemsIndex).
+ */
+export function pageBounds(ids: readonly (string | undefined)[], query: ListQuery, unknownAfter = (id: string) => `No input item with id '${id}' in this response.`): { at: number[]; hasMore: boolean } {
   const order = query.order ?? "desc";
   if (order !== "asc" && order !== "desc") throw invalidRequest(`Invalid value: '${order}'. Supported values are: 'asc' and 'desc'.`, "order", "invalid_value");
   const limit = query.limit === undefined ? 20 : Number(query.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
     throw invalidRequest(`Invalid 'limit': expected an integer between 1 and 100, but got '${query.limit}'.`, "limit", "invalid_value");
   }
-  const ordered = order === "asc" ? items : [...items].reverse();
+  const n = ids.length;
+  const position = (k: number) => (order === "asc" ? k : n - 1 - k); // k-th in the listed order
   let start = 0;
   if (query.after) {
     // Ids are unique, except in a history built from a backend that repeats its item ids: the
     // last match then ends the walk (a first match would hand the SDK the same page forever).
-    const at = ordered.findLastIndex((i) => i.id === query.after);
+    let at = -1;
+    for (let k = n - 1; k >= 0; k--) {
+      if (ids[position(k)] === query.after) {
+        at = k;
+        break;
+      }
+    }
     if (at === -1) throw invalidRequest(unknownAfter(query.after), "after", "invalid_value");
     start = at + 1;
   }
-  const data = ordered.slice(start, start + limit).map(inputItemView) as unknown as ResponseItemList["data"];
+  const at: number[] = [];
+  for (let k = start; k < Math.min(n, start + limit); k++) at.push(position(k));
+  return { at, hasMore: start + limit < n };
+}
+
+/** A page of stored items, listed as OpenAI lists them. */
+export function pageOf(items: Item[], hasMore: boolean): ResponseItemList {
+  const data = items.map(inputItemView) as unknown as ResponseItemList["data"];
   return {
     object: "list",
     data,
     // Every stored item has an id (plan.ts gives one); an empty page has none to name.
     first_id: data[0]?.id ?? (null as unknown as string),
     last_id: data[data.length - 1]?.id ?? (null as unknown as string),
-    has_more: start + limit < ordered.length,
+    has_more: hasMore,
   };
 }

@@ -7,6 +7,7 @@
 import type { Logger } from "pino";
 import { eventsTtl, type StorageConfig } from "../options.js";
 import type { StoreStatus, Stores } from "../types.js";
+import { MemoryChains } from "./chains.js";
 import { MemoryConversationStore } from "./conversations.js";
 import { MemoryEventLog } from "./events.js";
 import { MemoryJobQueue } from "./jobs.js";
@@ -18,8 +19,10 @@ const alwaysConnected: StoreStatus = { connected: true, onStatusChange: () => ()
 
 export function createMemoryStores(cfg: StorageConfig, logger: Logger | undefined): Stores {
   const limits = { maxEntries: cfg.memory.max_entries, maxBytes: cfg.memory.max_bytes };
-  const responses = new MemoryResponseStore({ ...limits, ttlMs: cfg.ttl });
-  const conversations = new MemoryConversationStore({ ...limits, ttlMs: cfg.ttl });
+  // One set of chains for both: a response made in a conversation links to its items.
+  const chains = new MemoryChains(limits, cfg.ttl);
+  const responses = new MemoryResponseStore({ ...limits, ttlMs: cfg.ttl }, chains);
+  const conversations = new MemoryConversationStore({ ...limits, ttlMs: cfg.ttl }, chains);
   const cache = new MemoryResponseCache(limits);
   const events = new MemoryEventLog({ ...limits, ttlMs: eventsTtl(cfg) });
   const jobs = new MemoryJobQueue({ cancelTtlMs: cfg.ttl, logger });

@@ -1,19 +1,15 @@
-import type { ChainableCommander } from "ioredis";
-import { hashTag, redisCall, RedisStatus, setApart, waitReady, type RedisClient } from "./client.js";
+import { redisCall, RedisStatus, waitReady, type RedisClient } from "./client.js";
 import { storeWrite, throwFailed, type DurableWriter } from "./durable.js";
 import { recordJson } from "../record-json.js";
-import { itemOfRecord, recordItemIds, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type SaveIfOpenResult, type StoreStatus, type StoredResponse } from "../types.js";
+import { chainTag, concatItems, joinRecord, recordParts, segmentedIndex, standalone, wholeIndex, type Segment } from "../chain.js";
+import { chainKeys, DELETE, HISTORY, INPUT_IDS, INPUT_LOAD, ITEMS_OF, SAVE } from "./chain-scripts.js";
+import type { Item } from "../../wire/types.js";
+import { itemOfRecord, type InputIndex, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type SaveIfOpenResult, type StoreStatus, type StoredResponse } from "../types.js";
 import { FINISHED_STATUSES } from "../../wire/protocol.js";
 
-/** The response an item id points to, in one round trip. KEYS: item key. ARGV: the response key prefix. */
-const FIND_ITEM = `
-local id = redis.call('GET', KEYS[1])
-if not id then return false end
-return redis.call('GET', ARGV[1] .. id)`;
-
 /**
- * saveIfOpen in one step. KEYS: the response key, then its item keys. ARGV: the record's JSON,
- * the TTL in ms, the response id. The stored response's status is read by walking the tokens
+ * saveIfOpen of a record the previous release stored (a background response it queued), in
+ * one step. KEYS: the response key. ARGV: the record's JSON, the TTL in ms, the response id. The stored response's status is read by walking the tokens
  * of the object under "response" (the record's first key, see record-json.ts), strings skipped
  * whole, up to its own top-level "status": a few dozen bytes in however large the record, where
  * decoding it all would hold Redis for milliseconds per megabyte. Another shape is decoded.
@@ -58,11 +54,10 @@ if status == nil then
 end
 if FINISHED[status] then return 'finished' end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-for i = 2, #KEYS do redis.call('SET', KEYS[i], ARGV[3], 'PX', ARGV[2]) end
 return 'saved'`;
 
 export interface RedisStoreOptions {
-  /** Key namespace, e.g. "rr:" -> "rr:resp:<id>". */
+  /** Key namespace, e.g. "rr:" -> "rr:chain:{<tag>}". */
   prefix: string;
   ttlMs: number;
   /** How long a call waits for a reconnecting client before StoreUnavailableError (default 500 ms). */
@@ -71,13 +66,28 @@ export interface RedisStoreOptions {
   durable?: DurableWriter;
 }
 
+/** A record's links and owner, as the chain's hash keeps them (`X:m`, see chain-scripts.ts). */
+interface Meta {
+  /** The parent response. */
+  p?: string;
+  /** The conversation, and the position in its items this record builds on. */
+  c?: string;
+  a?: number;
+  /** Expiry, ms since the epoch. */
+  x: number;
+  w?: string;
+  e?: string;
+}
+
 /**
- * Stored responses in Redis: one JSON string per response under `${prefix}resp:${id}`,
- * expiring after ttlMs (SET PX), and per item id `${prefix}item:${itemId}` naming the
- * response that last saved it (same TTL, written in the same transaction; findItem). On a
- * cluster the record is `${prefix}resp:{${id}}` (the tag its event log shares) and the item
- * index keys, on slots of their own, are written right after it, and read in two steps. Unreachable Redis -> StoreUnavailableError within about
- * a second; the client keeps reconnecting in the background.
+ * Stored responses in Redis, each item stored once: a response keeps its own input and its
+ * output in its chain's hash with a link to its parent or conversation (chain-scripts.ts
+ * has the layout), and `${prefix}chainitem:${itemId}` names the response that last saved an
+ * item (findItem). History at any depth is one script call. Records of the previous release
+ * (`${prefix}resp:${id}`, full input; `${prefix}item:${itemId}`) are still read, deleted and
+ * finished; new ones never go there, so that release answers 404 for them rather than a
+ * history cut short. Unreachable Redis -> StoreUnavailableError within about a second; the
+ * client keeps reconnecting in the background.
  */
 export class RedisResponseStore implements ResponseStore, StoreStatus {
   private readonly status: RedisStatus;
@@ -97,77 +107,146 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     return this.status.onStatusChange(cb);
   }
 
-  private key(id: string): string {
-    return `${this.opts.prefix}resp:${hashTag(this.client, id)}`;
+  /** The chain's keys and the first ARGVs every chain script takes, for the chain of `id`. */
+  private chain(id: string, now = Date.now()): { keys: string[]; argv: string[] } {
+    const { hash, leaves, conv } = chainKeys(this.opts.prefix, chainTag(id));
+    return { keys: [hash, leaves], argv: [conv, String(now)] };
+  }
+
+  private legacyKey(id: string): string {
+    return `${this.opts.prefix}resp:${id}`;
   }
 
   private itemKey(itemId: string): string {
-    return `${this.opts.prefix}item:${itemId}`;
+    return `${this.opts.prefix}chainitem:${itemId}`;
+  }
+
+  private call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return redisCall(this.client, what, fn, this.opts.readyTimeoutMs);
   }
 
   /** A write a client depends on: on the durable writer's connections when there is one (confirmed by a replica when `confirm` holds). */
-  private write<T>(what: string, id: string, fn: (client: RedisClient) => Promise<T>, confirm?: (result: T) => boolean): Promise<T> {
-    return storeWrite(this.client, this.opts.durable, what, this.key(id), fn, confirm, this.opts.readyTimeoutMs);
+  private write<T>(what: string, key: string, fn: (client: RedisClient) => Promise<T>, confirm?: (result: T) => boolean): Promise<T> {
+    return storeWrite(this.client, this.opts.durable, what, key, fn, confirm, this.opts.readyTimeoutMs);
   }
 
-  async save(record: StoredResponse, responseJson?: string): Promise<void> {
-    const json = recordJson(record, responseJson);
-    await this.write("store.save", record.response.id, async (client) => {
-      const tx = client.multi().set(this.key(record.response.id), json, "PX", this.opts.ttlMs);
-      if (!this.client.isCluster) this.indexItems(tx, record);
-      throwFailed(await tx.exec());
-    });
-    await this.indexApart(record);
-  }
-
-  private indexItems(tx: ChainableCommander, record: StoredResponse): void {
-    for (const id of recordItemIds(record)) tx.set(this.itemKey(id), record.response.id, "PX", this.opts.ttlMs);
-  }
-
-  /** On a cluster the item index keys live on slots of their own: written once the record is. */
-  private indexApart(record: StoredResponse): Promise<void> {
-    if (!this.client.isCluster) return Promise.resolve();
-    const keys = recordItemIds(record).map((itemId) => this.itemKey(itemId));
-    return setApart(this.client, "store.save", keys, record.response.id, this.opts.ttlMs, this.opts.readyTimeoutMs);
+  async save(record: StoredResponse, _responseJson?: string): Promise<void> {
+    const result = await this.saveParts(record, "save");
+    if (result === "nobasis") await this.saveParts(standalone(record), "save");
   }
 
   async saveIfOpen(record: StoredResponse): Promise<SaveIfOpenResult> {
+    const result = await this.saveParts(record, "open");
+    if (result !== "missing") return result as SaveIfOpenResult;
+    // A background response queued by the previous release, finished by this one.
+    return this.legacySaveIfOpen(record);
+  }
+
+  /** One script call writes the record's own parts; then its items are indexed (their keys are in other slots). */
+  private async saveParts(record: StoredResponse, mode: "save" | "open"): Promise<string> {
     const id = record.response.id;
-    // On a cluster the script is given the record's key alone (indexApart follows).
-    const keys = [this.key(id), ...(this.client.isCluster ? [] : recordItemIds(record).map((itemId) => this.itemKey(itemId)))];
-    const json = JSON.stringify(record);
-    const result = await this.write(
-      "store.save",
-      id,
-      async (client) => (await client.eval(SAVE_IF_OPEN, keys.length, ...keys, json, String(this.opts.ttlMs), id)) as SaveIfOpenResult,
-      (result) => result === "saved",
-    );
-    if (result === "saved") await this.indexApart(record);
+    const now = Date.now();
+    const parts = recordParts(record);
+    const meta: Meta = { x: now + this.opts.ttlMs };
+    if (parts.basis && "response" in parts.basis) meta.p = parts.basis.response;
+    if (parts.basis && "conversation" in parts.basis) {
+      meta.c = parts.basis.conversation;
+      meta.a = parts.basis.at;
+    }
+    if (record.owner !== null) meta.w = record.owner;
+    if (record.endpoint) meta.e = record.endpoint;
+    const { keys, argv } = this.chain(id, now);
+    const convItems = meta.c ? `${argv[0]}${meta.c}:items` : keys[0]!;
+    const args = [...argv, id, String(this.opts.ttlMs), JSON.stringify(meta), record.response.status, parts.responseJson, parts.outputJson, parts.ownInputJson, mode, parts.idsJson];
+    const result = (await this.write("store.save", keys[0]!, (client) => client.eval(SAVE, 3, keys[0]!, keys[1]!, convItems, ...args) as Promise<string>, (r) => r === "saved")) as string;
+    if (result === "saved") await this.index(mode === "open" ? itemIdsOf(record.response.output) : parts.itemIds, id);
     return result;
   }
 
+  /** Item id -> the response that saved it, one SET each (each key its own slot on a Cluster). */
+  private async index(itemIds: string[], responseId: string): Promise<void> {
+    if (itemIds.length === 0) return;
+    await this.write("store.index", this.itemKey(itemIds[0]!), (client) => Promise.all(itemIds.map((itemId) => client.set(this.itemKey(itemId), responseId, "PX", this.opts.ttlMs))));
+  }
+
   async get(id: string): Promise<StoredResponse | null> {
-    const json = await redisCall(this.client, "store.get", () => this.client.get(this.key(id)), this.opts.readyTimeoutMs);
-    return json === null ? null : (JSON.parse(json) as StoredResponse);
+    const { keys, argv } = this.chain(id);
+    // As buffers: the history's parts are joined into one JSON array and decoded once (a string per part costs more than the parse).
+    const found = (await this.call("store.get", () => this.client.callBuffer("EVAL", [HISTORY, 2, ...keys, ...argv, id]))) as Buffer[] | null;
+    if (found) return fromHistory(found);
+    return this.legacyGet(id);
+  }
+
+  async inputIndex(id: string): Promise<InputIndex | null> {
+    const { keys, argv } = this.chain(id);
+    const found = (await this.call("store.inputIndex", () => this.client.eval(INPUT_IDS, 2, ...keys, ...argv, id))) as string[] | string | null;
+    if (found === null || found === "whole") {
+      const record = await this.get(id);
+      return record ? wholeIndex(record.owner, record.input) : null;
+    }
+    const [metaJson, ownIds, ...rest] = found as [string, string, ...string[]];
+    const parts = (rid: string, json: string): Segment[] => {
+      const d = JSON.parse(json) as { i: string[]; o: string[] };
+      return [
+        { ref: `${rid}\ti`, ids: d.i },
+        { ref: `${rid}\to`, ids: d.o },
+      ];
+    };
+    // The script names the parts nearest first; the index wants them oldest first.
+    const nearestFirst: Segment[][] = [];
+    let k = 0;
+    for (; k + 1 < rest.length && rest[k] !== ""; k += 2) nearestFirst.push(parts(rest[k]!, rest[k + 1]!));
+    const segments: Segment[] = [];
+    if (rest[k] === "") segments.push({ ref: `\t${rest[k + 1]}\t${rest[k + 2]}`, ids: (JSON.parse(rest[k + 3]!) as string[]).filter((i) => i !== "") });
+    for (const pair of nearestFirst.reverse()) segments.push(...pair);
+    segments.push(parts(id, ownIds)[0]!);
+    const owner = (JSON.parse(metaJson) as Meta).w ?? null;
+    return segmentedIndex(owner, segments, async (refs) => (await this.call("store.inputItems", () => this.client.eval(INPUT_LOAD, 2, ...keys, ...argv, ...refs))) as string[]);
   }
 
   async findItem(itemId: string): Promise<FoundItem | null> {
-    const json = (await redisCall(
-      this.client,
-      "store.findItem",
-      async () => {
-        if (!this.client.isCluster) return this.client.eval(FIND_ITEM, 1, this.itemKey(itemId), this.key(""));
-        const id = await this.client.get(this.itemKey(itemId));
-        return id === null ? null : this.client.get(this.key(id));
-      },
-      this.opts.readyTimeoutMs,
-    )) as string | null;
-    return json ? itemOfRecord(JSON.parse(json) as StoredResponse, itemId) : null;
+    const responseId = await this.call("store.findItem", () => this.client.get(this.itemKey(itemId)));
+    if (responseId !== null) {
+      const { keys, argv } = this.chain(responseId);
+      const found = (await this.call("store.findItem", () => this.client.eval(ITEMS_OF, 2, ...keys, ...argv, responseId))) as [string, string, string] | null;
+      if (!found) return null;
+      const item = concatItems([found[2], found[1]]).find((i) => i.id === itemId);
+      return item ? { item, owner: (JSON.parse(found[0]) as Meta).w ?? null } : null;
+    }
+    return this.legacyFindItem(itemId);
   }
 
   async delete(id: string): Promise<boolean> {
-    const n = await redisCall(this.client, "store.delete", () => this.client.del(this.key(id)), this.opts.readyTimeoutMs);
-    return n > 0;
+    const { keys, argv } = this.chain(id);
+    const n = await this.call("store.delete", () => this.client.eval(DELETE, 2, ...keys, ...argv, id));
+    if (n === 1) return true;
+    const legacy = await this.call("store.delete", () => this.client.del(this.legacyKey(id)));
+    return legacy > 0;
+  }
+
+  // ---- records of the previous release (full input under resp:<id>) -----------------
+
+  private async legacyGet(id: string): Promise<StoredResponse | null> {
+    const json = await this.call("store.get", () => this.client.get(this.legacyKey(id)));
+    return json === null ? null : (JSON.parse(json) as StoredResponse);
+  }
+
+  private async legacyFindItem(itemId: string): Promise<FoundItem | null> {
+    const responseId = await this.call("store.findItem", () => this.client.get(`${this.opts.prefix}item:${itemId}`));
+    const record = responseId === null ? null : await this.legacyGet(responseId);
+    return record ? itemOfRecord(record, itemId) : null;
+  }
+
+  private legacySaveIfOpen(record: StoredResponse): Promise<SaveIfOpenResult> {
+    const id = record.response.id;
+    const keys = [this.legacyKey(id)];
+    const json = JSON.stringify(standalone(record));
+    return this.write(
+      "store.save",
+      keys[0]!,
+      async (client) => (await client.eval(SAVE_IF_OPEN, keys.length, ...keys, json, String(this.opts.ttlMs), id)) as SaveIfOpenResult,
+      (result) => result === "saved",
+    );
   }
 
   /** True when Redis answers PING (waits up to timeoutMs for a connection first). */
@@ -182,6 +261,35 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
 
   /** The client is shared and closed by whoever created it (createStores). */
   async close(): Promise<void> {}
+}
+
+/** A record from the HISTORY script's answer. */
+function fromHistory(found: Buffer[]): StoredResponse {
+  const [_status, metaJson, responseJson, outputJson, ownJson, ...chunks] = found as [Buffer, Buffer, Buffer, Buffer, Buffer, ...Buffer[]];
+  const meta = JSON.parse(metaJson.toString()) as Meta;
+  const history = JSON.parse(joinArrays(chunks).toString()) as Item[];
+  const basis = meta.p ? { response: meta.p, items: history.length } : meta.c ? { conversation: meta.c, at: meta.a ?? 0, items: history.length } : null;
+  return joinRecord(responseJson.toString(), outputJson.toString(), history, JSON.parse(ownJson.toString()) as Item[], { owner: meta.w ?? null, endpoint: meta.e, basis });
+}
+
+const COMMA = Buffer.from(",");
+const OPEN = Buffer.from("[");
+const CLOSE = Buffer.from("]");
+
+/** JSON arrays as one JSON array, without decoding them: each one's brackets dropped, the rest joined by commas. */
+function joinArrays(arrays: Buffer[]): Buffer {
+  const parts: Buffer[] = [OPEN];
+  for (const a of arrays) {
+    if (a.length <= 2) continue; // "[]"
+    if (parts.length > 1) parts.push(COMMA);
+    parts.push(a.subarray(1, a.length - 1));
+  }
+  parts.push(CLOSE);
+  return Buffer.concat(parts);
+}
+
+function itemIdsOf(items: readonly { id?: unknown }[]): string[] {
+  return items.flatMap((i) => (typeof i.id === "string" && i.id ? [i.id] : []));
 }
 
 export type CacheErrorHook = (op: "get" | "set", err: unknown) => void;

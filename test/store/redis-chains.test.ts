@@ -1,0 +1,188 @@
+import { connect } from "node:net";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createStores, type StorageConfig, type StoredResponse, type Stores } from "../../src/store/index.js";
+import { randomId } from "../../src/wire/ids.js";
+import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
+import { turn } from "./chain-contract.js";
+import { sleep } from "./support.js";
+
+/** The Redis layout of chains: one round trip for a history at any depth, no key left behind, and the previous release's records. */
+let redis: RedisServerHandle;
+let raw: Redis;
+let n = 0;
+const prefix = () => `rrchain:${process.pid}:${++n}:`;
+const config = (url: string, p: string, ttl = 60_000): StorageConfig => ({ redis_url: url, prefix: p, ttl, memory: { max_entries: 100, max_bytes: 1_000_000 } });
+
+beforeAll(async () => {
+  redis = await startRedis();
+  raw = new Redis(redis.url);
+});
+afterAll(async () => {
+  raw?.disconnect();
+  await redis?.stop();
+});
+
+/** The commands clients send on the keys under `p` (MONITOR, on a socket of its own; those a script runs are left out) while `fn` runs. */
+async function clientCommands<T>(p: string, fn: () => Promise<T>): Promise<{ result: T; commands: string[] }> {
+  const socket = connect(redis.port, "127.0.0.1");
+  let text = "";
+  socket.on("data", (d) => (text += d));
+  socket.write("MONITOR\r\n");
+  while (!text.startsWith("+OK")) await sleep(5);
+  try {
+    const result = await fn();
+    await sleep(30); // MONITOR lines trail the replies
+    const commands = text
+      .split("\r\n")
+      .filter((line) => / \[\d+ [\d.:]+\] /.test(line) && line.includes(`"${p}chain`))
+      .map((line) => /\] "([a-zA-Z]+)"/.exec(line)![1]!.toLowerCase());
+    return { result, commands };
+  } finally {
+    socket.destroy();
+  }
+}
+
+async function saveChain(stores: Stores, depth: number): Promise<StoredResponse> {
+  let parent: StoredResponse | null = null;
+  for (let i = 0; i < depth; i++) {
+    const rec = turn(parent, i);
+    await stores.responses.save(rec);
+    parent = rec;
+  }
+  return parent!;
+}
+
+describe("redis chains", () => {
+  it("reads the history of a turn at depth 1, 10, 50 and 200 in one round trip (one script call), and stores a turn in a number of commands that does not grow", async () => {
+    const p = prefix();
+    const stores = await createStores(config(redis.url, p));
+    try {
+      const perTurn: number[] = [];
+      let parent: StoredResponse | null = null;
+      for (let i = 0; i < 200; i++) {
+        const rec = turn(parent, i);
+        parent = rec;
+        if (i !== 0 && i !== 9 && i !== 49 && i !== 199) {
+          await stores.responses.save(rec);
+          continue;
+        }
+        const saved = await clientCommands(p, () => stores.responses.save(rec));
+        perTurn.push(saved.commands.length);
+        const { result, commands } = await clientCommands(p, () => stores.responses.get(rec.response.id));
+        expect(result!.input).toEqual(rec.input);
+        expect(commands, `depth ${i + 1}`).toEqual(["eval"]);
+      }
+      // One script and one SET per item the turn added (its input and output), at every depth.
+      expect(new Set(perTurn)).toEqual(new Set([3]));
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it("leaves no key behind: deleting every response of a chain (forks too) empties it; a chain left alone expires whole", async () => {
+    const p = prefix();
+    const stores = await createStores(config(redis.url, p, 500));
+    try {
+      const last = await saveChain(stores, 10);
+      const fork = turn((await stores.responses.get(last.basis && "response" in last.basis ? last.basis.response : ""))!, 99);
+      await stores.responses.save(fork);
+      const hash = (await raw.keys(`${p}chain:*`)).find((k) => !k.endsWith(":leaves"))!;
+      expect(await raw.hlen(hash)).toBeGreaterThan(0);
+      // Deleting from the root down: each is a tombstone until its last descendant goes.
+      let rec: StoredResponse | null = (await stores.responses.get(last.response.id))!;
+      const ids: string[] = [];
+      while (rec) {
+        ids.unshift(rec.response.id);
+        const parentId: string | null = rec.basis && "response" in rec.basis ? rec.basis.response : null;
+        rec = parentId ? { ...rec, response: { ...rec.response, id: parentId }, basis: undefined } : null;
+        if (parentId) rec = (await stores.responses.get(parentId)) ?? rec;
+      }
+      for (const id of ids) expect(await stores.responses.delete(id)).toBe(true);
+      expect(await raw.hlen(hash)).toBeGreaterThan(0); // the fork still needs the first nine
+      expect(await stores.responses.get(fork.response.id)).not.toBeNull();
+      expect(await stores.responses.delete(fork.response.id)).toBe(true);
+      expect(await raw.hlen(hash)).toBe(0);
+      expect(await raw.zcard(`${hash}:leaves`)).toBe(0);
+
+      // A chain nobody touches again: everything under the prefix is gone after the TTL.
+      await saveChain(stores, 5);
+      await sleep(700);
+      const left = (await raw.keys(`${p}*`)).filter((k) => !k.startsWith(`${p}bull:`)); // the job queue's own
+      expect(left, JSON.stringify(await Promise.all(left.map((k) => raw.pttl(k))))).toEqual([]);
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it("a fork nobody continues is dropped soon after it expires, while the chain it left goes on", async () => {
+    const p = prefix();
+    const stores = await createStores(config(redis.url, p, 400));
+    try {
+      const a = turn(null, 0);
+      await stores.responses.save(a);
+      const dead = turn(a, 1);
+      await stores.responses.save(dead);
+      let parent = a;
+      // The main line keeps writing past the fork's expiry.
+      for (let i = 0; i < 6; i++) {
+        await sleep(120);
+        const next = turn(parent, 10 + i);
+        await stores.responses.save(next);
+        parent = next;
+      }
+      const hash = (await raw.keys(`${p}chain:*`)).find((k) => !k.endsWith(":leaves"))!;
+      expect(await raw.hexists(hash, `${dead.response.id}:i`)).toBe(0);
+      expect((await stores.responses.get(parent.response.id))!.input).toEqual(parent.input);
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it("a chain started on the previous release (full input under resp:<id>) continues; that release finds nothing under its keys for the new records", async () => {
+    const p = prefix();
+    const stores = await createStores(config(redis.url, p));
+    try {
+      // What the previous release wrote: the whole input in one JSON string, and its item index.
+      const old = turn(turn(null, 0), 1);
+      const legacy = { response: old.response, input: old.input, owner: old.owner };
+      await raw.set(`${p}resp:${old.response.id}`, JSON.stringify(legacy), "PX", 60_000);
+      await raw.set(`${p}item:${old.input[0]!.id}`, old.response.id, "PX", 60_000);
+      const got = (await stores.responses.get(old.response.id))!;
+      expect(got).toEqual(legacy);
+      expect((await stores.responses.findItem(old.input[0]!.id as string))?.item).toEqual(old.input[0]);
+      // The next turns: the first is stored whole (its parent is not in a chain), then each adds its own.
+      const next = turn(got, 2);
+      await stores.responses.save(next);
+      const after = turn((await stores.responses.get(next.response.id))!, 3);
+      await stores.responses.save(after);
+      expect((await stores.responses.get(after.response.id))!.input).toEqual(after.input);
+      expect((await stores.responses.get(after.response.id))!.basis).toEqual({ response: next.response.id, items: next.input.length + 1 });
+      // The previous release reads resp:<id> and item:<id> only: it answers 404 for the new ones.
+      expect(await raw.exists(`${p}resp:${after.response.id}`, `${p}resp:${next.response.id}`, `${p}item:${after.input.at(-1)!.id}`)).toBe(0);
+      expect(await stores.responses.delete(old.response.id)).toBe(true);
+      expect(await raw.exists(`${p}resp:${old.response.id}`)).toBe(0);
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it("a conversation of the previous release is read as it is and moved to the new layout on its first write", async () => {
+    const p = prefix();
+    const stores = await createStores(config(redis.url, p));
+    try {
+      const id = randomId("conv");
+      const items = [{ id: randomId("msg"), type: "message", role: "user", content: "old" }];
+      await raw.hset(`${p}conv:{${id}}`, "record", JSON.stringify({ conversation: { id, object: "conversation", created_at: 1, metadata: {} }, owner: null }), "endpoint", "");
+      await raw.rpush(`${p}conv:{${id}}:items`, JSON.stringify(items[0]));
+      expect(await stores.conversations.items(id)).toEqual(items);
+      const more = { id: randomId("msg"), type: "message", role: "user", content: "new" };
+      expect(await stores.conversations.append(id, [more])).toBe(true);
+      expect(await stores.conversations.items(id)).toEqual([...items, more]);
+      expect(await raw.exists(`${p}conv:{${id}}`)).toBe(0);
+      expect((await stores.conversations.findItem(more.id))?.item).toEqual(more);
+    } finally {
+      await stores.close();
+    }
+  });
+});
