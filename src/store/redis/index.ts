@@ -6,6 +6,7 @@ import { closeClient, createRedisClient } from "./client.js";
 import { RedisConversationStore } from "./conversations.js";
 import { DurableWriter } from "./durable.js";
 import { RedisEventLog } from "./events.js";
+import { RedisFileStore } from "./files.js";
 import { RedisJobQueue } from "./jobs.js";
 import { RedisRateLimiter } from "./limiter.js";
 import { RedisResponseCache, RedisResponseStore } from "./responses.js";
@@ -21,7 +22,7 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
   const conversations = new RedisConversationStore(client, { ...common, ttlMs: cfg.ttl, durable });
   const cache = new RedisResponseCache(client, { prefix: cfg.prefix, onError: opts.onCacheError });
   const events = new RedisEventLog(client, { ...common, ttlMs: eventsTtl(cfg) });
-  const jobs = new RedisJobQueue({
+  const jobOptions = {
     target,
     client,
     prefix: cfg.prefix,
@@ -32,7 +33,10 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
     readyTimeoutMs: opts.readyTimeoutMs,
     durable,
     logger,
-  });
+  };
+  const jobs = new RedisJobQueue(jobOptions);
+  // Indexing jobs: a queue of their own, so a restart or a dead instance hands them to another.
+  const fileJobs = new RedisJobQueue({ ...jobOptions, queueName: "file-indexing" });
   return {
     kind: "redis",
     responses,
@@ -42,9 +46,11 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
     jobs,
     limiter: new RedisRateLimiter(client, common),
     usage: new RedisUsageStore(client, common),
+    files: new RedisFileStore(client, { ...common, durable }),
+    fileJobs,
     status: responses,
     async close() {
-      await jobs.close();
+      await Promise.all([jobs.close(), fileJobs.close()]);
       await Promise.all([closeClient(client), durable?.close()]);
     },
   };
