@@ -239,6 +239,20 @@ const toolsSchema = z
       .prefault({}),
     /** The search provider hosted `web_search` tools run on (src/tools/search/); unset: web search keeps the model's `hosted_tools` behaviour. */
     web_search: webSearchSchema.optional(),
+    /** Vector stores and the hosted `file_search` tool (src/files/). */
+    file_search: z
+      .object({
+        /** The model (a name under `models:`) whose /v1/embeddings embeds files and queries, through its pool (slots, failover). Unset: vector stores cannot index files (they end `failed`). */
+        embedding_model: z.string().min(1).optional(),
+        /** Texts sent in one /v1/embeddings call while indexing. */
+        embedding_batch: z.number().int().min(1).max(2048).default(64),
+        /** Attempts of an embedding call while indexing (a backend that stays down makes the file `failed`). */
+        embedding_attempts: z.number().int().min(1).max(10).default(3),
+        /** Files this instance indexes at once (the others wait in the queue, shared by instances in Redis mode). Read at start. */
+        indexing_concurrency: z.number().int().min(1).max(64).default(2),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict()
   .prefault({});
@@ -267,6 +281,10 @@ export const routerConfigSchema = z
     /** `input_file` parts given by `file_url`, fetched by the router for chat and anthropic backends (it sends them file contents only). */
     files: z
       .object({
+        /** Where uploaded files and the vector index (LanceDB) live: a directory (several instances may share one) or an object-storage URI (`s3://bucket/path`) LanceDB writes to. */
+        storage: z.string().min(1).default("./data"),
+        /** The largest upload of POST /v1/files (413 past it); streamed to disk, never held whole. */
+        max_bytes: z.number().int().positive().default(512 * 1024 * 1024),
         fetch: z
           .object({
             /**
@@ -456,6 +474,9 @@ export const routerConfigSchema = z
       if (labels.has(srv.label)) ctx.addIssue({ code: "custom", path: ["tools", "mcp", "servers", i, "label"], message: `duplicate MCP server label "${srv.label}"` });
       labels.add(srv.label);
     });
+
+    const embedding = cfg.tools.file_search.embedding_model;
+    if (embedding !== undefined && !Object.hasOwn(cfg.models, embedding)) ctx.addIssue({ code: "custom", path: ["tools", "file_search", "embedding_model"], message: `unknown model "${embedding}" (name one under models:)` });
 
     for (const issue of fallbackIssues(cfg.models)) ctx.addIssue({ code: "custom", ...issue });
   });
