@@ -58,7 +58,7 @@ describe("Files and Vector Stores API (memory store)", () => {
     form.append("file", new Blob(["x"]), "x.txt");
     const noPurpose = await router.fetch("/v1/files", { method: "POST", headers: { authorization: "Bearer key-a" }, body: form });
     expect(noPurpose.status).toBe(400);
-    expect((await noPurpose.json()).error).toMatchObject({ param: "purpose", type: "invalid_request_error" });
+    expect(((await noPurpose.json()) as { error: unknown }).error).toMatchObject({ param: "purpose", type: "invalid_request_error" });
     await expect(client.files.create({ file: await text("big.txt", "y".repeat(64 * 1024 + 1)), purpose: "assistants" })).rejects.toMatchObject({ status: 413 });
   });
 
@@ -182,5 +182,18 @@ describe("Files and Vector Stores API (memory store)", () => {
     expect(out.queries).toEqual(["ZX-1"]);
     expect(out.embeddingTokens).toBeGreaterThan(0);
     expect(out.hits[0]).toMatchObject({ filename: "k.txt", vector_store_id: vs.id });
+  });
+
+  it("counts files, bytes, chunks, failures and search latency in /metrics", async () => {
+    const text = await (await router.fetch("/metrics")).text();
+    const value = (re: RegExp) => Number(text.match(re)?.[1] ?? "NaN");
+    expect(value(/^responses_router_files_uploaded_total\{purpose="assistants"\} (\d+)/m)).toBeGreaterThan(3);
+    expect(value(/^responses_router_file_bytes_uploaded_total\{purpose="user_data"\} (\d+)/m)).toBeGreaterThan(10);
+    expect(value(/^responses_router_vector_store_files_indexed_total\{outcome="completed"\} (\d+)/m)).toBeGreaterThan(5);
+    expect(value(/^responses_router_vector_store_chunks_indexed_total (\d+)/m)).toBeGreaterThan(5);
+    expect(value(/^responses_router_vector_store_indexing_failures_total\{code="invalid_file"\} (\d+)/m)).toBe(2);
+    expect(value(/^responses_router_vector_store_indexing_failures_total\{code="server_error"\} (\d+)/m)).toBe(1);
+    expect(value(/^responses_router_file_search_duration_seconds_count\{ranker="hybrid"\} (\d+)/m)).toBeGreaterThan(5);
+    expect(value(/^responses_router_embedding_tokens_total\{use="query"\} (\d+)/m)).toBeGreaterThan(0);
   });
 });
