@@ -10,7 +10,7 @@ import { invalidRequest, notFound } from "../ops/errors.js";
 import type { Metrics } from "../ops/metrics.js";
 import type { FileStore, StoredFile } from "../store/files.js";
 import type { BlobStore } from "./blobs.js";
-import { mimeOf } from "./parse.js";
+import { mimeOf } from "./ingest/parse.js";
 import { readUpload } from "./upload.js";
 import { expired, newId, nowSeconds, page, type ListQuery } from "./views.js";
 

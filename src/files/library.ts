@@ -10,10 +10,10 @@ import { join } from "node:path";
 import type { Runtime } from "../runtime/runtime.js";
 import type { FileLibrary, FileSearchOutcome, FileSearchQuery, StoredFileContent } from "../tools/file-search/library.js";
 import { createBlobStore, isObjectStorage, type BlobStore } from "./blobs.js";
-import { PoolEmbedder, type Embedder } from "./embed.js";
+import { PoolEmbedder, type Embedder } from "./ingest/embed.js";
 import { FilesApi } from "./files-api.js";
-import { Indexer } from "./ingest.js";
-import { VectorIndex } from "./vector-index.js";
+import { Indexer } from "./ingest/ingest.js";
+import { VectorIndex } from "./retrieval/vector-index.js";
 import { VectorStoresApi } from "./vector-stores.js";
 
 export interface FilesOptions {

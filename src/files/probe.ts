@@ -7,7 +7,7 @@
 import type { RouterConfig } from "../config/load.js";
 import { UpstreamClient } from "../upstream/client.js";
 import { UpstreamFailure } from "../upstream/errors.js";
-import { readEmbeddings } from "./embed.js";
+import { readEmbeddings } from "./ingest/embed.js";
 
 export interface EmbeddingProbe {
   model: string;

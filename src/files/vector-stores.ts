@@ -8,11 +8,11 @@
 import { invalidRequest, notFound } from "../ops/errors.js";
 import type { FileStore, StoredFileBatch, StoredVectorStore, StoredVectorStoreFile, VectorStoreFileRecord } from "../store/files.js";
 import type { FileSearchOutcome, FileSearchQuery } from "../tools/file-search/library.js";
-import { readChunkingStrategy } from "./chunk.js";
+import { readChunkingStrategy } from "./ingest/chunk.js";
 import type { FilesApi } from "./files-api.js";
-import type { Indexer } from "./ingest.js";
-import { searchStores, type SearchDeps } from "./search.js";
-import type { VectorIndex } from "./vector-index.js";
+import type { Indexer } from "./ingest/ingest.js";
+import { searchStores, type SearchDeps } from "./retrieval/search.js";
+import type { VectorIndex } from "./retrieval/vector-index.js";
 import { batchView, expired, newId, nowSeconds, page, readAttributes, readMetadata, readStoreExpiry, storeExpiresAt, vectorStoreView, type ListQuery } from "./views.js";
 
 export const vectorStoreNotFound = (id: string, param: string | null = null) => notFound(`No vector store found with id '${id}'.`, param, null);

@@ -5,8 +5,8 @@
  * number in another compares each as its own type. A key no file of the store has has no column:
  * a comparison on it matches nothing (`ne` and `nin` match everything). Pure.
  */
-import { invalidRequest } from "../ops/errors.js";
-import type { AttributeFilter, ComparisonFilter, CompoundFilter } from "../tools/file-search/library.js";
+import { invalidRequest } from "../../ops/errors.js";
+import type { AttributeFilter, ComparisonFilter, CompoundFilter } from "../../tools/file-search/library.js";
 
 export type AttributeValue = string | number | boolean;
 type ValueKind = "s" | "n" | "b";

@@ -10,16 +10,16 @@
  * the index, after the retries), never `in_progress`: a job the queue gives up on (stalled
  * too often, dropped at a memory-mode shutdown) is marked failed through `onAbandoned`.
  */
-import type { Logger } from "../ops/log.js";
-import type { Metrics } from "../ops/metrics.js";
-import type { FileStore, VectorStoreFileRecord } from "../store/files.js";
-import { jobAbortKind, type JobContext, type JobQueue } from "../store/types.js";
-import { failed, type Tracing, type TraceCarrier } from "../tracing/index.js";
-import type { BlobStore } from "./blobs.js";
+import type { Logger } from "../../ops/log.js";
+import type { Metrics } from "../../ops/metrics.js";
+import type { FileStore, VectorStoreFileRecord } from "../../store/files.js";
+import { jobAbortKind, type JobContext, type JobQueue } from "../../store/types.js";
+import { failed, type Tracing, type TraceCarrier } from "../../tracing/index.js";
+import type { BlobStore } from "../blobs.js";
 import { chunkText } from "./chunk.js";
 import type { Embedder } from "./embed.js";
 import { ParseError, parseFile, readable } from "./parse.js";
-import type { VectorIndex } from "./vector-index.js";
+import type { VectorIndex } from "../retrieval/vector-index.js";
 
 export interface IndexingDeps {
   records: FileStore;
@@ -131,7 +131,7 @@ export class Indexer {
     } catch (err) {
       throw new IndexingError("invalid_file", err instanceof ParseError ? err.message : `The file could not be parsed: ${(err as Error).message}`);
     }
-    const chunks = chunkText(text, attached.file.chunking_strategy);
+    const chunks = await chunkText(text, attached.file.chunking_strategy);
     if (chunks.length === 0) throw new IndexingError("invalid_file", "The file contains no text to index.");
     signal.throwIfAborted();
     const vectors = await this.embedAll(chunks.map((c) => c.text), signal);

@@ -6,13 +6,13 @@
  * When the embedding model is down, a hybrid search answers from full text alone (logged),
  * rather than not at all; a vector-only one is a 503.
  */
-import { ApiError, invalidRequest, isKnownError } from "../ops/errors.js";
-import type { FileStore } from "../store/files.js";
-import type { FileSearchHit, FileSearchOutcome, FileSearchQuery, RankingOptions } from "../tools/file-search/library.js";
-import { SpanKind, failed, type Tracing } from "../tracing/index.js";
-import type { Logger } from "../ops/log.js";
-import type { Metrics } from "../ops/metrics.js";
-import type { Embedder } from "./embed.js";
+import { ApiError, invalidRequest, isKnownError } from "../../ops/errors.js";
+import type { FileStore } from "../../store/files.js";
+import type { FileSearchHit, FileSearchOutcome, FileSearchQuery, RankingOptions } from "../../tools/file-search/library.js";
+import { SpanKind, failed, type Tracing } from "../../tracing/index.js";
+import type { Logger } from "../../ops/log.js";
+import type { Metrics } from "../../ops/metrics.js";
+import type { Embedder } from "../ingest/embed.js";
 import { checkFilter, filterSql } from "./filters.js";
 import { cosineScore, reciprocalRankFusion } from "./fusion.js";
 import type { ChunkRow, VectorIndex } from "./vector-index.js";

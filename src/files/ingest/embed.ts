@@ -5,10 +5,10 @@
  * never an HTTP client of its own. The model must answer `data[i].embedding` as an array of
  * numbers (`encoding_format: "float"` is asked for).
  */
-import { ApiError } from "../ops/errors.js";
-import { fallbackSteps, targetsFor } from "../runtime/models.js";
-import type { Runtime } from "../runtime/runtime.js";
-import { UpstreamAttempt } from "../upstream/attempt.js";
+import { ApiError } from "../../ops/errors.js";
+import { fallbackSteps, targetsFor } from "../../runtime/models.js";
+import type { Runtime } from "../../runtime/runtime.js";
+import { UpstreamAttempt } from "../../upstream/attempt.js";
 
 export interface Embedded {
   vectors: number[][];
