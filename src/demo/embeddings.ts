@@ -1,5 +1,3 @@
-import { createHash } from "node:crypto";
-
 /**
  * The demo backend's embeddings: deterministic vectors made by hashing a text's words and word
  * pairs into DEMO_EMBEDDING_DIM signed buckets (feature hashing), L2-normalised. Texts that
@@ -12,9 +10,12 @@ export const DEMO_EMBEDDING_MODEL = "demo-embedding";
 
 const STOP = new Set(["the", "a", "an", "of", "to", "in", "and", "or", "is", "are", "was", "for", "on", "with", "what", "which", "how", "does", "do", "it", "by", "at", "be", "as", "that", "this"]);
 
+/** FNV-1a of the feature: its bucket, and its sign from a higher bit. */
 function bucket(feature: string): [number, number] {
-  const h = createHash("md5").update(feature).digest();
-  return [h.readUInt32LE(0) % DEMO_EMBEDDING_DIM, h[4]! & 1 ? 1 : -1];
+  let h = 0x811c9dc5;
+  for (let i = 0; i < feature.length; i++) h = Math.imul(h ^ feature.charCodeAt(i), 0x01000193);
+  h >>>= 0;
+  return [h % DEMO_EMBEDDING_DIM, (h >>> 16) & 1 ? 1 : -1];
 }
 
 export function demoEmbedding(text: string): number[] {
@@ -28,7 +29,9 @@ export function demoEmbedding(text: string): number[] {
     add(w, 1);
     if (i > 0) add(`${words[i - 1]} ${w}`, 0.5);
   });
-  const norm = Math.hypot(...v) || 1;
+  let sum = 0;
+  for (const x of v) sum += x * x;
+  const norm = Math.sqrt(sum) || 1;
   return v.map((x) => x / norm);
 }
 
