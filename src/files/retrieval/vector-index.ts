@@ -11,7 +11,7 @@
  * (`readConsistencyInterval: 0`), so a chunk one instance indexed is found by the other.
  */
 import type { Connection, Table } from "@lancedb/lancedb";
-import { attributeColumn, attributeColumns, columnSqlType, type AttributeValue } from "./filters.js";
+import { attributeColumns, columnSqlType, type AttributeValue } from "./filters.js";
 
 export interface IndexedChunk {
   text: string;
@@ -191,8 +191,6 @@ export class VectorIndex {
   }
 }
 
-export function sqlString(s: string): string {
+function sqlString(s: string): string {
   return `'${s.replaceAll("'", "''")}'`;
 }
-
-export { attributeColumn };
