@@ -81,22 +81,19 @@ export async function searchStores(deps: SearchDeps, q: FileSearchQuery): Promis
       }),
     );
     const best = perStore.flat().filter((r) => r.score >= checked.threshold).sort((a, b) => b.score - a.score).slice(0, checked.max);
-    // Attributes as they are now (an update does not wait for the index).
-    const attributes = new Map<string, FileSearchHit["attributes"]>();
+    // Attributes as they are now (an update does not wait for the index); a file detached while
+    // its chunks were being removed is no hit.
+    const attached = new Map<string, { attributes: FileSearchHit["attributes"] } | null>();
     for (const r of best) {
       const key = `${r.vectorStoreId}\u0000${r.item.file_id}`;
-      if (!attributes.has(key)) attributes.set(key, (await deps.records.getStoreFile(r.vectorStoreId, r.item.file_id))?.file.attributes ?? null);
+      if (!attached.has(key)) attached.set(key, (await deps.records.getStoreFile(r.vectorStoreId, r.item.file_id))?.file ?? null);
     }
-    const hits: FileSearchHit[] = best
-      .filter((r) => attributes.get(`${r.vectorStoreId}\u0000${r.item.file_id}`) !== undefined)
-      .map((r) => ({
-        file_id: r.item.file_id,
-        filename: r.item.filename,
-        score: round(r.score),
-        attributes: attributes.get(`${r.vectorStoreId}\u0000${r.item.file_id}`) ?? null,
-        content: [{ type: "text", text: r.item.text }],
-        vector_store_id: r.vectorStoreId,
-      }));
+    const hits: FileSearchHit[] = [];
+    for (const r of best) {
+      const file = attached.get(`${r.vectorStoreId}\u0000${r.item.file_id}`);
+      if (!file) continue;
+      hits.push({ file_id: r.item.file_id, filename: r.item.filename, score: round(r.score), attributes: file.attributes ?? null, content: [{ type: "text", text: r.item.text }], vector_store_id: r.vectorStoreId });
+    }
     span?.setAttribute("router.file_search.results", hits.length);
     return { hits, queries: checked.queries, embeddingTokens };
   };
