@@ -18,14 +18,17 @@ import { inputTokensRoutes } from "./http/routes/input-tokens.js";
 import { opsRoutes } from "./http/routes/ops.js";
 import { modelsRoutes } from "./http/routes/models.js";
 import { responsesRoutes } from "./http/routes/responses.js";
+import { filesRoutes } from "./http/routes/files.js";
+import { vectorStoresRoutes } from "./http/routes/vector-stores.js";
+import type { Files } from "./files/library.js";
 import { CompactService } from "./responses/compaction/compact-service.js";
 import { ConversationsService } from "./responses/conversations/conversations.js";
 import { InputTokensService } from "./responses/items/input-tokens.js";
 import { ResponsesService } from "./responses/service.js";
 import type { Runtime } from "./runtime/runtime.js";
 
-/** Builds the HTTP app from a Runtime. No globals: tests build as many as they like. */
-export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesService } {
+/** Builds the HTTP app from a Runtime. No globals: tests build as many as they like. Without `files`, /v1/files and /v1/vector_stores are not served. */
+export function buildApp(rt: Runtime, files: Files | null = null): { app: Hono<AppEnv>; service: ResponsesService } {
   const app = new Hono<AppEnv>();
   const service = new ResponsesService(rt);
   const shell = requestShell(rt);
@@ -42,6 +45,10 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   opsRoutes(routes, rt);
   modelsRoutes(routes, rt);
   usageRoutes(routes, rt);
+  if (files) {
+    filesRoutes(routes, files.files);
+    vectorStoresRoutes(routes, files.vectorStores);
+  }
   const mounted = new Set<string>();
   for (const r of routes.routes) {
     // One handler per route: a second (route-level middleware) would run the shell twice.

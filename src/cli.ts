@@ -9,14 +9,16 @@ import { tuneGc } from "./runtime/gc.js";
 import { probeEndpoints } from "./upstream/config-probe.js";
 import { probeMcpServers } from "./tools/mcp/index.js";
 import { probeStore } from "./store/index.js";
+import { probeEmbeddingModel } from "./files/probe.js";
 
 export const USAGE = `responses-router [check [--probe]] [--config FILE] [--port N] [--host H] [--log-format pretty|json]
 
   check              validate the config file, print every problem with its path, exit 1 if any
   check --probe      also contact every endpoint (GET {url}/models): reachability, credentials,
                      a url without /v1, upstream models a chat endpoint does not list; and list
-                     the tools of every MCP server in tools.mcp.servers; and the Redis store
-                     (a cluster: cluster_state and nodes reachable); exit 1 on any problem
+                     the tools of every MCP server in tools.mcp.servers; embed a word with
+                     tools.file_search.embedding_model at each of its endpoints; and the Redis
+                     store (a cluster: cluster_state and nodes reachable); exit 1 on any problem
   --config FILE      router config (default: $ROUTER_CONFIG, ./router.yaml, else ./router.example.yaml)
   --port N           listen port (default: server.port, or $PORT)
   --host H           listen address (default: server.host)
@@ -138,16 +140,19 @@ async function check(path: string, probe: boolean): Promise<number> {
   if (!cfg) return 1;
   console.log(`${path}: OK (${cfg.endpoints.length} endpoints, ${Object.keys(cfg.models).length} models)`);
   if (!probe) return 0;
-  const [results, servers, store] = await Promise.all([probeEndpoints(cfg), probeMcpServers(cfg), probeStore(cfg.storage)]);
+  const [results, servers, embeddings, store] = await Promise.all([probeEndpoints(cfg), probeMcpServers(cfg), probeEmbeddingModel(cfg), probeStore(cfg.storage)]);
   const width = Math.max(5, ...results.map((r) => r.endpoint.length), ...servers.map((s) => s.server.length + 4));
   for (const r of results) console.log(`${r.ok ? "ok  " : "FAIL"} ${r.endpoint.padEnd(width)}  ${r.detail}`);
   for (const s of servers) console.log(`${s.ok ? "ok  " : "FAIL"} ${`mcp ${s.server}`.padEnd(width)}  ${s.detail}`);
+  for (const e of embeddings) console.log(`${e.ok ? "ok  " : "FAIL"} ${`embedding ${e.model} @ ${e.endpoint}`.padEnd(width)}  ${e.detail}`);
   if (store) console.log(`${store.ok ? "ok  " : "FAIL"} ${"store".padEnd(width)}  ${store.detail}`);
+  const embeddingFailed = embeddings.filter((e) => !e.ok).length;
+  if (embeddings.length) console.log(embeddingFailed === 0 ? "the file_search embedding model answered" : `the file_search embedding model failed at ${embeddingFailed} of ${embeddings.length} endpoints`);
   const failed = results.filter((r) => !r.ok).length;
   const mcpFailed = servers.filter((s) => !s.ok).length;
   console.log(failed === 0 ? `every endpoint answered` : `${failed} of ${results.length} endpoints have problems`);
   if (servers.length) console.log(mcpFailed === 0 ? `every MCP server listed its tools` : `${mcpFailed} of ${servers.length} MCP servers have problems`);
-  return failed === 0 && mcpFailed === 0 && store?.ok !== false ? 0 : 1;
+  return failed === 0 && mcpFailed === 0 && embeddingFailed === 0 && store?.ok !== false ? 0 : 1;
 }
 
 /** The config, or null after printing every problem with its path. */

@@ -2,6 +2,7 @@ import { serve, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { buildApp } from "./app.js";
+import { Files, type FilesOptions } from "./files/library.js";
 import { trackConnections } from "./http/drain.js";
 import type { RouterConfig } from "./config/load.js";
 import { createLogger, type Logger } from "./ops/log.js";
@@ -29,6 +30,8 @@ export interface StartOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** A ready Tracing (its owner flushes it); default: built from `tracing:` and the environment. */
   tracing?: Tracing;
+  /** The Files and Vector Stores room's options (tests: an embedder, no retry pauses). */
+  files?: FilesOptions;
 }
 
 export interface RunningRouter {
@@ -71,7 +74,9 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
   if (built?.settings) log.info({ endpoint: built.settings.url, service_name: built.settings.serviceName, sampler: built.settings.samplerName, capture_content: built.settings.captureContent }, "tracing on");
   const tracing = opts.tracing ?? built!.tracing;
   const runtime = new Runtime(config, stores, metrics, log, undefined, opts.now, tracing);
-  const { app, service } = buildApp(runtime);
+  const files = await Files.open(runtime, opts.files);
+  runtime.files = files;
+  const { app, service } = buildApp(runtime, files);
   service.background.startWorker(config.background.concurrency);
   const host = opts.host ?? config.server.host;
   const server = await new Promise<ServerType>((resolve, reject) => {
@@ -95,7 +100,7 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
     // to the queue for another instance. A deadline no longer than the HTTP one stops them a
     // little before connections are cut, so their followers here still see the terminal event.
     const jobsMs = jobsDeadlineMs > deadlineMs ? jobsDeadlineMs : Math.max(0, jobsDeadlineMs - JOB_STOP_MARGIN_MS);
-    const jobsClosed = stores.jobs.close(jobsMs).catch(() => {});
+    const jobsClosed = Promise.all([stores.jobs.close(jobsMs), stores.fileJobs.close(jobsMs)]).catch(() => {});
     // Idle keep-alive sockets would hold close() open: end them; busy ones end after their response.
     connections.drain();
     // WebSockets: idle ones close now (1012, clients reconnect elsewhere), busy ones after their responses.
@@ -114,6 +119,7 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
     clearTimeout(cut);
     await jobsClosed;
     await stores.close().catch(() => {});
+    files.close();
     await runtime.close();
     // The last spans (this shutdown's requests and jobs) go out before the process ends.
     if (built) await tracing.shutdown().catch(() => {});

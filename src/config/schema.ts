@@ -251,6 +251,20 @@ const toolsSchema = z
       .prefault({})
       .describe("MCP servers the router calls for `mcp` tools."),
     web_search: webSearchSchema.optional().describe("The search provider hosted `web_search` tools run on; unset: web search keeps the model's `hosted_tools` behaviour."),
+    file_search: z
+      .object({
+        embedding_model: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("The model (a name under `models:`) whose /v1/embeddings embeds files and queries, through its pool (slots, failover). Unset: vector stores cannot index files (they end `failed`)."),
+        embedding_batch: z.number().int().min(1).max(2048).default(64).describe("Texts sent in one /v1/embeddings call while indexing."),
+        embedding_attempts: z.number().int().min(1).max(10).default(3).describe("Attempts of an embedding call while indexing (a backend that stays down makes the file `failed`)."),
+        indexing_concurrency: z.number().int().min(1).max(64).default(2).describe("Files this instance indexes at once (the others wait in the queue, shared by instances in Redis mode). Read at start."),
+      })
+      .strict()
+      .prefault({})
+      .describe("Vector stores and the hosted `file_search` tool the router runs over them."),
   })
   .strict()
   .prefault({});
@@ -276,6 +290,12 @@ export const routerConfigSchema = z
     models: z.record(z.string().min(1), modelSchema).describe("The models clients ask for, by name, each with its pool of endpoints."),
     files: z
       .object({
+        storage: z
+          .string()
+          .min(1)
+          .default("./data")
+          .describe("Where uploaded files and the vector index (LanceDB) live: a directory (several instances may share one) or an object-storage URI (`s3://bucket/path`) LanceDB writes to."),
+        max_bytes: z.number().int().positive().default(512 * 1024 * 1024).describe("The largest upload of POST /v1/files (413 past it); streamed to disk, never held whole."),
         fetch: z
           .object({
             allow: z
@@ -291,7 +311,7 @@ export const routerConfigSchema = z
       })
       .strict()
       .prefault({})
-      .describe("Files clients send."),
+      .describe("Files clients upload (the Files API, vector stores) and send (`input_file`)."),
     routing: z
       .object({
         queue_timeout: duration.default(10_000).describe("How long a request may wait for a free slot before 429 + Retry-After."),
@@ -457,6 +477,9 @@ export const routerConfigSchema = z
       if (labels.has(srv.label)) ctx.addIssue({ code: "custom", path: ["tools", "mcp", "servers", i, "label"], message: `duplicate MCP server label "${srv.label}"` });
       labels.add(srv.label);
     });
+
+    const embedding = cfg.tools.file_search.embedding_model;
+    if (embedding !== undefined && !Object.hasOwn(cfg.models, embedding)) ctx.addIssue({ code: "custom", path: ["tools", "file_search", "embedding_model"], message: `unknown model "${embedding}" (name one under models:)` });
 
     for (const issue of fallbackIssues(cfg.models)) ctx.addIssue({ code: "custom", ...issue });
   });

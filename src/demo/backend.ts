@@ -1,13 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { exampleFor } from "./example-json.js";
+import { demoEmbeddingsAnswer } from "./embeddings.js";
 
 /**
  * The demo backend behind `npm run demo`: a tiny chat-completions server with canned
  * answers, so a newcomer sees /v1/responses, streaming, tool calls, structured output,
  * chaining and background jobs work before connecting a real model. Not a model: every
  * answer says so. Loopback only. Speaks what `kind: chat` endpoints send: POST /v1/chat/completions (JSON
- * or SSE chunks, tool calls, usage) and GET /v1/models (health probes).
+ * or SSE chunks, tool calls, usage), POST /v1/embeddings (deterministic demo vectors:
+ * embeddings.ts, for file_search) and GET /v1/models (health probes).
  */
 export const DEMO_MODEL = "demo";
 export const DEMO_LABEL = "[demo backend: canned answer, not a real model]";
@@ -70,6 +72,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, n: number, dela
   const path = (req.url ?? "").split("?")[0];
   if (req.method === "GET" && path === "/v1/models") {
     return send(res, 200, { object: "list", data: [{ id: DEMO_MODEL, object: "model", created: 0, owned_by: "responses-router-demo" }] });
+  }
+  if (req.method === "POST" && path === "/v1/embeddings") {
+    let body: { input?: unknown; model?: string };
+    try {
+      body = JSON.parse(await readBody(req)) as { input?: unknown; model?: string };
+    } catch {
+      return send(res, 400, { error: { message: "demo backend: the body is not JSON", type: "invalid_request_error", param: null, code: null } });
+    }
+    return send(res, 200, demoEmbeddingsAnswer(body.input, body.model ?? DEMO_MODEL));
   }
   if (req.method !== "POST" || path !== "/v1/chat/completions") {
     return send(res, 404, { error: { message: `demo backend: no route ${req.method} ${path}`, type: "invalid_request_error", param: null, code: "unknown_url" } });

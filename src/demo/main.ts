@@ -2,6 +2,7 @@
 import { fileURLToPath } from "node:url";
 import { runCli } from "../cli.js";
 import { DEMO_MODEL, startDemoBackend } from "./backend.js";
+import { DEMO_EMBEDDING_MODEL } from "./embeddings.js";
 
 /**
  * `npm run demo`: the router with router.demo.yaml in front of the built-in demo backend
@@ -18,6 +19,7 @@ async function demo(): Promise<number> {
     return await runCli(["--config", demoConfig, ...process.argv.slice(2)], {
       onListening(log, url) {
         log.info({ backend: backend.url, model: DEMO_MODEL }, "DEMO: model \"demo\" is served by the built-in demo backend (canned answers, not a real model)");
+        log.info({ model: DEMO_EMBEDDING_MODEL }, `DEMO: file_search embeds with "${DEMO_EMBEDDING_MODEL}": deterministic demo vectors (hashed words), not a real embedding model`);
         log.info(
           `try: curl -s ${url}/v1/responses -H 'content-type: application/json' -d '{"model":"${DEMO_MODEL}","input":"Say hi"}'`,
         );

@@ -84,7 +84,7 @@ export function requestShell(rt: Runtime): RequestShell {
       const key = open ? null : authenticate(rt.config, c.req.header("authorization"));
       c.set("apiKey", key);
       c.set("owner", key?.name ?? null);
-      return await (c.req.path.startsWith("/v1/") ? limitBody(c, handle) : handle());
+      return await (c.req.path.startsWith("/v1/") && !streamedUpload(c) ? limitBody(c, handle) : handle());
     } catch (err) {
       return answerError(err, c);
     }
@@ -163,6 +163,11 @@ interface Finished {
   stats: RequestStats;
   status: number;
   span: Span | undefined;
+}
+
+/** `POST /v1/files`: the upload streams to disk under its own limit (files.max_bytes), not server.max_body_bytes. */
+function streamedUpload(c: Context<AppEnv>): boolean {
+  return c.req.method === "POST" && c.req.path === "/v1/files";
 }
 
 function tooLarge(size: number): never {

@@ -94,6 +94,18 @@ export interface Metrics {
   readonly compactionTokens: Counter<"kind" | "trigger" | "stage">;
   /** transport: http (POST /v1/responses) | websocket (a response.create); status: the HTTP status, or the one an `error` event carries. */
   readonly responses: Counter<"transport" | "model" | "status">;
+  /** Files uploaded (POST /v1/files) and their bytes, by purpose. */
+  readonly filesUploaded: Counter<"purpose">;
+  readonly fileBytesUploaded: Counter<"purpose">;
+  /** Vector store files indexed, by outcome (completed | failed | cancelled), and the chunks indexed. */
+  readonly filesIndexed: Counter<"outcome">;
+  readonly chunksIndexed: Counter;
+  /** Indexing failures by cause (last_error.code: server_error | unsupported_file | invalid_file). */
+  readonly indexingFailures: Counter<"code">;
+  /** One vector store search (all its queries and stores), by ranker (hybrid | vector). */
+  readonly fileSearchDuration: Histogram<"ranker">;
+  /** Tokens the embedding model was sent, by use (index | query). */
+  readonly embeddingTokens: Counter<"use">;
   readonly websocketConnections: Gauge;
   /** reason: one of WEBSOCKET_CLOSE_REASONS */
   readonly websocketCloses: Counter<"reason">;
@@ -202,6 +214,13 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
       "Responses asked for, by transport (http: POST /v1/responses | websocket: a response.create message), model and status (HTTP status; over a WebSocket, 200 or the status of the error event that answered).",
       ["transport", "model", "status"],
     ),
+    filesUploaded: counter("files_uploaded_total", "Files uploaded to POST /v1/files, by purpose.", ["purpose"]),
+    fileBytesUploaded: counter("file_bytes_uploaded_total", "Bytes of the files uploaded to POST /v1/files, by purpose.", ["purpose"]),
+    filesIndexed: counter("vector_store_files_indexed_total", "Vector store files whose indexing ended, by outcome (completed|failed|cancelled).", ["outcome"]),
+    chunksIndexed: counter("vector_store_chunks_indexed_total", "Chunks embedded and written to the vector index.", []),
+    indexingFailures: counter("vector_store_indexing_failures_total", "Vector store files that ended failed, by last_error.code (server_error|unsupported_file|invalid_file).", ["code"]),
+    fileSearchDuration: histogram("file_search_duration_seconds", "Duration of one vector store search (query embedding, vector and full-text search, fusion), by ranker (hybrid|vector).", ["ranker"], LATENCY_BUCKETS),
+    embeddingTokens: counter("embedding_tokens_total", "Tokens sent to the file_search embedding model, by use (index|query).", ["use"]),
     websocketConnections: gauge("websocket_connections", "WebSocket connections open on /v1/responses.", []),
     websocketCloses: counter("websocket_closes_total", "WebSocket connections on /v1/responses closed, by reason.", ["reason"]),
     // The file_search tool the router runs in its tool loop.

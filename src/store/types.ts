@@ -1,3 +1,4 @@
+import type { FileStore } from "./files.js";
 import { isFinished, TERMINAL_EVENTS } from "../wire/protocol.js";
 import type { Item, ResponseObject, StreamEvent } from "../wire/types.js";
 import type { RateLimiter } from "./limiter.js";
@@ -307,6 +308,10 @@ export interface Stores {
   limiter: RateLimiter;
   /** Token and request counts per key, model and UTC day (see usage.ts). */
   usage: UsageStore;
+  /** The Files and Vector Stores records (see files.ts). */
+  files: FileStore;
+  /** The indexing jobs of vector store files (a queue of its own: `jobs` runs background responses). */
+  fileJobs: JobQueue;
   status: StoreStatus;
   /** On a Redis Cluster: the cluster's own view of itself (for /readyz and /health/backends). */
   cluster?: { read(): Promise<ClusterState> };

@@ -17,11 +17,11 @@ export interface TestRouter extends RunningRouter {
  * Starts a router on a free loopback port from an inline config object.
  * Logs are silent unless ROUTER_TEST_LOGS is set.
  */
-export async function startTestRouter(raw: Record<string, unknown>, opts: StartOptions & { apiKey?: string; files?: FileLibrary } = {}): Promise<TestRouter> {
+export async function startTestRouter(raw: Record<string, unknown>, opts: StartOptions & { apiKey?: string; fileLibrary?: FileLibrary } = {}): Promise<TestRouter> {
   const config = buildConfig({ ...raw, server: { host: "127.0.0.1", port: 0, ...(raw.server as object) } });
   const router = await startRouter(config, { logger: createLogger(process.env.ROUTER_TEST_LOGS ? "debug" : "silent"), ...opts });
   // The router's Files and Vector Stores as the responses path sees them (a test double: test/helpers/file-library.ts).
-  if (opts.files) router.runtime.files = opts.files;
+  if (opts.fileLibrary) router.runtime.files = opts.fileLibrary;
   const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: opts.apiKey ?? "test-key", maxRetries: 0, timeout: 20_000 });
   return {
     ...router,

@@ -93,3 +93,27 @@ describe("check --probe", () => {
     expect(good.requests.length).toBe(before);
   });
 });
+
+describe("check --probe: the file_search embedding model", () => {
+  it("embeds a word at each endpoint of the model's pool and reports what fails", async () => {
+    const { startDemoBackend } = await import("../../src/demo/backend.js");
+    const demo = await startDemoBackend(0, { delayMs: 0 });
+    try {
+      const file = writeConfigFile({
+        endpoints: [
+          { name: "demo-box", url: demo.url, kind: "chat" },
+          { name: "dead-box", url: await deadUrl(), kind: "chat" },
+        ],
+        models: { chat: { endpoints: ["demo-box"] }, emb: { endpoints: ["demo-box", "dead-box"] } },
+        tools: { file_search: { embedding_model: "emb" } },
+      });
+      const { code, out } = await cli(["check", "--probe", "--config", file]);
+      expect(out).toMatch(/ok\s+embedding emb @ demo-box\s+embeds 'emb': 256 dimensions/);
+      expect(out).toMatch(/FAIL\s+embedding emb @ dead-box/);
+      expect(out).toContain("the file_search embedding model failed at 1 of 2 endpoints");
+      expect(code).toBe(1);
+    } finally {
+      await demo.close();
+    }
+  });
+});

@@ -92,7 +92,7 @@ beforeAll(async () => {
         ],
       },
     },
-    { files },
+    { fileLibrary: files },
   );
   team = client(TEAM);
 });

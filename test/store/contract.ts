@@ -3,6 +3,7 @@ import { EventOrderError, jobAbortKind, type JobContext, type StoredResponse, ty
 import { describeChainContract } from "./chain-contract.js";
 import { describeLimiterContract } from "./limiter-contract.js";
 import { describeUsageContract } from "./usage-contract.js";
+import { describeFilesContract } from "./files-contract.js";
 import { aborted, collect, ev, makeRecord, makeResponse, newId, sleep, waitFor } from "./support.js";
 
 export * from "./support.js";
@@ -208,6 +209,7 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
 
     describeLimiterContract(() => open());
     describeUsageContract(() => open());
+    describeFilesContract(() => open());
 
     describe("conversations", () => {
       const conv = (id: string, owner: string | null = "team-a") => ({

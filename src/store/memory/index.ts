@@ -10,6 +10,7 @@ import type { StoreStatus, Stores } from "../types.js";
 import { MemoryChains } from "./chains.js";
 import { MemoryConversationStore } from "./conversations.js";
 import { MemoryEventLog } from "./events.js";
+import { MemoryFileStore } from "./files.js";
 import { MemoryJobQueue } from "./jobs.js";
 import { MemoryRateLimiter } from "./limiter.js";
 import { MemoryResponseCache, MemoryResponseStore } from "./responses.js";
@@ -26,6 +27,7 @@ export function createMemoryStores(cfg: StorageConfig, logger: Logger | undefine
   const cache = new MemoryResponseCache(limits);
   const events = new MemoryEventLog({ ...limits, ttlMs: eventsTtl(cfg) });
   const jobs = new MemoryJobQueue({ cancelTtlMs: cfg.ttl, logger });
+  const fileJobs = new MemoryJobQueue({ cancelTtlMs: cfg.ttl, logger });
   return {
     kind: "memory",
     responses,
@@ -35,9 +37,11 @@ export function createMemoryStores(cfg: StorageConfig, logger: Logger | undefine
     jobs,
     limiter: new MemoryRateLimiter(),
     usage: new MemoryUsageStore(),
+    files: new MemoryFileStore(),
+    fileJobs,
     status: alwaysConnected,
     async close() {
-      await jobs.close();
+      await Promise.all([jobs.close(), fileJobs.close()]);
       await Promise.all([responses.close(), conversations.close(), cache.close(), events.close()]);
     },
   };

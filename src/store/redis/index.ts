@@ -15,6 +15,7 @@ import { closeClient, createRedisClient } from "./client.js";
 import { RedisConversationStore } from "./conversations.js";
 import { DurableWriter } from "./durable.js";
 import { RedisEventLog } from "./events.js";
+import { RedisFileStore } from "./files.js";
 import { ClusterStateReader } from "./health.js";
 import { RedisJobQueue } from "./jobs.js";
 import { RedisRateLimiter } from "./limiter.js";
@@ -31,7 +32,7 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
   const conversations = new RedisConversationStore(client, { ...common, ttlMs: cfg.ttl, durable });
   const cache = new RedisResponseCache(client, { prefix: cfg.prefix, onError: opts.onCacheError });
   const events = new RedisEventLog(client, { ...common, ttlMs: eventsTtl(cfg), durable });
-  const jobs = new RedisJobQueue({
+  const jobOptions = {
     target,
     client,
     prefix: cfg.prefix,
@@ -42,7 +43,10 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
     readyTimeoutMs: opts.readyTimeoutMs,
     durable,
     logger,
-  });
+  };
+  const jobs = new RedisJobQueue(jobOptions);
+  // Indexing jobs: a queue of their own, so a restart or a dead instance hands them to another.
+  const fileJobs = new RedisJobQueue({ ...jobOptions, queueName: "file-indexing" });
   return {
     kind: "redis",
     responses,
@@ -52,10 +56,12 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
     jobs,
     limiter: new RedisRateLimiter(client, { ...common, localAfterMs: opts.limiterLocalAfterMs }),
     usage: new RedisUsageStore(client, common),
+    files: new RedisFileStore(client, { ...common, durable }),
+    fileJobs,
     status: responses,
     ...(client instanceof Cluster ? { cluster: new ClusterStateReader(client) } : {}),
     async close() {
-      await jobs.close();
+      await Promise.all([jobs.close(), fileJobs.close()]);
       await Promise.all([closeClient(client), durable?.close()]);
     },
   };
