@@ -7,6 +7,7 @@ import { SseKeepalive } from "./http/sse-keepalive.js";
 import { chatRoutes } from "./http/routes/chat.js";
 import { conversationsRoutes } from "./http/routes/conversations.js";
 import { usageRoutes } from "./http/routes/admin.js";
+import { adminKeysRoutes } from "./http/routes/admin-keys.js";
 import { compactRoutes } from "./http/routes/compact.js";
 import { inputTokensRoutes } from "./http/routes/input-tokens.js";
 import { opsRoutes } from "./http/routes/ops.js";
@@ -36,6 +37,7 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   opsRoutes(routes, rt);
   modelsRoutes(routes, rt);
   usageRoutes(routes, rt);
+  adminKeysRoutes(routes, rt);
   const mounted = new Set<string>();
   for (const r of routes.routes) {
     // One handler per route: a second (route-level middleware) would run the shell twice.

@@ -71,6 +71,8 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
   if (built?.settings) log.info({ endpoint: built.settings.url, service_name: built.settings.serviceName, sampler: built.settings.samplerName, capture_content: built.settings.captureContent }, "tracing on");
   const tracing = opts.tracing ?? built!.tracing;
   const runtime = new Runtime(config, stores, metrics, log, undefined, opts.now, tracing);
+  // The keys made by the admin API, loaded before the first request (a store that cannot answer leaves none).
+  await runtime.keyRing.start();
   const { app, service } = buildApp(runtime);
   service.background.startWorker(config.background.concurrency);
   const host = opts.host ?? config.server.host;

@@ -176,7 +176,7 @@ const webSearchSchema = z
 
 export type WebSearchConfig = z.output<typeof webSearchSchema>;
 
-const apiKeySchema = z
+export const apiKeySchema = z
   .object({
     name,
     key: z.string().min(1),
@@ -189,7 +189,7 @@ const apiKeySchema = z
       .optional(),
     /** Token budgets per UTC day and per calendar month (UTC). */
     budget: z.object({ tokens_per_day: positiveInt.optional(), tokens_per_month: positiveInt.optional() }).strict().optional(),
-    /** `admin` keys may also read GET /v1/usage and GET /health/backends. */
+    /** `admin` keys may also read GET /v1/usage and GET /health/backends, use the admin API (/v1/admin/...) and sign in to the console (/ui/). */
     role: z.enum(["admin", "user"]).default("user"),
     /** Hosted tools this key may use: tool types (`mcp`, `web_search`, ...) and MCP server labels. Unset: all; []: none. */
     tools: z.array(z.string().min(1)).optional(),
@@ -259,6 +259,8 @@ export const routerConfigSchema = z
         sse_keepalive: duration.default(15_000),
         /** GET /v1/responses with `Upgrade: websocket`: Responses over one persistent socket. */
         websocket: websocketSchema,
+        /** The web console at /ui/ (sign in with an admin key); false: /ui/ answers 404, the admin API stays. */
+        admin_ui: z.boolean().default(true).describe("The web console at /ui/ (sign in with an admin key); false: /ui/ answers 404, the admin API (/v1/admin/...) stays."),
       })
       .strict()
       .prefault({}),

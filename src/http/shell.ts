@@ -69,7 +69,8 @@ export function requestShell(rt: Runtime): RequestShell {
     try {
       const kind = OPEN_ROUTES[c.req.path as keyof typeof OPEN_ROUTES];
       const open = kind === "health" ? rt.config.server.public_health : kind === "metrics" ? rt.config.server.public_metrics : false;
-      const key = open ? null : authenticate(rt.config, c.req.header("authorization"));
+      let key = open ? null : authenticate(rt.config, c.req.header("authorization"), rt.keyRing);
+      if (key instanceof Promise) key = await key;
       c.set("apiKey", key);
       c.set("owner", key?.name ?? null);
       return await (c.req.path.startsWith("/v1/") ? limitBody(c, handle) : handle());

@@ -1,6 +1,7 @@
 import { isFinished, TERMINAL_EVENTS } from "../wire/protocol.js";
 import type { Item, ResponseObject, StreamEvent } from "../wire/types.js";
 import type { RateLimiter } from "./limiter.js";
+import type { KeyStore } from "./keys.js";
 import type { UsageStore } from "./usage.js";
 
 /**
@@ -268,6 +269,8 @@ export interface Stores {
   limiter: RateLimiter;
   /** Token and request counts per key, model and UTC day (see usage.ts). */
   usage: UsageStore;
+  /** API keys made by the admin API, kept hashed (see keys.ts). */
+  keys: KeyStore;
   status: StoreStatus;
   close(): Promise<void>;
 }

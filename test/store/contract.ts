@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { EventOrderError, jobAbortKind, type JobContext, type StoredResponse, type Stores } from "../../src/store/index.js";
 import { describeLimiterContract } from "./limiter-contract.js";
 import { describeUsageContract } from "./usage-contract.js";
+import { describeKeysContract } from "./keys-contract.js";
 import { aborted, collect, ev, makeRecord, makeResponse, newId, sleep, waitFor } from "./support.js";
 
 export * from "./support.js";
@@ -205,6 +206,7 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
 
     describeLimiterContract(() => open());
     describeUsageContract(() => open());
+    describeKeysContract(() => open());
 
     describe("conversations", () => {
       const conv = (id: string, owner: string | null = "team-a") => ({

@@ -5,6 +5,7 @@ import type { StoreStatus, Stores } from "../types.js";
 import { MemoryConversationStore } from "./conversations.js";
 import { MemoryEventLog } from "./events.js";
 import { MemoryJobQueue } from "./jobs.js";
+import { MemoryKeyStore } from "./keys.js";
 import { MemoryRateLimiter } from "./limiter.js";
 import { MemoryResponseCache, MemoryResponseStore } from "./responses.js";
 import { MemoryUsageStore } from "./usage.js";
@@ -18,6 +19,7 @@ export function createMemoryStores(cfg: StorageConfig, logger: Logger | undefine
   const cache = new MemoryResponseCache(limits);
   const events = new MemoryEventLog({ ...limits, ttlMs: eventsTtl(cfg) });
   const jobs = new MemoryJobQueue({ cancelTtlMs: cfg.ttl, logger });
+  const keys = new MemoryKeyStore();
   return {
     kind: "memory",
     responses,
@@ -27,10 +29,11 @@ export function createMemoryStores(cfg: StorageConfig, logger: Logger | undefine
     jobs,
     limiter: new MemoryRateLimiter(),
     usage: new MemoryUsageStore(),
+    keys,
     status: alwaysConnected,
     async close() {
       await jobs.close();
-      await Promise.all([responses.close(), conversations.close(), cache.close(), events.close()]);
+      await Promise.all([responses.close(), conversations.close(), cache.close(), events.close(), keys.close()]);
     },
   };
 }

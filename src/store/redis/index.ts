@@ -7,6 +7,7 @@ import { RedisConversationStore } from "./conversations.js";
 import { DurableWriter } from "./durable.js";
 import { RedisEventLog } from "./events.js";
 import { RedisJobQueue } from "./jobs.js";
+import { RedisKeyStore } from "./keys.js";
 import { RedisRateLimiter } from "./limiter.js";
 import { RedisResponseCache, RedisResponseStore } from "./responses.js";
 import type { RedisTarget } from "./target.js";
@@ -33,6 +34,7 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
     durable,
     logger,
   });
+  const keys = new RedisKeyStore(client, target, common);
   return {
     kind: "redis",
     responses,
@@ -42,10 +44,11 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
     jobs,
     limiter: new RedisRateLimiter(client, common),
     usage: new RedisUsageStore(client, common),
+    keys,
     status: responses,
     async close() {
       await jobs.close();
-      await Promise.all([closeClient(client), durable?.close()]);
+      await Promise.all([keys.close(), closeClient(client), durable?.close()]);
     },
   };
 }
