@@ -8,6 +8,8 @@ import { chatRoutes } from "./http/routes/chat.js";
 import { conversationsRoutes } from "./http/routes/conversations.js";
 import { usageRoutes } from "./http/routes/admin.js";
 import { adminKeysRoutes } from "./http/routes/admin-keys.js";
+import { adminConsoleRoutes } from "./http/routes/admin-console.js";
+import { consoleRoutes } from "./http/routes/console.js";
 import { compactRoutes } from "./http/routes/compact.js";
 import { inputTokensRoutes } from "./http/routes/input-tokens.js";
 import { opsRoutes } from "./http/routes/ops.js";
@@ -38,6 +40,8 @@ export function buildApp(rt: Runtime): { app: Hono<AppEnv>; service: ResponsesSe
   modelsRoutes(routes, rt);
   usageRoutes(routes, rt);
   adminKeysRoutes(routes, rt);
+  adminConsoleRoutes(routes, rt);
+  consoleRoutes(routes, rt);
   const mounted = new Set<string>();
   for (const r of routes.routes) {
     // One handler per route: a second (route-level middleware) would run the shell twice.

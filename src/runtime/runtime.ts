@@ -16,6 +16,8 @@ import { TRACING_OFF, type Tracing } from "../tracing/index.js";
 import type { FileLibrary } from "../tools/file-search/library.js";
 import { Deadline } from "./deadline.js";
 import { isMadeKey, KeyRing } from "../keys/key-ring.js";
+import { MetricsHistory } from "../ops/metrics-history.js";
+import { RecentRequests } from "./recent-requests.js";
 import type { ApiKey } from "../keys/policy.js";
 
 /**
@@ -38,6 +40,10 @@ export class Runtime {
   files: FileLibrary | null = null;
   /** The keys made by the admin API, as this instance knows them (started by the server). */
   readonly keyRing: KeyRing;
+  /** The last inference requests this instance answered (the console's requests page). */
+  readonly recent = new RecentRequests();
+  /** This instance's counters over time (the console's overview), sampled once started by the server. */
+  readonly history: MetricsHistory;
   /** Each endpoint's last active probe (routing.health.probe_interval), for the console. */
   readonly lastProbes = new Map<string, { at: number; ok: boolean; detail: string }>();
   /** The last config reload: when, and the problems that made it refused (empty when it was taken). */
@@ -55,6 +61,7 @@ export class Runtime {
     readonly tracing: Tracing = TRACING_OFF,
   ) {
     this.current = config;
+    this.history = new MetricsHistory(metrics.registry);
     this.keyRing = new KeyRing(stores.keys, now, () => metrics.storeErrors.inc({ store: "keys", op: "sync" }));
     this.pool = new EndpointPool(config, {
       onHealthChange: (ep, state, reason) => {
@@ -201,6 +208,7 @@ export class Runtime {
 
   async close(): Promise<void> {
     this.keyRing.stop();
+    this.history.stop();
     this.prober?.stop();
     this.pool.close();
     await Promise.allSettled([...this.pool.all()].map((ep) => ep.attached.close()));
