@@ -1,7 +1,7 @@
 import uPlot from "uplot";
 
 /** A uPlot line chart that fills its box; `series` are [label, values] over the x values (Unix seconds). */
-export function lineChart(title: string, x: number[], series: [string, (number | null)[]][], opts: { bars?: boolean; dates?: boolean } = {}): HTMLElement {
+export function lineChart(title: string, x: number[], series: [string, (number | null)[]][], opts: { bars?: boolean; xRange?: [number, number] } = {}): HTMLElement {
   const box = document.createElement("figure");
   box.className = "chart";
   box.setAttribute("role", "img");
@@ -14,7 +14,7 @@ export function lineChart(title: string, x: number[], series: [string, (number |
         title,
         width,
         height: 200,
-        scales: { x: { time: true } },
+        scales: { x: opts.xRange ? { time: true, range: () => opts.xRange! } : { time: true } },
         axes: [{}, { size: 60 }],
         series: [
           {},

@@ -66,11 +66,11 @@ export function requestShell(rt: Runtime): RequestShell {
   };
 
   // The caller's key, then (under /v1/) the body limit, then the handler; any error is answered here.
-  const admit = async (c: Context<AppEnv>, handle: () => Response | Promise<Response>): Promise<Response> => {
+  const admit = async (c: Context<AppEnv>, route: string, handle: () => Response | Promise<Response>): Promise<Response> => {
     try {
       const kind = OPEN_ROUTES[c.req.path as keyof typeof OPEN_ROUTES];
       // The console's pages load without a key (they ask for one); its data comes from the admin API.
-      const open = kind === "health" ? rt.config.server.public_health : kind === "metrics" ? rt.config.server.public_metrics : CONSOLE_ROUTES.has(c.get("stats").route);
+      const open = kind === "health" ? rt.config.server.public_health : kind === "metrics" ? rt.config.server.public_metrics : CONSOLE_ROUTES.has(route);
       let key = open ? null : authenticate(rt.config, c.req.header("authorization"), rt.keyRing);
       if (key instanceof Promise) key = await key;
       c.set("apiKey", key);
@@ -94,8 +94,8 @@ export function requestShell(rt: Runtime): RequestShell {
     const span = rt.tracing.on ? rt.tracing.startRequest(c.req.method, (name) => c.req.header(name), { "http.request.method": c.req.method, "url.path": c.req.path, "router.request_id": requestId }) : undefined;
     // Every line logged while handling the request (upstream attempts included) carries its id (and its trace's).
     let res = span
-      ? await rt.tracing.within(span, () => withLogContext({ requestId, ...logIds(span) }, () => admit(c, handle)))
-      : await withLogContext({ requestId }, () => admit(c, handle));
+      ? await rt.tracing.within(span, () => withLogContext({ requestId, ...logIds(span) }, () => admit(c, route, handle)))
+      : await withLogContext({ requestId }, () => admit(c, route, handle));
     if (!outgoing) {
       // Under `app.request` (tests): the header goes on the Response itself, as hono hands it
       // back from `c.res` (which merges what the handler set with `c.header`).

@@ -33,12 +33,14 @@ export function usagePage(main: HTMLElement) {
       const u = await usage(from.value, to.value, keyFilter.value.trim() || undefined);
       rows = u.data;
       fill(status, "");
-      const days = [...new Set(u.data.map((r) => r.date!))].sort();
+      // Every day of the range, the quiet ones as 0.
+      const days: string[] = [];
+      for (let t = Date.parse(`${u.from}T00:00:00Z`); t <= Date.parse(`${u.to}T00:00:00Z`); t += 86_400_000) days.push(new Date(t).toISOString().slice(0, 10));
       const keys = [...new Set(u.data.map((r) => r.key))].sort();
       const x = days.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
       fill(
         out,
-        days.length ? lineChart("Tokens per day by key", x, keys.map((k) => [k || "(no key)", days.map((d) => u.data.filter((r) => r.date === d && r.key === k).reduce((a, r) => a + r.total_tokens, 0))]), { bars: true }) : h("p", {}, "No usage in this range."),
+        u.data.length ? lineChart("Tokens per day by key", x, keys.map((k) => [k || "(no key)", days.map((d) => u.data.filter((r) => r.date === d && r.key === k).reduce((a, r) => a + r.total_tokens, 0))]), { bars: true, xRange: [x[0]! - 43_200, x[x.length - 1]! + 43_200] }) : h("p", {}, "No usage in this range."),
         table("Totals per key and model", ["Key", "Model", "Requests", "Input tokens", "Output tokens", "Total tokens"], u.totals.map((r) => [r.key, r.model, fmt.int(r.requests), fmt.int(r.input_tokens), fmt.int(r.output_tokens), fmt.int(r.total_tokens)])),
         table("By day", ["Day", "Key", "Model", "Requests", "Input tokens", "Output tokens", "Total tokens"], u.data.map((r) => [r.date!, r.key, r.model, fmt.int(r.requests), fmt.int(r.input_tokens), fmt.int(r.output_tokens), fmt.int(r.total_tokens)])),
       );
