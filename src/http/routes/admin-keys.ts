@@ -97,19 +97,7 @@ const metadata = z
   .refine((m) => Object.keys(m).length <= 16, "metadata holds at most 16 keys");
 const expiresAt = z.number().int().positive();
 
-const createSchema = z
-  .object({
-    name: apiKeySchema.shape.name,
-    role: z.enum(["admin", "user"]).default("user"),
-    models: policy.models.nullable(),
-    limits: policy.limits.nullable(),
-    budget: policy.budget.nullable(),
-    tools: policy.tools.nullable(),
-    expires_at: expiresAt.nullable().optional(),
-    metadata: metadata.nullable().optional(),
-  })
-  .strict();
-
+/** The policy fields a made key has, as POST /v1/admin/keys/{id} takes them. */
 const updateSchema = z
   .object({
     role: z.enum(["admin", "user"]).optional(),
@@ -121,6 +109,9 @@ const updateSchema = z
     metadata: metadata.nullable().optional(),
   })
   .strict();
+
+/** A new key: a name, and the policy fields (role defaults to user). */
+const createSchema = updateSchema.extend({ name: apiKeySchema.shape.name, role: z.enum(["admin", "user"]).default("user") }).strict();
 
 /** The body checked against a schema; the first problem as OpenAI's 400, its field as `param`. */
 function parse<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
@@ -185,40 +176,25 @@ async function store<T>(rt: Runtime, op: string, fn: () => Promise<T>): Promise<
   }
 }
 
-function configView(k: ApiKey) {
+/** A key as every answer shows it: the policy fields, the redacted secret, where it comes from. */
+function view(k: ApiKey | StoredKey, made: StoredKey | null) {
   return {
     object: "admin.key",
-    id: configId(k.name),
+    id: made ? made.id : configId(k.name),
     name: k.name,
-    source: "config" as const,
-    read_only: true,
-    redacted_value: redact(k.key),
+    source: made ? ("api" as const) : ("config" as const),
+    read_only: !made,
+    redacted_value: made ? made.redacted_value : redact((k as ApiKey).key),
     role: k.role,
     models: k.models ?? null,
     limits: k.limits ?? null,
     budget: k.budget ?? null,
     tools: k.tools ?? null,
-    expires_at: null,
-    metadata: {},
-    created_at: null,
+    expires_at: made ? made.expires_at : null,
+    metadata: made ? made.metadata : {},
+    created_at: made ? made.created_at : null,
   };
 }
 
-function madeView(k: StoredKey) {
-  return {
-    object: "admin.key",
-    id: k.id,
-    name: k.name,
-    source: "api" as const,
-    read_only: false,
-    redacted_value: k.redacted_value,
-    role: k.role,
-    models: k.models ?? null,
-    limits: k.limits ?? null,
-    budget: k.budget ?? null,
-    tools: k.tools ?? null,
-    expires_at: k.expires_at,
-    metadata: k.metadata,
-    created_at: k.created_at,
-  };
-}
+const configView = (k: ApiKey) => view(k, null);
+const madeView = (k: StoredKey) => view(k, k);
