@@ -4,6 +4,7 @@ import { buildConsole, startBrowser, type TestBrowser } from "../helpers/browser
 import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
+import { sdkWith as sdk, statusOf, statusUntil401 } from "../helpers/made-keys.js";
 
 /**
  * The console (/ui/) in a real browser, used as a person would: sign in, make a key, use it
@@ -33,8 +34,6 @@ const config = (chatUrl: string, extra: Record<string, unknown> = {}) => ({
   ...Object.fromEntries(Object.entries(extra).filter(([k]) => k !== "server")),
 });
 
-const sdk = (r: TestRouter, key: string) => new OpenAI({ baseURL: `${r.url}/v1`, apiKey: key, maxRetries: 0 });
-const statusOf = (p: Promise<unknown>) => p.then(() => 200, (e: unknown) => (e instanceof OpenAI.APIError ? (e.status ?? 0) : 0));
 const num = (text: string | null) => Number((text ?? "").replace(/[^0-9.]/g, ""));
 
 /** The sum of a counter's series in /metrics text whose labels include every `match`. */
@@ -279,11 +278,6 @@ describe("the console over two instances on one Redis", () => {
     await expect.poll(() => page.getByRole("row").filter({ hasText: "carol" }).count()).toBe(0);
     const revokedAt = Date.now();
     expect(await statusOf(sdk(a, secret).models.list())).toBe(401);
-    let there = 200;
-    while (there !== 401 && Date.now() - revokedAt < 1_000) {
-      there = await statusOf(sdk(other, secret).models.list());
-      if (there !== 401) await new Promise((r) => setTimeout(r, 10));
-    }
-    expect(there).toBe(401);
+    expect(await statusUntil401(other, secret, revokedAt)).toBe(401);
   });
 });

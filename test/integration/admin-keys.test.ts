@@ -4,6 +4,7 @@ import { captureLog } from "../helpers/log-capture.js";
 import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
+import { sdkWith as sdk, statusOf, statusUntil401 } from "../helpers/made-keys.js";
 
 /** Keys made, changed and revoked by the admin API, and what they may do once made. */
 
@@ -33,8 +34,6 @@ const call = (r: TestRouter, method: string, path: string, key: string | null, b
     body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
   });
 
-const sdk = (r: TestRouter, key: string) => new OpenAI({ baseURL: `${r.url}/v1`, apiKey: key, maxRetries: 0 });
-const statusOf = (p: Promise<unknown>) => p.then(() => 200, (e: unknown) => (e instanceof OpenAI.APIError ? (e.status ?? 0) : 0));
 
 describe("the admin API of keys (memory store)", () => {
   let chat: MockUpstream;
@@ -223,11 +222,6 @@ describe("made keys on two instances sharing one Redis", () => {
     expect((await call(a, "DELETE", `/v1/admin/keys/${made.id}`, ADMIN)).status).toBe(200);
     const revokedAt = Date.now();
     expect(await statusOf(sdk(a, made.key).models.list())).toBe(401);
-    let onB = 200;
-    while (onB !== 401 && Date.now() - revokedAt < 1_000) {
-      onB = await statusOf(sdk(b, made.key).models.list());
-      if (onB !== 401) await new Promise((r) => setTimeout(r, 10));
-    }
-    expect(onB).toBe(401);
+    expect(await statusUntil401(b, made.key, revokedAt)).toBe(401);
   });
 });
