@@ -92,7 +92,8 @@ describe("the console in Chromium", () => {
     await page.getByRole("button", { name: "Create key" }).click();
     const secretField = page.getByLabel("New key (shown once)");
     await secretField.waitFor();
-    const secret = await secretField.inputValue();
+    const secret = (await secretField.textContent())!;
+    expect(await page.getByRole("textbox", { name: "New key (shown once)" }).count()).toBe(1);
     expect(secret).toMatch(/^sk-/);
     await page.getByRole("button", { name: "Copy key" }).click();
     await expect.poll(() => page.getByText("Copied.").count()).toBe(1);
@@ -272,7 +273,7 @@ describe("the console over two instances on one Redis", () => {
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByLabel("Name", { exact: true }).fill("carol");
     await page.getByRole("button", { name: "Create key" }).click();
-    const secret = await page.getByLabel("New key (shown once)").inputValue();
+    const secret = (await page.getByLabel("New key (shown once)").textContent())!;
     expect(await statusOf(sdk(other, secret).responses.create({ model: "local", input: "hi" }))).toBe(200);
     await page.getByRole("row").filter({ hasText: "carol" }).getByRole("button", { name: "Revoke" }).click();
     await expect.poll(() => page.getByRole("row").filter({ hasText: "carol" }).count()).toBe(0);

@@ -127,23 +127,38 @@ function createForm(status: HTMLElement, created: HTMLElement, refresh: () => vo
   return form;
 }
 
-/** The secret, once: shown in a read-only field with a copy button, gone when dismissed or the page changes. */
+/**
+ * The secret, once: as text (selectable, found by its label and as a read-only textbox), with a
+ * copy button; gone when dismissed or the page changes.
+ */
 function showSecret(box: HTMLElement, made: AdminKey & { key: string }): void {
-  const secret = h("input", { type: "text", readonly: true, value: made.key, class: "secret", autocomplete: "off", spellcheck: "false" });
+  const secret = h("code", { class: "secret", id: "new-key", role: "textbox", "aria-readonly": "true", "aria-labelledby": "new-key-label", tabindex: "0" }, made.key);
   const copied = h("span", { role: "status", class: "status" });
   const copy = h("button", { type: "button" }, "Copy key");
   copy.addEventListener("click", async () => {
     try {
-      await navigator.clipboard.writeText(secret.value);
+      await navigator.clipboard.writeText(made.key);
     } catch {
-      secret.select();
+      // No clipboard permission (an http:// origin): select the text for the person to copy.
+      getSelection()?.selectAllChildren(secret);
       document.execCommand("copy");
     }
     fill(copied, "Copied.");
   });
   const done = h("button", { type: "button", class: "secondary", onclick: () => box.replaceChildren() }, "Done");
-  fill(box, h("div", { class: "secret-box" }, h("p", {}, `The key for '${made.name}'. Copy it now: it is not shown again.`), field("New key (shown once)", secret), copy, " ", done, copied));
-  secret.select();
+  fill(
+    box,
+    h(
+      "div",
+      { class: "secret-box" },
+      h("p", {}, `The key for '${made.name}'. Copy it now: it is not shown again.`),
+      h("div", { class: "field" }, h("span", { id: "new-key-label", class: "label" }, "New key (shown once)"), secret),
+      copy,
+      " ",
+      done,
+      copied,
+    ),
+  );
 }
 
 function actions(k: AdminKey, status: HTMLElement, list: HTMLElement, refresh: () => void): HTMLElement {
