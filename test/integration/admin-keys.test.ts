@@ -1,6 +1,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureLog } from "../helpers/log-capture.js";
+import { WsClient } from "../helpers/ws-client.js";
 import { startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
@@ -172,6 +173,21 @@ describe("the admin API of keys (memory store)", () => {
     await call(router, "POST", `/v1/admin/keys/${made.id}`, ADMIN, { expires_at: null });
     expect(await statusOf(sdk(router, made.key).models.list())).toBe(200);
     now = NOON;
+  });
+
+  it("a made key opens a WebSocket; revoked, its next response.create closes the socket as the key is gone", async () => {
+    const made = await (await call(router, "POST", "/v1/admin/keys", ADMIN, { name: "socket-user" })).json();
+    const ws = new WsClient(router.url, made.key);
+    try {
+      const events = await ws.create({ model: "local", input: "hi" });
+      expect(events.at(-1)!.type).toBe("response.completed");
+      expect((await call(router, "DELETE", `/v1/admin/keys/${made.id}`, ADMIN)).status).toBe(200);
+      ws.send({ type: "response.create", model: "local", input: "again" });
+      expect((await ws.waitClosed()).code).toBe(1008);
+      expect(ws.events.some((e) => e.type === "error" && e.status === 401)).toBe(true);
+    } finally {
+      ws.close();
+    }
   });
 
   it("a made admin key may make keys", async () => {
