@@ -3,6 +3,7 @@
 #   redis-server, redis-sentinel   the Redis and Sentinel suites (required)
 #   redis-cli                      creates the Redis Cluster of the cluster suites (redis-tools; required)
 #   openssl                        makes the throw-away CA of the Redis TLS suite (required)
+#   chromium                       the console's browser tests (test/browser/), driven by playwright-core (required)
 #   promtool                       checks of the Prometheus config and alert rules (installed and
 #                                  required only when CI is set; elsewhere those tests skip)
 # Present: nothing happens. Missing: installed with apt-get when this user may (root, or sudo
@@ -14,6 +15,7 @@ command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-sentinel >/dev/null 2>&1 || need+=(redis-sentinel)
 command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
+[ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || need+=(chromium)
 want_promtool=0
 command -v promtool >/dev/null 2>&1 || want_promtool=1
 
@@ -38,7 +40,7 @@ if [ "$want_promtool" -eq 1 ] && [ -n "${CI:-}" ]; then packages+=(prometheus); 
 [ ${#packages[@]} -eq 0 ] && exit 0
 
 if [ "$can_apt" -eq 0 ]; then
-  echo "npm test needs ${packages[*]/prometheus/promtool} on PATH: run 'sudo apt-get install -y ${packages[*]}' (macOS: 'brew install redis prometheus'), then npm test again." >&2
+  echo "npm test needs ${packages[*]/prometheus/promtool} on PATH: run 'sudo apt-get install -y ${packages[*]}' (macOS: 'brew install redis prometheus' and CHROMIUM_PATH set to a Chromium), then npm test again." >&2
   exit 1
 fi
 
@@ -58,4 +60,5 @@ trap cleanup EXIT
 for bin in redis-server redis-sentinel redis-cli openssl; do
   command -v "$bin" >/dev/null 2>&1 || { echo "[ensure-test-deps] $bin is still missing after apt-get install" >&2; exit 1; }
 done
+[ -x "${CHROMIUM_PATH:-/usr/bin/chromium}" ] || { echo "[ensure-test-deps] chromium is still missing after apt-get install" >&2; exit 1; }
 echo "[ensure-test-deps] $(redis-server --version | cut -d' ' -f1-3)" >&2

@@ -13,6 +13,9 @@ import { SseKeepalive } from "./http/sse-keepalive.js";
 import { chatRoutes } from "./http/routes/chat.js";
 import { conversationsRoutes } from "./http/routes/conversations.js";
 import { usageRoutes } from "./http/routes/admin.js";
+import { adminKeysRoutes } from "./http/routes/admin-keys.js";
+import { adminConsoleRoutes } from "./http/routes/admin-console.js";
+import { consoleRoutes } from "./http/routes/console.js";
 import { compactRoutes } from "./http/routes/compact.js";
 import { inputTokensRoutes } from "./http/routes/input-tokens.js";
 import { opsRoutes } from "./http/routes/ops.js";
@@ -49,6 +52,9 @@ export function buildApp(rt: Runtime, files: Files | null = null): { app: Hono<A
     filesRoutes(routes, files.files);
     vectorStoresRoutes(routes, files.vectorStores);
   }
+  adminKeysRoutes(routes, rt);
+  adminConsoleRoutes(routes, rt);
+  consoleRoutes(routes, rt);
   const mounted = new Set<string>();
   for (const r of routes.routes) {
     // One handler per route: a second (route-level middleware) would run the shell twice.

@@ -103,6 +103,7 @@ export async function runCli(args: string[], hooks: CliHooks = {}): Promise<numb
     onReload(next) {
       if (JSON.stringify(next.storage) !== JSON.stringify(runtime.config.storage)) log.warn("storage settings changed: they take effect on restart");
       runtime.applyConfig(next);
+      runtime.lastReload = { at: Date.now(), ok: true, errors: [] };
       runtime.metrics.configReloads.inc({ result: "ok" });
       runtime.metrics.configLastReload.set(Date.now() / 1000);
       log.info({ config: path, models: Object.keys(next.models), logLevel: next.logging.level }, "config reloaded");
@@ -111,6 +112,7 @@ export async function runCli(args: string[], hooks: CliHooks = {}): Promise<numb
     },
     onError(err) {
       runtime.metrics.configReloads.inc({ result: "error" });
+      runtime.lastReload = { at: Date.now(), ok: false, errors: err.issues.map((i) => `${i.path || "(root)"}: ${i.message}`) };
       log.error({ config: path, issues: err.issues }, "config reload rejected; keeping the running config");
     },
   });

@@ -76,6 +76,9 @@ export async function startRouter(config: RouterConfig, opts: StartOptions = {})
   const runtime = new Runtime(config, stores, metrics, log, undefined, opts.now, tracing);
   const files = await Files.open(runtime, opts.files);
   runtime.files = files;
+  // The keys made by the admin API, loaded before the first request (a store that cannot answer leaves none).
+  await runtime.keyRing.start();
+  runtime.history.start();
   const { app, service } = buildApp(runtime, files);
   service.background.startWorker(config.background.concurrency);
   const host = opts.host ?? config.server.host;

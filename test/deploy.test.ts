@@ -96,6 +96,9 @@ describe("Dockerfile", () => {
     expect(stages[0].join("\n")).toMatch(/npm ci\b/);
     expect(stages[0].join("\n")).toMatch(/npm run build/);
     expect(runtime.join("\n")).toMatch(/npm ci --omit=dev/);
+    // npm run build bundles the console too: its source and script are in the build stage.
+    expect(stages[0]).toContain("COPY ui ./ui");
+    expect(stages[0]).toContain("COPY scripts/build-ui.mjs ./scripts/build-ui.mjs");
   });
 
   it("runs dist/main.js like package.json's start script, with the mounted config", () => {
@@ -125,7 +128,7 @@ describe("Dockerfile", () => {
   it("has a .dockerignore that keeps node_modules, dist and .git out of the context", () => {
     const ignore = readFileSync(join(root, ".dockerignore"), "utf8").split("\n").map((l) => l.trim());
     for (const p of ["node_modules", "dist", ".git"]) expect(ignore).toContain(p);
-    for (const p of ["src", "package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json"]) expect(ignore).not.toContain(p);
+    for (const p of ["src", "ui", "scripts", "package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json"]) expect(ignore).not.toContain(p);
   });
 });
 

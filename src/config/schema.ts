@@ -180,7 +180,7 @@ const webSearchSchema = z
 
 export type WebSearchConfig = z.output<typeof webSearchSchema>;
 
-const apiKeySchema = z
+export const apiKeySchema = z
   .object({
     name: name.describe("The key's identity: owner of its responses and conversations, its limits, usage rows and the `key` label of metrics (never the secret)."),
     key: z.string().min(1).describe("The secret clients send as `Authorization: Bearer KEY` (use ${ENV})."),
@@ -202,7 +202,7 @@ const apiKeySchema = z
       .strict()
       .optional()
       .describe("Token budgets; once reached, 429 `insufficient_quota` until the period resets."),
-    role: z.enum(["admin", "user"]).default("user").describe("`admin` keys may also read GET /v1/usage and GET /health/backends."),
+    role: z.enum(["admin", "user"]).default("user").describe("`admin` keys may also read GET /v1/usage and GET /health/backends, use the admin API (/v1/admin/...) and sign in to the console (/ui/)."),
     tools: z.array(z.string().min(1)).optional().describe("Hosted tools this key may use: tool types (`mcp`, `web_search`, ...) and MCP server labels. Unset: all; []: none."),
   })
   .strict();
@@ -282,6 +282,7 @@ export const routerConfigSchema = z
         shutdown_timeout: duration.default(30_000).describe("On SIGTERM, how long requests and streams in flight may finish."),
         sse_keepalive: duration.default(15_000).describe("An SSE stream silent this long gets a `: keepalive` comment line (0: never), so proxies in between do not cut it."),
         websocket: websocketSchema.describe("GET /v1/responses with `Upgrade: websocket`: Responses over one persistent socket."),
+        admin_ui: z.boolean().default(true).describe("The web console at /ui/ (sign in with an admin key); false: /ui/ answers 404, the admin API (/v1/admin/...) stays."),
       })
       .strict()
       .prefault({})

@@ -19,6 +19,9 @@ export interface RequestStats {
   servedModel?: string;
   /** The request's hold on its key's limits, settled when the request is over. */
   gate?: KeyGate | null;
+  /** The response a POST /v1/responses made, and whether it runs in the background (the console's requests page). */
+  responseId?: string;
+  background?: boolean;
 }
 
 export type AppEnv = {

@@ -20,6 +20,7 @@ import { usageDeps, type Runtime } from "../runtime/runtime.js";
 import { logIds, type Span } from "../tracing/index.js";
 import { UpstreamFailure } from "../upstream/errors.js";
 import { authenticate } from "./auth.js";
+import { CONSOLE_ROUTES } from "./routes/console.js";
 import { fastBodyLimit } from "./body-limit.js";
 import { nodeOutgoing, type AppEnv, type RequestStats } from "./context.js";
 import { sendError } from "./errors.js";
@@ -77,11 +78,13 @@ export function requestShell(rt: Runtime): RequestShell {
   };
 
   // The caller's key, then (under /v1/) the body limit, then the handler; any error is answered here.
-  const admit = async (c: Context<AppEnv>, handle: () => Response | Promise<Response>): Promise<Response> => {
+  const admit = async (c: Context<AppEnv>, route: string, handle: () => Response | Promise<Response>): Promise<Response> => {
     try {
       const kind = OPEN_ROUTES[c.req.path as keyof typeof OPEN_ROUTES];
-      const open = kind === "health" ? rt.config.server.public_health : kind === "metrics" ? rt.config.server.public_metrics : false;
-      const key = open ? null : authenticate(rt.config, c.req.header("authorization"));
+      // The console's pages load without a key (they ask for one); its data comes from the admin API.
+      const open = kind === "health" ? rt.config.server.public_health : kind === "metrics" ? rt.config.server.public_metrics : CONSOLE_ROUTES.has(route);
+      let key = open ? null : authenticate(rt.config, c.req.header("authorization"), rt.keyRing);
+      if (key instanceof Promise) key = await key;
       c.set("apiKey", key);
       c.set("owner", key?.name ?? null);
       return await (c.req.path.startsWith("/v1/") && !streamedUpload(c) ? limitBody(c, handle) : handle());
@@ -103,8 +106,8 @@ export function requestShell(rt: Runtime): RequestShell {
     const span = rt.tracing.on ? rt.tracing.startRequest(c.req.method, (name) => c.req.header(name), { "http.request.method": c.req.method, "url.path": c.req.path, "router.request_id": requestId }) : undefined;
     // Every line logged while handling the request (upstream attempts included) carries its id (and its trace's).
     let res = span
-      ? await rt.tracing.within(span, () => withLogContext({ requestId, ...logIds(span) }, () => admit(c, handle)))
-      : await withLogContext({ requestId }, () => admit(c, handle));
+      ? await rt.tracing.within(span, () => withLogContext({ requestId, ...logIds(span) }, () => admit(c, route, handle)))
+      : await withLogContext({ requestId }, () => admit(c, route, handle));
     if (!outgoing) {
       // Under `app.request` (tests): the header goes on the Response itself, as hono hands it
       // back from `c.res` (which merges what the handler set with `c.header`).
@@ -142,6 +145,23 @@ export function requestShell(rt: Runtime): RequestShell {
     if (stats.metered && stats.model && status < 400) recordUsageOf(usageDeps(rt), key, stats.servedModel ?? stats.model, 1, tokens);
     if (span) endRequestSpan(span, done.method, stats, status, owner);
     const seconds = (performance.now() - done.started) / 1000;
+    if (stats.metered) {
+      // The console's requests page: a preallocated slot, written in place.
+      const r = rt.recent.claim();
+      r.at = Date.now();
+      r.requestId = done.requestId;
+      r.method = done.method;
+      r.route = stats.route;
+      r.model = stats.servedModel ?? stats.model;
+      r.key = key;
+      r.status = status;
+      r.ms = seconds * 1000;
+      r.inputTokens = tokens.input;
+      r.outputTokens = tokens.output;
+      r.responseId = stats.responseId ?? "";
+      r.background = stats.background === true;
+      r.traceId = span ? span.spanContext().traceId : "";
+    }
     rt.metrics.requests.inc({ route: stats.route, model: stats.model, upstream: stats.endpoint, status: String(status), key });
     if (stats.route === "/v1/responses" && done.method === "POST") rt.metrics.responses.inc({ transport: "http", model: stats.model, status: String(status) });
     rt.metrics.requestDuration.observe({ route: stats.route, model: stats.model, upstream: stats.endpoint }, seconds);

@@ -41,11 +41,11 @@ export function visibleModels(cfg: RouterConfig, key: ApiKey | null): string[] {
 }
 
 /**
- * Admin reads (usage, backend health): an admin key; on a router without keys every
- * route is open, so these are too.
+ * Admin reads (usage, backend health) and the admin API: an admin key; on a router without
+ * keys (auth let the request in with none) every route is open, so these are too.
  */
 export function isAdmin(cfg: RouterConfig, key: ApiKey | null): boolean {
-  return cfg.server.api_keys.length === 0 || key?.role === "admin";
+  return key === null ? cfg.server.api_keys.length === 0 : key.role === "admin";
 }
 
 /** Tool types every key may use: the client's own functions, which the router never runs. */

@@ -40,7 +40,7 @@ export interface RequestContext {
   /** Aborts the upstream call (a stream's client went away). */
   abort(): void;
   /** Filled in for metrics: time spent on the upstream call, tokens the upstream reported. */
-  stats?: { upstreamMs?: number; tokens?: TokenCount };
+  stats?: { upstreamMs?: number; tokens?: TokenCount; responseId?: string; background?: boolean };
   /** Responses to chain from before the store (a WebSocket connection's recent turns). */
   history?: HistorySource;
   /** Client headers a `kind: openai` upstream receives (allow-listed by the transport, e.g. OpenAI-Beta). */
@@ -138,6 +138,10 @@ export class ResponsesService {
 
   private async start(body: unknown, ctx: RequestContext): Promise<Started> {
     let plan = await this.plan(body, ctx);
+    if (ctx.stats) {
+      ctx.stats.responseId = plan.id;
+      ctx.stats.background = plan.background;
+    }
     // Fail before spending an upstream call on a response that could not be stored.
     if (plan.store) await requireConnected(this.rt.stores.status);
     // Tools the router runs are checked (server URLs, labels) before anything is queued; their

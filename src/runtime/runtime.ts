@@ -28,6 +28,10 @@ import type { FailoverContext } from "../upstream/failover.js";
 import { TRACING_OFF, type Tracing } from "../tracing/index.js";
 import type { FileLibrary } from "../tools/file-search/library.js";
 import { Deadline } from "./deadline.js";
+import { isMadeKey, KeyRing } from "../keys/key-ring.js";
+import { MetricsHistory } from "../ops/metrics-history.js";
+import { RecentRequests } from "./recent-requests.js";
+import type { ApiKey } from "../keys/policy.js";
 
 /**
  * Everything a request needs, built once per router instance (no globals, so
@@ -47,6 +51,16 @@ export class Runtime {
   readonly mcpSessions = new McpSessionPool();
   /** The router's Files and Vector Stores (`src/files/`), set by the server; null where none is built. */
   files: FileLibrary | null = null;
+  /** The keys made by the admin API, as this instance knows them (started by the server). */
+  readonly keyRing: KeyRing;
+  /** The last inference requests this instance answered (the console's requests page). */
+  readonly recent = new RecentRequests();
+  /** This instance's counters over time (the console's overview), sampled once started by the server. */
+  readonly history: MetricsHistory;
+  /** Each endpoint's last active probe (routing.health.probe_interval), for the console. */
+  readonly lastProbes = new Map<string, { at: number; ok: boolean; detail: string }>();
+  /** The last config reload: when, and the problems that made it refused (empty when it was taken). */
+  lastReload: { at: number; ok: boolean; errors: string[] } | null = null;
 
   constructor(
     config: RouterConfig,
@@ -60,6 +74,8 @@ export class Runtime {
     readonly tracing: Tracing = TRACING_OFF,
   ) {
     this.current = config;
+    this.history = new MetricsHistory(metrics.registry);
+    this.keyRing = new KeyRing(stores.keys, now, () => metrics.storeErrors.inc({ store: "keys", op: "sync" }));
     this.pool = new EndpointPool(config, {
       onHealthChange: (ep, state, reason) => {
         this.log[state === "cooldown" ? "warn" : "info"]({ endpoint: ep.name, state, reason }, `endpoint ${ep.name} is now ${state}`);
@@ -106,7 +122,10 @@ export class Runtime {
           {
             endpoints: () => this.pool.all(),
             client: (name) => this.pool.get(name)?.attached,
-            onProbe: (ep, ok, detail) => this.log.debug({ endpoint: ep.name, ok, detail }, "health probe"),
+            onProbe: (ep, ok, detail) => {
+              this.lastProbes.set(ep.name, { at: Date.now(), ok, detail });
+              this.log.debug({ endpoint: ep.name, ok, detail }, "health probe");
+            },
           },
           every,
         ).start()
@@ -183,7 +202,26 @@ export class Runtime {
     return existing && existing.sameTransport(ep) ? existing : new UpstreamClient(ep);
   }
 
+  /**
+   * The caller's key as it stands now: a config key as the config in force has it (a reload may
+   * change or remove it), a made key as the ring has it (revoked or expired: gone). Null: gone.
+   */
+  keyInForce(key: ApiKey): ApiKey | null {
+    if (isMadeKey(key)) {
+      const now = this.keyRing.named(key.name);
+      return now?.id === key.id ? now : null;
+    }
+    return this.config.server.api_keys.find((k) => k.name === key.name && k.key === key.key) ?? null;
+  }
+
+  /** A key by its name (what background jobs record as their owner): config keys first, then made ones. */
+  keyNamed(name: string): ApiKey | null {
+    return this.config.server.api_keys.find((k) => k.name === name) ?? this.keyRing.named(name);
+  }
+
   async close(): Promise<void> {
+    this.keyRing.stop();
+    this.history.stop();
     this.prober?.stop();
     this.pool.close();
     await Promise.allSettled([...this.pool.all()].map((ep) => ep.attached.close()));

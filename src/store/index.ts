@@ -17,6 +17,7 @@ export type * from "./types.js";
 export type * from "./limiter.js";
 export type * from "./usage.js";
 export type * from "./files.js";
+export type * from "./keys.js";
 export { SLOT_TTL_MS, dayWindow, monthWindow } from "./limiter.js";
 export type { StorageConfig, StoreOptions } from "./options.js";
 export { StoreUnavailableError, EventOrderError, JobAbortedError, isTerminalEvent, jobAbortKind } from "./types.js";

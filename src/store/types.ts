@@ -2,6 +2,7 @@ import type { FileStore } from "./files.js";
 import { isFinished, TERMINAL_EVENTS } from "../wire/protocol.js";
 import type { Item, ResponseObject, StreamEvent } from "../wire/types.js";
 import type { RateLimiter } from "./limiter.js";
+import type { KeyStore } from "./keys.js";
 import type { UsageStore } from "./usage.js";
 
 /**
@@ -312,6 +313,8 @@ export interface Stores {
   files: FileStore;
   /** The indexing jobs of vector store files (a queue of its own: `jobs` runs background responses). */
   fileJobs: JobQueue;
+  /** API keys made by the admin API, kept hashed (see keys.ts). */
+  keys: KeyStore;
   status: StoreStatus;
   /** On a Redis Cluster: the cluster's own view of itself (for /readyz and /health/backends). */
   cluster?: { read(): Promise<ClusterState> };

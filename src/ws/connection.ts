@@ -218,9 +218,8 @@ export class ResponsesSocket {
    * or remove it: then 401, as HTTP answers the next request).
    */
   private keyInForce(): ApiKey | null {
-    const keys = this.rt.config.server.api_keys;
-    if (keys.length === 0) return null;
-    const current = this.key ? keys.find((k) => k.name === this.key!.name && k.key === this.key!.key) : undefined;
+    if (this.rt.config.server.api_keys.length === 0 && this.rt.keyRing.size === 0) return null;
+    const current = this.key ? this.rt.keyInForce(this.key) : null;
     if (!current) throw new ApiError(401, "Incorrect API key provided.", { type: "invalid_request_error", code: "invalid_api_key" });
     return current;
   }

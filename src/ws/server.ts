@@ -71,17 +71,23 @@ export function serveResponsesSockets(server: Server, rt: Runtime, service: Resp
 
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => socket.destroy());
-    let key: ApiKey | null;
+    let found: ApiKey | null | Promise<ApiKey | null>;
     try {
       const path = (req.url ?? "/").split("?")[0];
       if (path !== RESPONSES_PATH || req.method !== "GET" || req.headers.upgrade?.toLowerCase() !== "websocket") {
         throw notFound(`Invalid URL (${req.method} ${path})`, null, "unknown_url");
       }
       if (draining || rt.phase !== "serving") throw shuttingDown();
-      key = authenticate(rt.config, req.headers.authorization);
+      found = authenticate(rt.config, req.headers.authorization, rt.keyRing);
     } catch (err) {
       return refuse(socket, toApiError(err));
     }
+    // A token this instance did not know yet (a key made a moment ago on another one).
+    if (found instanceof Promise) found.then((key) => accept(req, socket, head, key), (err: unknown) => refuse(socket, toApiError(err)));
+    else accept(req, socket, head, found);
+  });
+
+  const accept = (req: IncomingMessage, socket: Duplex, head: Buffer, key: ApiKey | null): void => {
     // maxPayload is read per upgrade: a reload's new limit applies to the next socket.
     (wss.options as { maxPayload?: number }).maxPayload = rt.config.server.websocket.max_message_bytes;
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -97,7 +103,7 @@ export function serveResponsesSockets(server: Server, rt: Runtime, service: Resp
       rt.log.info({ transport: "websocket", key: key?.name, beta: req.headers["openai-beta"] }, "websocket opened");
       if (draining) conn.drain();
     });
-  });
+  };
 
   return {
     drain() {

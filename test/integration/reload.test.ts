@@ -78,6 +78,11 @@ describe("config hot reload (real CLI process)", () => {
     expect(models.data.map((m) => m.id).sort()).toEqual(["added", "m"]);
     const metrics = await (await fetch(`${router.url}/metrics`)).text();
     expect(metrics).toMatch(/responses_router_config_reloads_total\{result="error"\} [1-9]/);
+    // The console's config page says the same: the reload refused, and why.
+    const shown = (await (await fetch(`${router.url}/v1/admin/config`)).json()) as { last_reload: { ok: boolean; errors: string[] }; config: { models: Record<string, unknown> } };
+    expect(shown.last_reload.ok).toBe(false);
+    expect(shown.last_reload.errors.join("\n")).toContain("endpoints.0.url");
+    expect(Object.keys(shown.config.models).sort()).toEqual(["added", "m"]);
     expect(metrics).toMatch(/responses_router_config_reloads_total\{result="ok"\} [1-9]/);
   });
 });

@@ -4,6 +4,7 @@ import { describeChainContract } from "./chain-contract.js";
 import { describeLimiterContract } from "./limiter-contract.js";
 import { describeUsageContract } from "./usage-contract.js";
 import { describeFilesContract } from "./files-contract.js";
+import { describeKeysContract } from "./keys-contract.js";
 import { aborted, collect, ev, makeRecord, makeResponse, newId, sleep, waitFor } from "./support.js";
 
 export * from "./support.js";
@@ -210,6 +211,7 @@ export function describeStoreContract(name: string, factory: StoresFactory): voi
     describeLimiterContract(() => open());
     describeUsageContract(() => open());
     describeFilesContract(() => open());
+    describeKeysContract(() => open());
 
     describe("conversations", () => {
       const conv = (id: string, owner: string | null = "team-a") => ({

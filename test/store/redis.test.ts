@@ -5,6 +5,7 @@ import { createStores, jobAbortKind, StoreUnavailableError, type JobContext, typ
 import type { RedisJobQueue } from "../../src/store/redis/jobs.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
 import { aborted, collect, describeStoreContract, ev, makeRecord, newId, sleep, waitFor } from "./contract.js";
+import { storedKey } from "./keys-contract.js";
 
 let redis: RedisServerHandle;
 let prefixes = 0;
@@ -337,6 +338,35 @@ describe("redis: recorded events expire before the responses they belong to", ()
     } finally {
       raw.disconnect();
       await stores.close();
+    }
+  });
+});
+
+describe("redis: made keys are shared by every instance", () => {
+  it("a key made through one instance's stores is seen and watched by another's, hashed only", async () => {
+    const prefix = uniquePrefix();
+    const [a, b] = [await createStores(config(redis.url, prefix)), await createStores(config(redis.url, prefix))];
+    const { default: Redis } = await import("ioredis");
+    const raw = new Redis(redis.url);
+    try {
+      let told = 0;
+      b.keys.watch(() => told++);
+      await new Promise((r) => setTimeout(r, 100));
+      const key = storedKey("shared", { hash: "f".repeat(64) });
+      expect(await a.keys.create(key)).toBe("created");
+      expect(await b.keys.get(key.id)).toEqual(key);
+      expect(await b.keys.create(storedKey("shared"))).toBe("name_taken");
+      await expect.poll(() => told).toBe(1);
+      expect(await b.keys.version()).toBe(await a.keys.version());
+      // Every key lives under one hash tag (one Cluster slot); the record holds the digest, no secret field.
+      expect((await raw.keys(`${prefix}*keys*`)).sort()).toEqual(["names", "records", "version"].map((n) => `${prefix}{keys}:${n}`));
+      expect(Object.keys(JSON.parse((await raw.hget(`${prefix}{keys}:records`, key.id))!)).sort()).toEqual(["created_at", "expires_at", "hash", "id", "metadata", "name", "redacted_value", "role"]);
+      await a.keys.revoke(key.id);
+      await expect.poll(() => told).toBe(2);
+      expect(await b.keys.list()).toEqual([]);
+    } finally {
+      raw.disconnect();
+      await Promise.all([a.close(), b.close()]);
     }
   });
 });

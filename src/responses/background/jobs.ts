@@ -156,7 +156,8 @@ export class BackgroundJobs {
     const active = this.rt.metrics.backgroundActive;
     active.inc({ status: "in_progress" });
     // A running job holds one of its key's max_concurrent slots, and its tokens count against the key's limits.
-    const gate = await jobGate(limiterDeps(this.rt), this.rt.config.server.api_keys, rec.owner, job.responseId);
+    const owner = rec.owner === null ? null : this.rt.keyNamed(rec.owner);
+    const gate = await jobGate(limiterDeps(this.rt), owner ? [owner] : [], rec.owner, job.responseId);
     const tally: { tokens?: TokenCount; model?: string } = {};
     try {
       const started: StoredResponse = { ...rec, response: { ...rec.response, status: "in_progress" } };

@@ -12,6 +12,7 @@ import { MemoryConversationStore } from "./conversations.js";
 import { MemoryEventLog } from "./events.js";
 import { MemoryFileStore } from "./files.js";
 import { MemoryJobQueue } from "./jobs.js";
+import { MemoryKeyStore } from "./keys.js";
 import { MemoryRateLimiter } from "./limiter.js";
 import { MemoryResponseCache, MemoryResponseStore } from "./responses.js";
 import { MemoryUsageStore } from "./usage.js";
@@ -28,6 +29,7 @@ export function createMemoryStores(cfg: StorageConfig, logger: Logger | undefine
   const events = new MemoryEventLog({ ...limits, ttlMs: eventsTtl(cfg) });
   const jobs = new MemoryJobQueue({ cancelTtlMs: cfg.ttl, logger });
   const fileJobs = new MemoryJobQueue({ cancelTtlMs: cfg.ttl, logger });
+  const keys = new MemoryKeyStore();
   return {
     kind: "memory",
     responses,
@@ -39,10 +41,11 @@ export function createMemoryStores(cfg: StorageConfig, logger: Logger | undefine
     usage: new MemoryUsageStore(),
     files: new MemoryFileStore(),
     fileJobs,
+    keys,
     status: alwaysConnected,
     async close() {
       await Promise.all([jobs.close(), fileJobs.close()]);
-      await Promise.all([responses.close(), conversations.close(), cache.close(), events.close()]);
+      await Promise.all([responses.close(), conversations.close(), cache.close(), events.close(), keys.close()]);
     },
   };
 }

@@ -18,6 +18,7 @@ import { RedisEventLog } from "./events.js";
 import { RedisFileStore } from "./files.js";
 import { ClusterStateReader } from "./health.js";
 import { RedisJobQueue } from "./jobs.js";
+import { RedisKeyStore } from "./keys.js";
 import { RedisRateLimiter } from "./limiter.js";
 import { RedisResponseCache, RedisResponseStore } from "./responses.js";
 import type { RedisTarget } from "./target.js";
@@ -47,6 +48,7 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
   const jobs = new RedisJobQueue(jobOptions);
   // Indexing jobs: a queue of their own, so a restart or a dead instance hands them to another.
   const fileJobs = new RedisJobQueue({ ...jobOptions, queueName: "file-indexing" });
+  const keys = new RedisKeyStore(client, target, common);
   return {
     kind: "redis",
     responses,
@@ -58,11 +60,12 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
     usage: new RedisUsageStore(client, common),
     files: new RedisFileStore(client, { ...common, durable }),
     fileJobs,
+    keys,
     status: responses,
     ...(client instanceof Cluster ? { cluster: new ClusterStateReader(client) } : {}),
     async close() {
       await Promise.all([jobs.close(), fileJobs.close()]);
-      await Promise.all([closeClient(client), durable?.close()]);
+      await Promise.all([keys.close(), closeClient(client), durable?.close()]);
     },
   };
 }
