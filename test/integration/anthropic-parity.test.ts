@@ -174,12 +174,12 @@ describe("files and audio on anthropic", () => {
     expect(sentMessages(a)[0].messages[0].content[0]).toMatchObject({ type: "document", source: { type: "base64" } });
   });
 
-  it("a file_url the config does not allow, a file_id and input_audio are 400s naming the part, Anthropic never called", async () => {
+  it("a file_url the config does not allow and input_audio are 400s naming the part, an unknown file_id a 404; Anthropic never called", async () => {
     const notAllowed = await badRequest(file({ type: "input_file", file_url: `http://127.0.0.1:${filesPort}/secret/x.pdf` }));
     expect(notAllowed.param).toBe("input[0].content[1].file_url");
-    const byId = await badRequest(file({ type: "input_file", file_id: "file-abc" }));
+    const byId = (await file({ type: "input_file", file_id: "file-abc" }).catch((e: unknown) => e)) as { status: number; param: string };
+    expect(byId.status).toBe(404);
     expect(byId.param).toBe("input[0].content[1].file_id");
-    expect(byId.message).toContain("file_id");
     const audio = await badRequest(file({ type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } }));
     expect(audio.param).toBe("input[0].content[1].type");
     expect(audio.message).toMatch(/audio/i);

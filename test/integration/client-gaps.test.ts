@@ -173,11 +173,12 @@ describe("files and audio on chat", () => {
     expect(env.chat.requests).toHaveLength(3);
   });
 
-  it("file_id is a 400 naming it; on the openai kind it passes through", async () => {
-    const e = await badRequest(file({ type: "input_file", file_id: "file-abc" }));
-    expect(e.param).toBe("input[0].content[1].file_id");
-    await file({ type: "input_file", file_id: "file-abc" }, "gpt-4.1");
-    expect(env.oai.requests[0]!.body.input[0].content[1]).toEqual({ type: "input_file", file_id: "file-abc" });
+  it("a file_id the router's Files do not hold is a 404 naming it, as OpenAI's, before any upstream call", async () => {
+    const err = (await file({ type: "input_file", file_id: "file-abc" }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(err.param).toBe("input[0].content[1].file_id");
+    expect(err.message).toContain("file-abc");
+    expect(env.chat.requests).toHaveLength(0);
   });
 });
 

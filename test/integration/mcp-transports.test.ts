@@ -320,11 +320,11 @@ describe("security", () => {
       const text = await (await memory.fetch("/metrics")).text();
       return {
         ttft: metricSample(text, "responses_router_time_to_first_token_seconds_count", { model: "local", upstream: "box" }) ?? 0,
-        dropped: metricSample(text, "responses_router_dropped_tools_total", { model: "local", tool_type: "file_search" }) ?? 0,
+        dropped: metricSample(text, "responses_router_dropped_tools_total", { model: "local", tool_type: "code_interpreter" }) ?? 0,
       };
     };
     const before = await read();
-    const final = await memory.client.responses.stream({ model: "local", input: "x", tools: [clientTool(), { type: "file_search", vector_store_ids: ["vs_1"] }] }).finalResponse();
+    const final = await memory.client.responses.stream({ model: "local", input: "x", tools: [clientTool(), { type: "code_interpreter", container: { type: "auto" } }] }).finalResponse();
     expect(final.output.map((i) => i.type)).toEqual(["mcp_list_tools", "mcp_call", "message"]);
     expect(chat.requests).toHaveLength(2);
     const after = await read();

@@ -427,12 +427,12 @@ describe("AI SDK options Claude cannot honour are answered as documented", () =>
     sentMessages(env.ant);
   });
 
-  it("a file by OpenAI file_id is a 400 naming the part, surfaced by the SDK", async () => {
+  it("a file by an id the router's Files do not hold is a 404, surfaced by the SDK", async () => {
     const { createOpenAI } = await import("@ai-sdk/openai");
     const { generateText } = await import("ai");
     const openai = createOpenAI({ baseURL: `${env.router.url}/v1`, apiKey: "test-key" });
     const call = generateText({ model: openai.responses("claude"), maxRetries: 0, messages: [{ role: "user", content: [{ type: "text", text: "read" }, { type: "file", data: "file-abc123", mediaType: "application/pdf" }] }] });
-    await expect(call).rejects.toMatchObject({ statusCode: 400 });
+    await expect(call).rejects.toMatchObject({ statusCode: 404 });
     expect(env.ant.requests.filter((r) => r.path === "/messages")).toHaveLength(0);
   });
 });

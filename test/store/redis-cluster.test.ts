@@ -2,6 +2,8 @@ import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createStores, type StorageConfig, type Stores } from "../../src/store/index.js";
 import type { RedisJobQueue } from "../../src/store/redis/jobs.js";
+import { chainTag } from "../../src/store/chain.js";
+import { randomId } from "../../src/wire/ids.js";
 import { startRedisCluster, type RedisCluster } from "../helpers/redis-cluster.js";
 import { describeStoreContract, makeRecord, newId, waitFor } from "./contract.js";
 
@@ -32,13 +34,13 @@ afterAll(async () => {
 });
 
 describeStoreContract("redis cluster", async (opts) => {
-  const stores = await createStores(config(uniquePrefix(), opts?.ttlMs));
+  const stores = await createStores(config(uniquePrefix(), opts?.ttlMs), undefined, { limiterLocalAfterMs: 10_000 });
   expect(await stores.responses.ping()).toBe(true);
   return stores;
 });
 
 describeStoreContract("redis cluster, durability: replica", async (opts) => {
-  const stores = await createStores(config(uniquePrefix(), opts?.ttlMs, { durability: "replica", durability_timeout: 2_000 }));
+  const stores = await createStores(config(uniquePrefix(), opts?.ttlMs, { durability: "replica", durability_timeout: 2_000 }), undefined, { limiterLocalAfterMs: 10_000 });
   expect(await stores.responses.ping()).toBe(true);
   return stores;
 });
@@ -71,7 +73,8 @@ describe("redis cluster specifics", () => {
   it("spreads responses over the shards, and keeps a key's limiter, usage and BullMQ keys each on one slot", async () => {
     const prefix = uniquePrefix();
     const s = await open(prefix);
-    for (let i = 0; i < 30; i++) await s.responses.save(makeRecord(newId()));
+    // Router ids: each new chain's id carries a tag of its own, which spreads chains over the slots.
+    for (let i = 0; i < 30; i++) await s.responses.save(makeRecord(randomId("resp")));
     await s.limiter.admit({ key: "team-a", limits: { requests_per_minute: 10, tokens_per_day: 1_000, tokens_per_month: 10_000, max_concurrent: 2 }, reserve: 5, slot: "s1", now: Date.now() });
     await s.usage.record({ day: "2026-11-28", key: "team-a", model: "m", requests: 1, input_tokens: 2, output_tokens: 3 });
     await s.usage.record({ day: "2026-11-27", key: "team-a", model: "m", requests: 1, input_tokens: 2, output_tokens: 3 });
@@ -81,7 +84,7 @@ describe("redis cluster specifics", () => {
     await s.jobs.enqueue({ responseId: newId(), payload: {} });
 
     const byPrimary = await keysByPrimary(prefix);
-    const holding = [...byPrimary.values()].filter((keys) => keys.some((k) => k.startsWith(`${prefix}resp:`)));
+    const holding = [...byPrimary.values()].filter((keys) => keys.some((k) => k.startsWith(`${prefix}chain:`)));
     expect(holding.length).toBe(3);
     const slotsOf = async (pattern: RegExp) => {
       const keys = [...byPrimary.values()].flat().filter((k) => pattern.test(k));
@@ -103,9 +106,9 @@ describe("redis cluster specifics", () => {
     const s = await open(prefix, { durability: "replica", durability_timeout: 2_000 });
     // Records on every shard: WAIT on another shard's connection would return at once, confirming nothing.
     for (let i = 0; i < 9; i++) {
-      const id = newId();
+      const id = randomId("resp");
       await s.responses.save(makeRecord(id));
-      const key = `${prefix}resp:{${id}}`;
+      const key = `${prefix}chain:{${chainTag(id)}}`;
       const primary = await cluster.primaryOf(key);
       const node = new Redis({ host: "127.0.0.1", port: primary, lazyConnect: true });
       try {

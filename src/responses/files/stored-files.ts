@@ -8,6 +8,7 @@
  * call. Without a library (the router keeps no files) a plan is left as it was: chat and
  * anthropic answer their 400, `kind: openai` passes the id through to OpenAI's own Files.
  */
+import { ApiError } from "../../ops/errors.js";
 import type { Runtime } from "../../runtime/runtime.js";
 import type { FetchedFile } from "../../translate/index.js";
 import type { Item } from "../../wire/types.js";
@@ -66,9 +67,23 @@ async function readAll(rt: Runtime, plan: Plan, ids: string[]): Promise<Plan> {
   const library = rt.files!;
   const owner = fileOwner(plan);
   const stored: Record<string, FetchedFile> = Object.create(null);
-  const files = await Promise.all(ids.map((id) => library.readFile(owner, id)));
+  const files = await Promise.all(ids.map((id) => library.readFile(owner, id).catch((err: unknown) => Promise.reject(namedInInput(err, plan.input, id)))));
   files.forEach((f, i) => {
     stored[ids[i]!] = { file_data: `data:${f.mime || "application/octet-stream"};base64,${f.bytes.toString("base64")}`, filename: f.filename };
   });
   return { ...plan, storedFiles: stored };
+}
+
+/** A file the library did not find, named by where the request's input gives it (`input[i].content[j].file_id`), as the other bad parts are. */
+function namedInInput(err: unknown, input: Item[], id: string): unknown {
+  if (!(err instanceof ApiError) || err.status !== 404) return err;
+  for (let i = 0; i < input.length; i++) {
+    for (const list of PART_LISTS) {
+      const parts = input[i]![list];
+      if (!Array.isArray(parts)) continue;
+      const j = parts.findIndex((part) => fileIdOf(part as Item) === id);
+      if (j >= 0) return new ApiError(err.status, err.message, { type: err.type, code: err.code, param: `input[${i}].${list}[${j}].file_id`, headers: err.headers });
+    }
+  }
+  return err;
 }
