@@ -162,8 +162,8 @@ export class ResponsesSocket {
       const span = this.rt.tracing.on ? this.rt.tracing.startRequest("response.create", (h) => this.traceHeaders[h], { "network.protocol.name": "websocket", "url.path": "/v1/responses", "router.request_id": requestId }) : undefined;
       const abort = lane.abort;
       const m = msg;
-      if (span) await this.rt.tracing.within(span, () => withLogContext({ requestId, ...logIds(span) }, () => this.respond(m, abort, span)));
-      else await withLogContext({ requestId }, () => this.respond(m, abort));
+      if (span) await this.rt.tracing.within(span, () => withLogContext({ requestId, ...logIds(span) }, () => this.respond(m, abort, requestId, span)));
+      else await withLogContext({ requestId }, () => this.respond(m, abort, requestId));
       lane.abort = null;
     }
     this.lanes.delete(laneKey);
@@ -171,10 +171,10 @@ export class ResponsesSocket {
   }
 
   /** One response.create, from admission to its last event. Never throws. */
-  private async respond(msg: CreateMessage, abort: AbortController, span?: Span): Promise<void> {
+  private async respond(msg: CreateMessage, abort: AbortController, requestId: string, span?: Span): Promise<void> {
     const started = performance.now();
     const model = configuredModel(this.rt, msg.body.model);
-    const stats: { upstreamMs?: number; tokens?: TokenCount } = {};
+    const stats: { upstreamMs?: number; tokens?: TokenCount; responseId?: string } = {};
     let gate: KeyGate | null = null;
     let status = 200;
     try {
@@ -208,7 +208,7 @@ export class ResponsesSocket {
         this.ws.close(POLICY_VIOLATION, "the API key is no longer valid");
       }
     } finally {
-      this.account(msg, model, status, stats.tokens, gate, started, stats.upstreamMs);
+      this.account(msg, model, status, stats, gate, started, requestId, span);
       if (span) endSocketSpan(span, { model, status, tokens: stats.tokens, owner: this.key?.name ?? null, streamId: msg.streamId });
     }
   }
@@ -231,14 +231,33 @@ export class ResponsesSocket {
     return gate;
   }
 
-  /** What app.ts does when an HTTP request is over: settle the key's gate, record usage, count it. */
-  private account(msg: CreateMessage, model: string, status: number, tokens: TokenCount | undefined, gate: KeyGate | null, started: number, upstreamMs: number | undefined): void {
+  /** What the HTTP shell does when a request is over: settle the key's gate, record usage, count it, list it for the console. */
+  private account(msg: CreateMessage, model: string, status: number, stats: { upstreamMs?: number; tokens?: TokenCount; responseId?: string }, gate: KeyGate | null, started: number, requestId: string, span: Span | undefined): void {
+    const { tokens, upstreamMs } = stats;
     gate?.settleOutcome(tokens, status < 400);
     const used = tokens ?? NO_TOKENS;
-    if (model && status < 400) recordUsageOf(usageDeps(this.rt), this.key?.name ?? NO_KEY, model, 1, used);
+    const keyName = this.key?.name ?? NO_KEY;
+    if (model && status < 400) recordUsageOf(usageDeps(this.rt), keyName, model, 1, used);
     this.rt.metrics.responses.inc({ transport: "websocket", model, status: String(status) });
     const seconds = (performance.now() - started) / 1000;
     if (upstreamMs !== undefined) this.rt.metrics.overhead.observe({ route: "/v1/responses" }, Math.max(0, seconds - upstreamMs / 1000));
+    if (msg.generate) {
+      // The console's requests page lists a socket's responses beside the HTTP ones (a warm-up generates nothing).
+      const r = this.rt.recent.claim();
+      r.at = Date.now();
+      r.requestId = requestId;
+      r.method = "WS";
+      r.route = "/v1/responses";
+      r.model = model;
+      r.key = keyName;
+      r.status = status;
+      r.ms = seconds * 1000;
+      r.inputTokens = used.input;
+      r.outputTokens = used.output;
+      r.responseId = stats.responseId ?? "";
+      r.background = false;
+      r.traceId = span ? span.spanContext().traceId : "";
+    }
     const chained = typeof msg.body.previous_response_id === "string" || undefined;
     this.rt.log.info({ transport: "websocket", route: "/v1/responses", model: model || undefined, streamId: msg.streamId, warmup: !msg.generate || undefined, chained, status, ms: Math.round(seconds * 1000) }, "websocket response");
   }

@@ -181,6 +181,9 @@ describe("the admin API of keys (memory store)", () => {
     try {
       const events = await ws.create({ model: "local", input: "hi" });
       expect(events.at(-1)!.type).toBe("response.completed");
+      // The console's requests page lists the socket's response beside the HTTP ones.
+      const listed = (await (await call(router, "GET", "/v1/admin/requests", ADMIN)).json()).data;
+      expect(listed[0]).toMatchObject({ method: "WS", route: "/v1/responses", model: "local", key: "socket-user", status: 200, response_id: (events.at(-1) as any).response.id });
       expect((await call(router, "DELETE", `/v1/admin/keys/${made.id}`, ADMIN)).status).toBe(200);
       ws.send({ type: "response.create", model: "local", input: "again" });
       expect((await ws.waitClosed()).code).toBe(1008);

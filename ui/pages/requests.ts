@@ -32,7 +32,7 @@ export function requestsPage(main: HTMLElement) {
           fmt.time(Math.floor(q.created_at)),
           q.key || "(no key)",
           q.model,
-          q.route,
+          q.method === "WS" ? `${q.route} (WebSocket)` : q.route,
           String(q.status),
           fmt.int(q.input_tokens),
           fmt.int(q.output_tokens),
