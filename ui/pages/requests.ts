@@ -4,6 +4,8 @@ import { fill, fmt, h, table } from "../dom.js";
 interface RecentRequest {
   request_id: string;
   created_at: number;
+  /** "POST" over HTTP, "WS" for a response made over a WebSocket. */
+  method: string;
   route: string;
   model: string;
   key: string;
