@@ -80,4 +80,21 @@ describe("Redis over TLS (rediss:// + storage.redis.tls.ca_file)", () => {
       startTestRouter({ endpoints: [{ name: "box", url: upstream.url, kind: "chat" }], models: { local: { endpoints: ["box"] } }, storage: { redis_url: redis.url, redis: { password: PASSWORD } } }, { checkStore: true }),
     ).rejects.toThrow(/the redis store at rediss:\/\/127\.0\.0\.1:\d+ is unreachable/);
   });
+
+  it("a router that never authenticates shuts down without an unhandled rejection (which would end the process printing the AUTH command)", async () => {
+    const stray: unknown[] = [];
+    const note = (err: unknown) => void stray.push(err);
+    process.on("unhandledRejection", note);
+    try {
+      for (let i = 0; i < 4; i++) {
+        const wrong = await startTestRouter({ endpoints: [{ name: "box", url: upstream.url, kind: "chat" }], models: { local: { endpoints: ["box"] } }, storage: storage({ password: "not-the-password" }) });
+        await new Promise((r) => setTimeout(r, 300 * i)); // closed at different points of its reconnect attempts
+        await wrong.close(200);
+      }
+      await new Promise((r) => setTimeout(r, 1_000));
+    } finally {
+      process.off("unhandledRejection", note);
+    }
+    expect(stray.map((e) => (e as Error).message)).toEqual([]);
+  });
 });

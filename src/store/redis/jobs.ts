@@ -102,6 +102,7 @@ export class RedisJobQueue implements JobQueue {
       skipVersionCheck: connection.isCluster,
     });
     queue.on("error", this.producerError);
+    quietAfterClose(queue, "connection");
     return queue;
   }
 
@@ -161,6 +162,8 @@ export class RedisJobQueue implements JobQueue {
       maxStalledCount: this.opts.maxStalledCount ?? 1,
     });
     this.worker.on("error", throttledWarn(logger, "job worker error"));
+    quietAfterClose(this.worker, "blockingConnection");
+    quietAfterClose(this.worker, "connection");
     // BullMQ retries a closing worker's failed Redis calls with no delay at all: once its
     // connection has ended for good (closed under a job finishing at shutdown), that is an
     // endless busy loop. Flag BullMQ's connection as closing then, so its completion handlers
@@ -178,6 +181,7 @@ export class RedisJobQueue implements JobQueue {
       this.connections.push(eventsConn);
       this.queueEvents = new QueueEvents(this.queueName, { connection: eventsConn, prefix: this.bullPrefix });
       this.queueEvents.on("error", throttledWarn(logger, "job queue events error"));
+      quietAfterClose(this.queueEvents, "connection");
       this.queueEvents.on("failed", ({ jobId, failedReason }) => void this.reportAbandoned(jobId, failedReason));
     }
   }
@@ -207,12 +211,6 @@ export class RedisJobQueue implements JobQueue {
     this.closing = true;
     const worker = this.worker;
     if (worker) {
-      // A worker closed while its blocking connection still connects has BullMQ report that
-      // connection's failure to no one (an unhandled rejection; seen on a cluster, where
-      // connecting takes longer): give it a moment to finish connecting first.
-      const ready = worker.waitUntilReady();
-      ready.catch(() => {});
-      await settlesWithin(ready, 1_000);
       const closed = worker.close();
       closed.catch(() => {});
       if (!(await settlesWithin(closed, deadlineMs))) {
@@ -304,4 +302,19 @@ export class RedisJobQueue implements JobQueue {
       this.opts.logger?.error({ err: loggableRedisError(err), responseId }, "cannot report an abandoned background job");
     }
   }
+}
+
+/**
+ * BullMQ's connection reports a start-up that never finished (a wrong password, a Redis that
+ * never answered) by emitting "error" on itself, and its close() removes every listener first:
+ * closed before it connected, that emit throws into a promise nobody handles, an unhandled
+ * rejection that ends the process, printing the failed AUTH command with the password in it.
+ * While its owner listens (until close), errors still reach the owner's "error" handler; after
+ * that, with no one left to tell, they are dropped.
+ */
+function quietAfterClose(owner: object, field: "connection" | "blockingConnection"): void {
+  const conn = (owner as Record<string, unknown>)[field] as { emit(event: string | symbol, ...args: unknown[]): boolean; listenerCount(event: string): number } | undefined;
+  if (!conn) return;
+  const emit = conn.emit.bind(conn);
+  conn.emit = (event, ...args) => (event === "error" && conn.listenerCount("error") === 0 ? false : emit(event, ...args));
 }
