@@ -104,8 +104,11 @@ return out`;
  * Saves a record: its own parts and the link to its basis. KEYS[3]: the items list of the
  * conversation it builds on (else the hash again). ARGV[3..]: id, ttl ms, meta JSON, status,
  * response, output, own input, mode, the ids of own input and output (`X:d`); the mode is ("save", or "open": only while the stored one is open,
- * and its links stay as they are). Returns saved | missing | finished |
- * nobasis (the parent or conversation is gone: the caller saves the record whole instead).
+ * and its links stay as they are); then, for a turn in a conversation, `X:d` without the own
+ * input ('' for none) and the own input's ids. Returns saved | missing | finished |
+ * nobasis (the parent or conversation is gone: the caller saves the record whole instead) |
+ * linked: a finished turn whose own input the conversation holds right after its basis (the
+ * turn appended it there) links past those items instead of keeping a second copy of them.
  */
 export const SAVE = String.raw`${COMMON}
 local FINISHED = { ${[...FINISHED_STATUSES].map((s) => `["${s}"] = true`).join(", ")} }
@@ -129,17 +132,28 @@ if m.p then
   redis.call('HINCRBY', H, m.p .. ':k', 1)
   redis.call('ZREM', L, m.p)
 end
+local metaJson, own, ids, saved = ARGV[5], ARGV[9], ARGV[11], 'saved'
 if m.c then
   redis.call('HINCRBY', H, m.c .. ':refs', 1)
   redis.call('PEXPIRE', KEYS[3], ttl, 'GT')
   redis.call('PEXPIRE', CONV .. m.c .. ':items:ids', ttl, 'GT')
+  local n = #ARGV - 12
+  if n > 0 and FINISHED[ARGV[6]] then
+    local held = redis.call('LRANGE', CONV .. m.c .. ':items:ids', m.a, m.a + n - 1)
+    local same = #held == n
+    for k = 1, n do same = same and held[k] == ARGV[12 + k] end
+    if same then
+      m.a = m.a + n
+      metaJson, own, ids, saved = cjson.encode(m), '[]', ARGV[12], 'linked'
+    end
+  end
 end
-redis.call('HSET', H, id .. ':m', ARGV[5], id .. ':s', ARGV[6], id .. ':r', ARGV[7], id .. ':o', ARGV[8], id .. ':i', ARGV[9], id .. ':d', ARGV[11])
+redis.call('HSET', H, id .. ':m', metaJson, id .. ':s', ARGV[6], id .. ':r', ARGV[7], id .. ':o', ARGV[8], id .. ':i', own, id .. ':d', ids)
 if tonumber(redis.call('HGET', H, id .. ':k') or '0') <= 0 then redis.call('ZADD', L, m.x, id) end
 redis.call('PEXPIRE', H, ttl)
 redis.call('PEXPIRE', L, ttl)
 for _, x in ipairs(redis.call('ZRANGEBYSCORE', L, '-inf', NOW, 'LIMIT', 0, 4)) do drop(x) end
-return 'saved'`;
+return saved`;
 
 /** Deletes a live record: a tombstone while records link to it, else dropped. ARGV[3]: the id. 1 when it was live. */
 export const DELETE = `${COMMON}
