@@ -214,6 +214,7 @@ describe("redis chains", () => {
       expect(index.ids).toEqual(t.record.input.map((i) => i.id));
       expect(await index.load([1, 0])).toEqual([t.own, first]);
       // The input item is still found by id (an item_reference), with its owner, where the conversation keeps it.
+      expect(await stores.responses.findItem(t.own.id as string)).toEqual({ item: t.own, owner: "team-a" });
       expect(await stores.conversations.findItem(t.own.id as string)).toEqual({ item: t.own, owner: "team-a" });
       // A turn whose input is not what follows its basis in the conversation (another turn appended between its read and its store) keeps its own copy.
       const [slow, fast] = [await conversationTurn("slow"), await conversationTurn("fast")];
@@ -222,6 +223,10 @@ describe("redis chains", () => {
       await stores.responses.save(slow.record);
       expect((await stores.responses.get(slow.record.response.id))!.input).toEqual(slow.record.input);
       expect((await stores.responses.get(slow.record.response.id))!.input.map((i) => i.content)).toEqual(["c1", "y".repeat(4_000), [{ type: "output_text", text: "hi", annotations: [] }], "slow"]);
+      // The conversation deleted, the response still needs its items: they stay, found by id through the response.
+      expect(await stores.conversations.delete(convId)).toBe(true);
+      expect((await stores.responses.get(t.record.response.id))!.input).toEqual(t.record.input);
+      expect(await stores.responses.findItem(t.own.id as string)).toEqual({ item: t.own, owner: "team-a" });
     } finally {
       await stores.close();
     }

@@ -4,7 +4,8 @@
  * keys of one slot and runs unchanged on a Cluster:
  *
  * - `<prefix>chain:{T}`: one hash for the chain's records; per response id X the fields
- *   `X:m` (links and owner, JSON: p parent, c conversation, a its position, x expiry ms,
+ *   `X:m` (links and owner, JSON: p parent, c conversation, a its position, n how many
+ *   items before a are the record's own input, x expiry ms,
  *   w owner, e endpoint), `X:s` (status, or "deleted" for a tombstone its descendants still
  *   need), `X:r` (the response, output left empty), `X:o` (output), `X:i` (own input), `X:d` (their item ids), `X:k`
  *   (how many records link to X), and `C:refs` per conversation C (records built on it).
@@ -108,7 +109,7 @@ return out`;
  * input ('' for none) and the own input's ids. Returns saved | missing | finished |
  * nobasis (the parent or conversation is gone: the caller saves the record whole instead) |
  * linked: a finished turn whose own input the conversation holds right after its basis (the
- * turn appended it there) links past those items instead of keeping a second copy of them.
+ * turn appended it there) links past those n items (meta a, n) instead of keeping a second copy.
  */
 export const SAVE = String.raw`${COMMON}
 local FINISHED = { ${[...FINISHED_STATUSES].map((s) => `["${s}"] = true`).join(", ")} }
@@ -143,7 +144,7 @@ if m.c then
     local same = #held == n
     for k = 1, n do same = same and held[k] == ARGV[12 + k] end
     if same then
-      m.a = m.a + n
+      m.a, m.n = m.a + n, n
       metaJson, own, ids, saved = cjson.encode(m), '[]', ARGV[12], 'linked'
     end
   end
@@ -167,11 +168,21 @@ else
 end
 return 1`;
 
-/** A live record's owner and own items, for findItem. ARGV[3]: the id. [meta, own input, output] or false. */
+/**
+ * A live record's owner and own items, for findItem. ARGV[3]: the id. [meta, own input, output]
+ * or false. The own input of a record linked past it (meta n) is read where the conversation keeps it.
+ */
 export const ITEMS_OF = `${COMMON}
 local id = ARGV[3]
-if not live(id) then return false end
-return { redis.call('HGET', H, id .. ':m'), redis.call('HGET', H, id .. ':i'), redis.call('HGET', H, id .. ':o') }`;
+local s, m = live(id)
+if not s then return false end
+local own = redis.call('HGET', H, id .. ':i')
+if m.n then
+  local kept = {}
+  for _, j in ipairs(redis.call('LRANGE', CONV .. m.c .. ':items', m.a - m.n, m.a - 1)) do if j ~= '' then kept[#kept + 1] = j end end
+  own = '[' .. table.concat(kept, ',') .. ']'
+end
+return { redis.call('HGET', H, id .. ':m'), own, redis.call('HGET', H, id .. ':o') }`;
 
 /**
  * Deletes a conversation's record; its items go with it unless records built on it still

@@ -73,6 +73,8 @@ interface Meta {
   /** The conversation, and the position in its items this record builds on. */
   c?: string;
   a?: number;
+  /** How many of the items before `a` are the record's own input (linked there, not copied). */
+  n?: number;
   /** Expiry, ms since the epoch. */
   x: number;
   w?: string;
@@ -159,8 +161,7 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     const convItems = meta.c ? `${argv[0]}${meta.c}:items` : keys[0]!;
     const args = [...argv, id, String(this.opts.ttlMs), JSON.stringify(meta), record.response.status, parts.responseJson, parts.outputJson, parts.ownInputJson, mode, parts.idsJson, ...conversationInput(record, parts)];
     const result = (await this.write("store.save", keys[0]!, (client) => client.eval(SAVE, 3, keys[0]!, keys[1]!, convItems, ...args) as Promise<string>, (r) => r === "saved" || r === "linked")) as string;
-    // Linked: the conversation holds (and indexes) the turn's input; the record indexes its output.
-    if (result === "saved" || result === "linked") await this.index(mode === "open" || result === "linked" ? itemIdsOf(record.response.output) : parts.itemIds, id);
+    if (result === "saved" || result === "linked") await this.index(mode === "open" ? itemIdsOf(record.response.output) : parts.itemIds, id);
     return result === "linked" ? "saved" : result;
   }
 
