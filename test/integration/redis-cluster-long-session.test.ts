@@ -26,6 +26,8 @@ const TURNS = Number(process.env.LONG_TURNS ?? 500);
 const KILL_AT = Math.floor(TURNS / 2);
 /** Each turn's new user text (4 KB, as an agent's tool output): the stored content outweighs what a record keeps besides it. */
 const TEXT_BYTES = 4_096;
+/** How long the promoted primary goes without a replica before the killed node rejoins. */
+const NO_REPLICA_MS = 4_000;
 const prefix = `rrlong:${process.pid}:`;
 
 let cluster: RedisCluster;
@@ -205,15 +207,17 @@ it(`a chain and a conversation of ${TURNS} turns through two instances keep thei
         await cluster.waitForNewPrimary(chainKey, victim, 45_000);
         await cluster.waitForOk(45_000);
         const promotedMs = Date.now() - killedAt;
-        // The promoted primary needs a replica for durable writes: the killed node rejoins as one.
+        // The promoted primary has no replica until the killed node rejoins as one (a machine takes
+        // a while to come back): meanwhile durable writes to that shard cannot be confirmed.
+        await new Promise((r) => setTimeout(r, NO_REPLICA_MS));
         await cluster.rejoin(victim);
         await cluster.waitForReplicas(45_000);
         return { promotedMs, replicaBackMs: Date.now() - killedAt };
       })();
     }
     const [one, other] = n % 2 ? [b, a] : [a, b];
-    if (n > 0) last = (await turn(one, chainTexts, "chain", n, { previous_response_id: last })).id;
-    await turn(other, convTexts, "conversation", n, { conversation });
+    // The two sessions run side by side, each turn on the other instance than its last.
+    await Promise.all([n > 0 ? turn(one, chainTexts, "chain", n, { previous_response_id: last }).then((r) => (last = r.id)) : null, turn(other, convTexts, "conversation", n, { conversation })]);
     if (n === KILL_AT) firstOkAfterKill = Date.now() - killedAt;
   }
   const timings = await failover!;
