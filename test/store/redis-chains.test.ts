@@ -213,6 +213,10 @@ describe("redis chains", () => {
       const index = (await stores.responses.inputIndex(t.record.response.id))!;
       expect(index.ids).toEqual(t.record.input.map((i) => i.id));
       expect(await index.load([1, 0])).toEqual([t.own, first]);
+      // A child by previous_response_id (out of the conversation) sees the same history, then its own turn.
+      const child = turn((await stores.responses.get(t.record.response.id))!, 1);
+      await stores.responses.save(child);
+      expect((await stores.responses.get(child.response.id))!.input).toEqual([...t.record.input, ...t.record.response.output, child.input.at(-1)]);
       // The input item is still found by id (an item_reference), with its owner, where the conversation keeps it.
       expect(await stores.responses.findItem(t.own.id as string)).toEqual({ item: t.own, owner: "team-a" });
       expect(await stores.conversations.findItem(t.own.id as string)).toEqual({ item: t.own, owner: "team-a" });
