@@ -22,6 +22,7 @@ import { startTestRouter, type TestRouter } from "../helpers/router.js";
  * and what Redis holds grows as the session does (not with its square).
  */
 const PASSWORD = "cluster-long-session-4b1f";
+/** LONG_TURNS=40 for a quick look while working on it; the suite runs 500. */
 const TURNS = Number(process.env.LONG_TURNS ?? 500);
 const KILL_AT = Math.floor(TURNS / 2);
 /** Each turn's new user text (4 KB, as an agent's tool output): the stored content outweighs what a record keeps besides it. */
@@ -67,7 +68,7 @@ beforeAll(async () => {
   cluster = await startRedisCluster({ password: PASSWORD });
   up = await startMockUpstream();
   up.setDefault("/chat/completions", (rec) => {
-    // The bodies grow to a megabyte each: keep none of them.
+    // The bodies grow to 2 MB each: keep none of them.
     up.requests.splice(0);
     const texts = (rec.body.messages as { content: unknown }[]).map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
     return { kind: "json", body: chatCompletion(seen(texts)) };
