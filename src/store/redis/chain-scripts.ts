@@ -106,10 +106,10 @@ return out`;
  * conversation it builds on (else the hash again). ARGV[3..]: id, ttl ms, meta JSON, status,
  * response, output, own input, mode, the ids of own input and output (`X:d`); the mode is ("save", or "open": only while the stored one is open,
  * and its links stay as they are); then, for a turn in a conversation, `X:d` without the own
- * input ('' for none) and the own input's ids. Returns saved | missing | finished |
- * nobasis (the parent or conversation is gone: the caller saves the record whole instead) |
- * linked: a finished turn whose own input the conversation holds right after its basis (the
- * turn appended it there) links past those n items (meta a, n) instead of keeping a second copy.
+ * input ('' for none) and the own input's ids: a finished turn whose own input the
+ * conversation holds right after its basis (the turn appended it there) links past those n
+ * items (meta a, n) instead of keeping a second copy. Returns saved | missing | finished |
+ * nobasis (the parent or conversation is gone: the caller saves the record whole instead).
  */
 export const SAVE = String.raw`${COMMON}
 local FINISHED = { ${[...FINISHED_STATUSES].map((s) => `["${s}"] = true`).join(", ")} }
@@ -133,7 +133,7 @@ if m.p then
   redis.call('HINCRBY', H, m.p .. ':k', 1)
   redis.call('ZREM', L, m.p)
 end
-local metaJson, own, ids, saved = ARGV[5], ARGV[9], ARGV[11], 'saved'
+local metaJson, own, ids = ARGV[5], ARGV[9], ARGV[11]
 if m.c then
   redis.call('HINCRBY', H, m.c .. ':refs', 1)
   redis.call('PEXPIRE', KEYS[3], ttl, 'GT')
@@ -145,7 +145,7 @@ if m.c then
     for k = 1, n do same = same and held[k] == ARGV[12 + k] end
     if same then
       m.a, m.n = m.a + n, n
-      metaJson, own, ids, saved = cjson.encode(m), '[]', ARGV[12], 'linked'
+      metaJson, own, ids = cjson.encode(m), '[]', ARGV[12]
     end
   end
 end
@@ -154,7 +154,7 @@ if tonumber(redis.call('HGET', H, id .. ':k') or '0') <= 0 then redis.call('ZADD
 redis.call('PEXPIRE', H, ttl)
 redis.call('PEXPIRE', L, ttl)
 for _, x in ipairs(redis.call('ZRANGEBYSCORE', L, '-inf', NOW, 'LIMIT', 0, 4)) do drop(x) end
-return saved`;
+return 'saved'`;
 
 /** Deletes a live record: a tombstone while records link to it, else dropped. ARGV[3]: the id. 1 when it was live. */
 export const DELETE = `${COMMON}

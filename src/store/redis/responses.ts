@@ -160,9 +160,9 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     const { keys, argv } = this.chain(id, now);
     const convItems = meta.c ? `${argv[0]}${meta.c}:items` : keys[0]!;
     const args = [...argv, id, String(this.opts.ttlMs), JSON.stringify(meta), record.response.status, parts.responseJson, parts.outputJson, parts.ownInputJson, mode, parts.idsJson, ...conversationInput(record, parts)];
-    const result = (await this.write("store.save", keys[0]!, (client) => client.eval(SAVE, 3, keys[0]!, keys[1]!, convItems, ...args) as Promise<string>, (r) => r === "saved" || r === "linked")) as string;
-    if (result === "saved" || result === "linked") await this.index(mode === "open" ? itemIdsOf(record.response.output) : parts.itemIds, id);
-    return result === "linked" ? "saved" : result;
+    const result = (await this.write("store.save", keys[0]!, (client) => client.eval(SAVE, 3, keys[0]!, keys[1]!, convItems, ...args) as Promise<string>, (r) => r === "saved")) as string;
+    if (result === "saved") await this.index(mode === "open" ? itemIdsOf(record.response.output) : parts.itemIds, id);
+    return result;
   }
 
   /** Item id -> the response that saved it, one SET each (each key its own slot on a Cluster). */
