@@ -109,8 +109,7 @@ export class ResponsesService {
     if (ctx.stats) ctx.stats.tokens = NO_TOKENS;
     const response = responseSkeleton(plan.req, { id: plan.id, createdAt: plan.createdAt, model: plan.model, status: "completed", previousResponseId: plan.previousResponseId, completedAt: unixSeconds() });
     const endpoint = plan.preferEndpoint ?? undefined;
-    await appendTurn(this.rt, plan, response, endpoint);
-    await this.keep(plan, response, endpoint, ctx);
+    await appendTurn(this.rt, plan, response, endpoint, false, () => this.keep(plan, response, endpoint, ctx));
     return response;
   }
 
@@ -254,9 +253,11 @@ export class ResponsesService {
     const tokens = recordTokenUsage(this.rt, out, plan.owner);
     // unset: the upstream reported no usage; already set: a compaction before the answer spent some
     if (ctx.stats && tokens !== NO_TOKENS) ctx.stats.tokens = ctx.stats.tokens ? { input: ctx.stats.tokens.input + tokens.input, output: ctx.stats.tokens.output + tokens.output } : tokens;
-    if (plan.conversationId) await appendTurn(this.rt, plan, out.response, out.endpoint, out.terminal !== null);
-    let json = plan.store ? JSON.stringify(out.response) : undefined;
-    if (plan.store || ctx.remember) await this.keep(plan, out.response, out.endpoint, ctx, json);
+    let json: string | undefined;
+    await appendTurn(this.rt, plan, out.response, out.endpoint, out.terminal !== null, async () => {
+      json = plan.store ? JSON.stringify(out.response) : undefined;
+      if (plan.store || ctx.remember) await this.keep(plan, out.response, out.endpoint, ctx, json);
+    });
     if (key && out.response.status === "completed" && cacheableAnswer(out.response)) await this.cacheSet(plan, key, out.response, (json ??= JSON.stringify(out.response)));
     return json;
   }
@@ -343,9 +344,11 @@ export class ResponsesService {
     };
     if (fresh.conversation) response.conversation = fresh.conversation;
     else delete response.conversation;
-    await appendTurn(this.rt, plan, response, undefined);
-    const json = plan.stream ? undefined : JSON.stringify(response); // the answer's, reused by the store
-    await this.keep(plan, response, undefined, ctx, json);
+    let json: string | undefined;
+    await appendTurn(this.rt, plan, response, undefined, false, async () => {
+      json = plan.stream ? undefined : JSON.stringify(response); // the answer's, reused by the store
+      await this.keep(plan, response, undefined, ctx, json);
+    });
     if (json !== undefined) return { kind: "json", text: json, endpoint: "cache", model: plan.model };
     const events = responseToEvents(response);
     const run = async (sink: EventSink) => {

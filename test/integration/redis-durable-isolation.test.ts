@@ -46,4 +46,24 @@ describe("durability: replica without a replica", () => {
     expect(storedDone).toBe(0);
     for (const err of await Promise.all(stored)) expect(err).toMatchObject({ status: 503, code: "store_unavailable" });
   });
+
+  it("a conversation turn answered 503 is not left in the conversation: the client's retry does not find it there twice", async () => {
+    const config = (durability: string) => ({
+      server: { api_keys: [{ name: "team", key: "test-key" }] },
+      endpoints: [{ name: "box", url: chat.url, kind: "chat" }],
+      models: { local: { endpoints: ["box"] } },
+      storage: { redis_url: redis.url, prefix: `rrdurable:${process.pid}:`, durability, durability_timeout: "300ms" },
+    });
+    // A fresh instance: its first write is made, then waits for a replica that never confirms it.
+    const [plain, durable] = [await startTestRouter(config("primary"), { apiKey: "test-key" }), await startTestRouter(config("replica"), { apiKey: "test-key" })];
+    try {
+      const conv = await plain.client.conversations.create({ items: [{ type: "message", role: "user", content: "before" }] });
+      chat.enqueue("/chat/completions", { kind: "json", body: chatCompletion("unconfirmed") });
+      await expect(durable.client.responses.create({ model: "local", input: "the turn", conversation: conv.id })).rejects.toMatchObject({ status: 503, code: "store_unavailable" });
+      const items = await plain.client.conversations.items.list(conv.id, { order: "asc" });
+      expect(items.data.map((i) => (i as { content: { text: string }[] }).content[0]!.text)).toEqual(["before"]);
+    } finally {
+      await Promise.all([plain.close(200), durable.close(200)]);
+    }
+  });
 });

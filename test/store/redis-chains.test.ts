@@ -2,10 +2,13 @@ import { connect } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStores, type StorageConfig, type StoredResponse, type Stores } from "../../src/store/index.js";
+import { chainTag, idInChain } from "../../src/store/chain.js";
+import { chainKeys } from "../../src/store/redis/chain-scripts.js";
+import type { Item } from "../../src/wire/types.js";
 import { randomId } from "../../src/wire/ids.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
 import { turn } from "./chain-contract.js";
-import { sleep } from "./support.js";
+import { makeResponse, sleep } from "./support.js";
 
 /** The Redis layout of chains: one round trip for a history at any depth, no key left behind, and the previous release's records. */
 let redis: RedisServerHandle;
@@ -181,6 +184,53 @@ describe("redis chains", () => {
       expect(await stores.conversations.items(id)).toEqual([...items, more]);
       expect(await raw.exists(`${p}conv:{${id}}`)).toBe(0);
       expect((await stores.conversations.findItem(more.id))?.item).toEqual(more);
+    } finally {
+      await stores.close();
+    }
+  });
+
+  it("a response made in a conversation keeps no second copy of its turn's input: the conversation holds it, the record links past it", async () => {
+    const p = prefix();
+    const stores = await createStores(config(redis.url, p));
+    try {
+      const convId = randomId("conv");
+      const first: Item = { id: randomId("msg"), type: "message", role: "user", content: "c1" };
+      await stores.conversations.create({ conversation: { id: convId, object: "conversation", created_at: 1, metadata: {} }, owner: "team-a", endpoint: null }, [first]);
+      // A turn as the router makes it: read the history, append the turn's input and output, then store the response.
+      const conversationTurn = async (content: string) => {
+        const history = (await stores.conversations.history(convId))!;
+        const id = idInChain(randomId, convId);
+        const own: Item = { id: randomId("msg"), type: "message", role: "user", content };
+        const record: StoredResponse = { response: makeResponse(id), input: [...history.items, own], owner: "team-a", basis: { conversation: convId, at: history.at, items: history.items.length } };
+        return { record, own, append: () => stores.conversations.append(convId, [own, ...record.response.output]) };
+      };
+      const t = await conversationTurn("y".repeat(4_000));
+      await t.append();
+      await stores.responses.save(t.record);
+      const { hash } = chainKeys(p, chainTag(t.record.response.id));
+      expect(await raw.hstrlen(hash, `${t.record.response.id}:i`)).toBeLessThan(100);
+      expect((await stores.responses.get(t.record.response.id))!.input).toEqual(t.record.input);
+      const index = (await stores.responses.inputIndex(t.record.response.id))!;
+      expect(index.ids).toEqual(t.record.input.map((i) => i.id));
+      expect(await index.load([1, 0])).toEqual([t.own, first]);
+      // A child by previous_response_id (out of the conversation) sees the same history, then its own turn.
+      const child = turn((await stores.responses.get(t.record.response.id))!, 1);
+      await stores.responses.save(child);
+      expect((await stores.responses.get(child.response.id))!.input).toEqual([...t.record.input, ...t.record.response.output, child.input.at(-1)]);
+      // The input item is still found by id (an item_reference), with its owner, where the conversation keeps it.
+      expect(await stores.responses.findItem(t.own.id as string)).toEqual({ item: t.own, owner: "team-a" });
+      expect(await stores.conversations.findItem(t.own.id as string)).toEqual({ item: t.own, owner: "team-a" });
+      // A turn whose input is not what follows its basis in the conversation (another turn appended between its read and its store) keeps its own copy.
+      const [slow, fast] = [await conversationTurn("slow"), await conversationTurn("fast")];
+      await fast.append();
+      await slow.append();
+      await stores.responses.save(slow.record);
+      expect((await stores.responses.get(slow.record.response.id))!.input).toEqual(slow.record.input);
+      expect((await stores.responses.get(slow.record.response.id))!.input.map((i) => i.content)).toEqual(["c1", "y".repeat(4_000), [{ type: "output_text", text: "hi", annotations: [] }], "slow"]);
+      // The conversation deleted, the response still needs its items: they stay, found by id through the response.
+      expect(await stores.conversations.delete(convId)).toBe(true);
+      expect((await stores.responses.get(t.record.response.id))!.input).toEqual(t.record.input);
+      expect(await stores.responses.findItem(t.own.id as string)).toEqual({ item: t.own, owner: "team-a" });
     } finally {
       await stores.close();
     }

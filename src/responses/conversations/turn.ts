@@ -15,6 +15,13 @@ const APPENDED = new Set(["completed", "incomplete"]);
  * a repeated output id too, in `response.output` as well, unless `outputSent` (its items
  * already went out in a stream, whose ids the client keeps), so call this before the
  * response is stored or sent.
+ *
+ * `then` (storing the response) runs after the append, also when there is nothing to append.
+ * When the append or `then` fails, the client is told the turn failed and retries it: the
+ * turn's items are taken out of the conversation again (their places emptied, best effort),
+ * or the retry would find them there and the conversation would hold the turn twice. An
+ * append can fail after it was made: `durability: replica` answers 503 when no replica
+ * confirmed the write in time, though the primary has it.
  */
 export async function appendTurn(
   rt: Runtime,
@@ -22,17 +29,32 @@ export async function appendTurn(
   response: ResponseObject,
   endpoint: string | undefined,
   outputSent = false,
+  then: () => Promise<void> = async () => {},
 ): Promise<void> {
   const id = plan.conversationId;
-  if (!id || !APPENDED.has(response.status)) return;
+  if (!id || !APPENDED.has(response.status)) return then();
   const taken = new Set(plan.history.map((i) => i.id));
   const input = uniqueIds(plan.input.map(inputItemView), taken, rt.ids);
   if (!outputSent) response.output = uniqueIds(response.output, taken, rt.ids);
+  const items = [...input, ...response.output];
   try {
-    await callStore(() => rt.tracing.store("conversations.append", () => rt.stores.conversations.append(id, [...input, ...response.output], endpoint)));
+    await callStore(() => rt.tracing.store("conversations.append", () => rt.stores.conversations.append(id, items, endpoint)));
   } catch (err) {
     rt.metrics.storeErrors.inc({ store: "conversations", op: "append" });
+    await withdraw(rt, id, items);
+    throw err;
+  }
+  try {
+    await then();
+  } catch (err) {
+    await withdraw(rt, id, items);
     throw err;
   }
 }
 
+/** Empties the places of a failed turn's items in its conversation; those never appended are not found. Never throws. */
+async function withdraw(rt: Runtime, conversationId: string, items: readonly { id?: unknown }[]): Promise<void> {
+  const ids = items.flatMap((i) => (typeof i.id === "string" && i.id ? [i.id] : []));
+  const withdrawn = await Promise.all(ids.map((itemId) => rt.stores.conversations.deleteItem(conversationId, itemId).catch(() => null)));
+  if (withdrawn.includes(null)) rt.log.warn({ conversation: conversationId }, "a failed turn's items could not all be taken out of its conversation");
+}

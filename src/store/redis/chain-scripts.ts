@@ -4,7 +4,8 @@
  * keys of one slot and runs unchanged on a Cluster:
  *
  * - `<prefix>chain:{T}`: one hash for the chain's records; per response id X the fields
- *   `X:m` (links and owner, JSON: p parent, c conversation, a its position, x expiry ms,
+ *   `X:m` (links and owner, JSON: p parent, c conversation, a its position, n how many
+ *   items before a are the record's own input, x expiry ms,
  *   w owner, e endpoint), `X:s` (status, or "deleted" for a tombstone its descendants still
  *   need), `X:r` (the response, output left empty), `X:o` (output), `X:i` (own input), `X:d` (their item ids), `X:k`
  *   (how many records link to X), and `C:refs` per conversation C (records built on it).
@@ -104,7 +105,10 @@ return out`;
  * Saves a record: its own parts and the link to its basis. KEYS[3]: the items list of the
  * conversation it builds on (else the hash again). ARGV[3..]: id, ttl ms, meta JSON, status,
  * response, output, own input, mode, the ids of own input and output (`X:d`); the mode is ("save", or "open": only while the stored one is open,
- * and its links stay as they are). Returns saved | missing | finished |
+ * and its links stay as they are); then, for a turn in a conversation, `X:d` without the own
+ * input ('' for none) and the own input's ids: a finished turn whose own input the
+ * conversation holds right after its basis (the turn appended it there) links past those n
+ * items (meta a, n) instead of keeping a second copy. Returns saved | missing | finished |
  * nobasis (the parent or conversation is gone: the caller saves the record whole instead).
  */
 export const SAVE = String.raw`${COMMON}
@@ -129,12 +133,23 @@ if m.p then
   redis.call('HINCRBY', H, m.p .. ':k', 1)
   redis.call('ZREM', L, m.p)
 end
+local metaJson, own, ids = ARGV[5], ARGV[9], ARGV[11]
 if m.c then
   redis.call('HINCRBY', H, m.c .. ':refs', 1)
   redis.call('PEXPIRE', KEYS[3], ttl, 'GT')
   redis.call('PEXPIRE', CONV .. m.c .. ':items:ids', ttl, 'GT')
+  local n = #ARGV - 12
+  if n > 0 and FINISHED[ARGV[6]] then
+    local held = redis.call('LRANGE', CONV .. m.c .. ':items:ids', m.a, m.a + n - 1)
+    local same = #held == n
+    for k = 1, n do same = same and held[k] == ARGV[12 + k] end
+    if same then
+      m.a, m.n = m.a + n, n
+      metaJson, own, ids = cjson.encode(m), '[]', ARGV[12]
+    end
+  end
 end
-redis.call('HSET', H, id .. ':m', ARGV[5], id .. ':s', ARGV[6], id .. ':r', ARGV[7], id .. ':o', ARGV[8], id .. ':i', ARGV[9], id .. ':d', ARGV[11])
+redis.call('HSET', H, id .. ':m', metaJson, id .. ':s', ARGV[6], id .. ':r', ARGV[7], id .. ':o', ARGV[8], id .. ':i', own, id .. ':d', ids)
 if tonumber(redis.call('HGET', H, id .. ':k') or '0') <= 0 then redis.call('ZADD', L, m.x, id) end
 redis.call('PEXPIRE', H, ttl)
 redis.call('PEXPIRE', L, ttl)
@@ -153,11 +168,21 @@ else
 end
 return 1`;
 
-/** A live record's owner and own items, for findItem. ARGV[3]: the id. [meta, own input, output] or false. */
+/**
+ * A live record's owner and own items, for findItem. ARGV[3]: the id. [meta, own input, output]
+ * or false. The own input of a record linked past it (meta n) is read where the conversation keeps it.
+ */
 export const ITEMS_OF = `${COMMON}
 local id = ARGV[3]
-if not live(id) then return false end
-return { redis.call('HGET', H, id .. ':m'), redis.call('HGET', H, id .. ':i'), redis.call('HGET', H, id .. ':o') }`;
+local s, m = live(id)
+if not s then return false end
+local own = redis.call('HGET', H, id .. ':i')
+if m.n then
+  local kept = {}
+  for _, j in ipairs(redis.call('LRANGE', CONV .. m.c .. ':items', m.a - m.n, m.a - 1)) do if j ~= '' then kept[#kept + 1] = j end end
+  own = '[' .. table.concat(kept, ',') .. ']'
+end
+return { redis.call('HGET', H, id .. ':m'), own, redis.call('HGET', H, id .. ':o') }`;
 
 /**
  * Deletes a conversation's record; its items go with it unless records built on it still

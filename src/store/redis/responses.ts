@@ -1,7 +1,7 @@
 import { redisCall, RedisStatus, waitReady, type RedisClient } from "./client.js";
 import { storeWrite, throwFailed, type DurableWriter } from "./durable.js";
 import { recordJson } from "../record-json.js";
-import { chainTag, concatItems, joinRecord, recordParts, segmentedIndex, standalone, wholeIndex, type Segment } from "../chain.js";
+import { chainTag, concatItems, joinRecord, recordParts, segmentedIndex, standalone, wholeIndex, type RecordParts, type Segment } from "../chain.js";
 import { chainKeys, DELETE, HISTORY, INPUT_IDS, INPUT_LOAD, ITEMS_OF, SAVE } from "./chain-scripts.js";
 import type { Item } from "../../wire/types.js";
 import { itemOfRecord, type InputIndex, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type SaveIfOpenResult, type StoreStatus, type StoredResponse } from "../types.js";
@@ -73,6 +73,8 @@ interface Meta {
   /** The conversation, and the position in its items this record builds on. */
   c?: string;
   a?: number;
+  /** How many of the items before `a` are the record's own input (linked there, not copied). */
+  n?: number;
   /** Expiry, ms since the epoch. */
   x: number;
   w?: string;
@@ -157,7 +159,7 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     if (record.endpoint) meta.e = record.endpoint;
     const { keys, argv } = this.chain(id, now);
     const convItems = meta.c ? `${argv[0]}${meta.c}:items` : keys[0]!;
-    const args = [...argv, id, String(this.opts.ttlMs), JSON.stringify(meta), record.response.status, parts.responseJson, parts.outputJson, parts.ownInputJson, mode, parts.idsJson];
+    const args = [...argv, id, String(this.opts.ttlMs), JSON.stringify(meta), record.response.status, parts.responseJson, parts.outputJson, parts.ownInputJson, mode, parts.idsJson, ...conversationInput(record, parts)];
     const result = (await this.write("store.save", keys[0]!, (client) => client.eval(SAVE, 3, keys[0]!, keys[1]!, convItems, ...args) as Promise<string>, (r) => r === "saved")) as string;
     if (result === "saved") await this.index(mode === "open" ? itemIdsOf(record.response.output) : parts.itemIds, id);
     return result;
@@ -286,6 +288,19 @@ function joinArrays(arrays: Buffer[]): Buffer {
   }
   parts.push(CLOSE);
   return Buffer.concat(parts);
+}
+
+/**
+ * For a turn in a conversation, what SAVE needs to link past the turn's input when the
+ * conversation holds it: the item ids without the own input, then the own input's ids. None
+ * when an own item has no id (it could not be told apart in the conversation).
+ */
+function conversationInput(record: StoredResponse, parts: RecordParts): string[] {
+  if (!parts.basis || !("conversation" in parts.basis)) return [];
+  const own = record.input.slice(parts.basis.items);
+  const ids = itemIdsOf(own);
+  if (ids.length === 0 || ids.length < own.length) return [];
+  return [JSON.stringify({ i: [], o: (JSON.parse(parts.idsJson) as { o: string[] }).o }), ...ids];
 }
 
 function itemIdsOf(items: readonly { id?: unknown }[]): string[] {
