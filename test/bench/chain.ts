@@ -58,12 +58,18 @@ export interface ChainRun {
   points: ChainPoint[];
 }
 
+export interface ChainLayout {
+  label: string;
+  dist: string;
+  storage?: Record<string, unknown>;
+}
+
 export interface ChainBenchOptions {
   mockUrl: string;
   /** A fresh Redis per run (flushed), or null: the Redis runs are skipped. */
   redisUrl: string | null;
-  /** dist/ directories to run, by label: this build first. */
-  layouts: { label: string; dist: string }[];
+  /** dist/ directories to run, by label: this build first; `storage`: config beside the bench's own (e.g. history_cache_bytes: 0), Redis runs only. */
+  layouts: ChainLayout[];
   cpus: string;
   maxDepth?: number;
   log: (...a: unknown[]) => void;
@@ -182,17 +188,17 @@ function heapAfterGc(child: Child): Promise<number> {
   });
 }
 
-function routerConfig(mockUrl: string, redisUrl: string, prefix: string) {
+function routerConfig(mockUrl: string, redisUrl: string, prefix: string, storage: Record<string, unknown> = {}) {
   return {
     server: { host: "127.0.0.1", port: 0 },
     endpoints: [{ name: "chat-ep", url: mockUrl, kind: "chat", max_concurrency: 64 }],
     models: { "chat-s": { endpoints: ["chat-ep"], upstream_model: "chat-s" } },
-    storage: { redis_url: redisUrl, prefix, memory: { max_entries: 100_000, max_bytes: 4 * 1024 ** 3 } },
+    storage: { redis_url: redisUrl, prefix, memory: { max_entries: 100_000, max_bytes: 4 * 1024 ** 3 }, ...storage },
     logging: { level: "warn" },
   };
 }
 
-async function runChain(opts: ChainBenchOptions, store: "memory" | "redis", layout: { label: string; dist: string }): Promise<ChainRun> {
+async function runChain(opts: ChainBenchOptions, store: "memory" | "redis", layout: ChainLayout): Promise<ChainRun> {
   const maxDepth = opts.maxDepth ?? 500;
   const prefix = `rrchainbench:${layout.label}:`;
   const redis = store === "redis" ? new Redis(opts.redisUrl!) : null;
@@ -201,7 +207,7 @@ async function runChain(opts: ChainBenchOptions, store: "memory" | "redis", layo
     name: `router-${store}-${layout.label}`,
     // BENCH_CHAIN_PROFILE=DIR: a CPU profile of each router (node --cpu-prof) in DIR.
     args: ["--expose-gc", ...(process.env.BENCH_CHAIN_PROFILE ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_CHAIN_PROFILE] : []), "test/bench/router-child.mjs"],
-    env: { BENCH_ROUTER_CONFIG: JSON.stringify(routerConfig(opts.mockUrl, store === "redis" ? opts.redisUrl! : "", prefix)), BENCH_ROUTER_DIST: layout.dist, NODE_ENV: "production" },
+    env: { BENCH_ROUTER_CONFIG: JSON.stringify(routerConfig(opts.mockUrl, store === "redis" ? opts.redisUrl! : "", prefix, layout.storage)), BENCH_ROUTER_DIST: layout.dist, NODE_ENV: "production" },
     cpus: opts.cpus,
     ready: { ipc: true },
   });
@@ -254,7 +260,7 @@ async function runChain(opts: ChainBenchOptions, store: "memory" | "redis", layo
         for (const [cmd, n] of after) if (cmd !== "info") all += n - (before.get(cmd) ?? 0);
         redisCommands = all;
         // MONITOR copies every argument to the bench: beyond a few MB a turn (the full-copy layout) it only slows Redis down.
-        redisRoundTrips = layout.label.includes("baseline") && depth > 50 ? null : await clientCallsOfOneTurn(origin, opts.redisUrl!, prev, depth).catch(() => null);
+        redisRoundTrips = layout.label.includes("full copy") && depth > 50 ? null : await clientCallsOfOneTurn(origin, opts.redisUrl!, prev, depth).catch(() => null);
       }
       const held = redis ? await storedRedisBytes(redis, prefix) : null;
       const heapBytes = held ? null : (await heapAfterGc(router)) - heapBase;
@@ -320,7 +326,7 @@ export async function measureChains(opts: ChainBenchOptions): Promise<ChainRun[]
   const runs: ChainRun[] = [];
   for (const store of ["memory", "redis"] as const) {
     if (store === "redis" && !opts.redisUrl) continue;
-    for (const layout of opts.layouts) runs.push(await runChain(opts, store, layout));
+    for (const layout of opts.layouts) if (store === "redis" || !layout.storage) runs.push(await runChain(opts, store, layout));
   }
   return runs;
 }
@@ -328,7 +334,7 @@ export async function measureChains(opts: ChainBenchOptions): Promise<ChainRun[]
 /** The runs as one Markdown table, layouts side by side per store and depth. */
 export function renderChains(runs: ChainRun[]): string {
   const lines = [
-    "| store | layout | depth | sent | stored | stored / sent | Redis MEMORY USAGE | Redis commands run (sent) | wall: stored / stateless | wall: storing adds | router CPU: stored / stateless | CPU: storing adds | Redis CPU, stored turn | router RSS |",
+    "| store | layout | depth | sent | stored | stored / sent | Redis MEMORY USAGE | Redis commands run (sent) | wall: stored / stateless | wall: storing adds | router CPU: stored / stateless | Redis CPU: stored / stateless | CPU storing adds (router + Redis) | router RSS |",
     "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   ];
   const mb = (b: number) => (b >= 2 ** 20 ? `${(b / 2 ** 20).toFixed(1)} MB` : `${Math.round(b / 1024)} KB`);
@@ -341,8 +347,8 @@ export function renderChains(runs: ChainRun[]): string {
         const usage = p.redisMemory === null ? "-" : `${mb(p.redisMemory)} (${(p.redisMemory / p.sentBytes).toFixed(2)}x)`;
         lines.push(
           `| ${store} | ${run.layout} | ${depth} | ${mb(p.sentBytes)} | ${mb(p.storedBytes)} | ${(p.storedBytes / p.sentBytes).toFixed(2)}x | ${usage} | ${cmds} | ` +
-            `${p.storedMs.toFixed(1)} / ${p.statelessMs.toFixed(1)} ms | ${p.addedMs.toFixed(1)} ms | ${p.storedCpuMs.toFixed(1)} / ${p.statelessCpuMs.toFixed(1)} ms | ${p.addedCpuMs.toFixed(1)} ms | ` +
-            `${p.storedRedisMs === null ? "-" : `${p.storedRedisMs.toFixed(1)} ms`} | ${p.rssMb.toFixed(0)} MB |`,
+            `${p.storedMs.toFixed(1)} / ${p.statelessMs.toFixed(1)} ms | ${p.addedMs.toFixed(1)} ms | ${p.storedCpuMs.toFixed(1)} / ${p.statelessCpuMs.toFixed(1)} ms | ` +
+            `${p.storedRedisMs === null ? "-" : `${p.storedRedisMs.toFixed(1)} / ${p.statelessRedisMs!.toFixed(1)} ms`} | ${(p.addedCpuMs + (p.storedRedisMs ?? 0) - (p.statelessRedisMs ?? 0)).toFixed(1)} ms | ${p.rssMb.toFixed(0)} MB |`,
         );
       }
     }
