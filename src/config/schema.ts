@@ -353,6 +353,14 @@ export const routerConfigSchema = z
         prefix: z.string().default("rr:").describe("Prefix of every Redis key (instances sharing a store share it)."),
         ttl: duration.default(30 * 86_400_000).describe("How long stored responses and conversations are kept after their last change."),
         events_ttl: duration.default(86_400_000).describe("How long a background response's recorded stream events stay resumable (capped at ttl)."),
+        history_cache_bytes: z
+          .number()
+          .int()
+          .min(0)
+          .default(64 * 1024 * 1024)
+          .describe(
+            "Redis mode: bytes of chain history (JSON) each instance holds in memory for the chains it served last, so a chain's next turn on the same instance reads only what changed; Redis still checks every record of it in the same one round trip. 0 holds none.",
+          ),
         memory: z
           .object({
             max_entries: z.number().int().positive().default(10_000).describe("Most entries kept."),

@@ -15,6 +15,8 @@ export interface StorageConfig {
   ttl: number;
   /** Milliseconds recorded stream events stay resumable (default and cap: ttl). Every delta is kept, so this is shorter. */
   events_ttl?: number;
+  /** Redis mode: bytes of recent chains' history each instance holds (store/history-cache.ts); 0 holds none. */
+  history_cache_bytes?: number;
   memory: { max_entries: number; max_bytes: number };
   /** Lease tuning for background jobs in Redis mode (tests shorten these). */
   jobs?: { lock_duration?: number; stalled_interval?: number; max_stalled_count?: number };

@@ -24,6 +24,16 @@ const msg = { ready: true, port: router.port };
 if (process.send) process.send(msg);
 else console.log(JSON.stringify(msg));
 
+// "cpu" over IPC answers with the process's CPU time so far (bench:chain measures a turn's CPU by the difference);
+// "storeBytes" with the embedded store's own count of the bytes it holds (null for Redis, or a build without one).
+process.on("message", (m) => {
+  if (m === "cpu") process.send?.({ cpu: process.cpuUsage() });
+  if (m === "storeBytes") {
+    const responses = router.runtime.stores.responses;
+    process.send?.({ storeBytes: router.runtime.stores.kind === "memory" && typeof responses.bytes === "number" ? responses.bytes : null });
+  }
+});
+
 // Under --expose-gc, "gc" over IPC collects and answers with the memory figures after it (bench:ws-drop).
 if (typeof globalThis.gc === "function") {
   process.on("message", (m) => {

@@ -20,8 +20,9 @@
  * --loops N (section ws: 10-turn tool loops per way and backend kind, default 100)
  * --warmup S (seconds at concurrency 64 per path and server before anything is measured, default 2; 0: none)
  * --rps-rounds N (throughput windows per target and path, interleaved; the median's is reported; default 3).
- * Section chain (only with --only chain): a 500-turn chain per store (chain.ts); --chain-baseline DIR runs
- * another build's dist/ beside this one, --chain-depth N stops the chains earlier.
+ * Section chain (only with --only chain): a 500-turn chain per store (chain.ts), and on Redis once more with no
+ * history held in the router (as when every turn lands on another instance); --chain-baseline DIR runs another
+ * build's dist/ beside this one (named by --chain-baseline-label), --chain-depth N stops the chains earlier.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -38,7 +39,7 @@ import { measureTracingCost } from "./tracing-cost.js";
 import { measureToolRound, toolRoundLine } from "./tool-round.js";
 import { LONG_CHUNKS } from "./mock-server.js";
 import { measureToolLoops, renderToolLoops, TURNS } from "./websocket.js";
-import { measureChains, renderChains, retried } from "./chain.js";
+import { measureChains, renderChains, retried, type ChainLayout } from "./chain.js";
 
 const { values: flags } = parseArgs({
   options: {
@@ -62,6 +63,7 @@ const { values: flags } = parseArgs({
     warmup: { type: "string" },
     "rps-rounds": { type: "string" },
     "chain-baseline": { type: "string" },
+    "chain-baseline-label": { type: "string" },
     "chain-depth": { type: "string" },
   },
 });
@@ -662,8 +664,11 @@ async function chainSection(children: Child[], cleanups: (() => Promise<void>)[]
   const mock = await spawnNode({ name: "mock", args: [...TSX, "test/bench/mock-server.ts"], cpus: CLIENT_CPU, ready: { ipc: true } });
   children.push(mock);
   const redis = await redisForBench(cleanups);
-  const layouts = [{ label: "each item once", dist: resolve("dist") }];
-  if (flags["chain-baseline"]) layouts.push({ label: "full copy (baseline)", dist: resolve(flags["chain-baseline"]) });
+  const layouts: ChainLayout[] = [
+    { label: "this build", dist: resolve("dist") },
+    { label: "this build, history not held", dist: resolve("dist"), storage: { history_cache_bytes: 0 } },
+  ];
+  if (flags["chain-baseline"]) layouts.push({ label: flags["chain-baseline-label"] ?? "full copy (baseline)", dist: resolve(flags["chain-baseline"]) });
   log(`chain: ${layouts.map((l) => l.label).join(" vs ")}, memory${redis ? " and Redis" : ""}, to depth ${flags["chain-depth"] ?? 500}`);
   const runs = await measureChains({ mockUrl: `http://127.0.0.1:${mock.port}/v1`, redisUrl: redis?.url ?? null, layouts, cpus: SERVER_CPU, maxDepth: flags["chain-depth"] ? Number(flags["chain-depth"]) : undefined, log });
   const table = renderChains(runs);

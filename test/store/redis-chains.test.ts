@@ -7,6 +7,8 @@ import { chainKeys } from "../../src/store/redis/chain-scripts.js";
 import type { Item } from "../../src/wire/types.js";
 import { randomId } from "../../src/wire/ids.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
+import { idInChain } from "../../src/store/chain.js";
+import type { Item } from "../../src/wire/types.js";
 import { turn } from "./chain-contract.js";
 import { makeResponse, sleep } from "./support.js";
 
@@ -78,8 +80,104 @@ describe("redis chains", () => {
       }
       // One script and one SET per item the turn added (its input and output), at every depth.
       expect(new Set(perTurn)).toEqual(new Set([3]));
+      // Another instance, which holds none of the chain: one script call too.
+      const cold = await createStores(config(redis.url, p));
+      try {
+        const { result, commands } = await clientCommands(p, () => cold.responses.get(parent!.response.id));
+        expect(result!.input).toEqual(parent!.input);
+        expect(commands).toEqual(["eval"]);
+      } finally {
+        await cold.close();
+      }
     } finally {
       await stores.close();
+    }
+  });
+
+  it("the history an instance holds: the next turn reads only what it lacks, and another instance's delete or rewrite is seen at once", async () => {
+    const p = prefix();
+    const a = await createStores(config(redis.url, p));
+    const b = await createStores(config(redis.url, p));
+    const sentBytes = async (fn: () => Promise<unknown>) => {
+      const before = Number(/total_net_output_bytes:(\d+)/.exec(await raw.info("stats"))![1]);
+      await fn();
+      return Number(/total_net_output_bytes:(\d+)/.exec(await raw.info("stats"))![1]) - before;
+    };
+    try {
+      const leaf = await saveChain(a, 60);
+      const historyBytes = JSON.stringify(leaf.input).length;
+      // Instance a made the chain: its read of the leaf carries the leaf's response, not the history; b's carries it all.
+      let fromA: StoredResponse | null = null;
+      const aBytes = await sentBytes(async () => (fromA = await a.responses.get(leaf.response.id)));
+      const bBytes = await sentBytes(() => b.responses.get(leaf.response.id));
+      expect(fromA!.input).toEqual(leaf.input);
+      expect(fromA!.response).toEqual(leaf.response);
+      expect(fromA!.basis).toEqual(leaf.basis);
+      expect(aBytes).toBeLessThan(historyBytes / 10);
+      expect(bBytes).toBeGreaterThan(historyBytes);
+
+      // Forks of the leaf and of its parent, made on a: each reads whole, from a and from b.
+      const parentId = (leaf.basis as { response: string }).response;
+      const forks = [turn(fromA, 100), turn(fromA, 101), turn((await a.responses.get(parentId))!, 102)];
+      for (const fork of forks) await a.responses.save(fork);
+      for (const fork of [...forks, leaf]) {
+        expect((await a.responses.get(fork.response.id))!.input).toEqual(fork.input);
+        expect((await b.responses.get(fork.response.id))!.input).toEqual(fork.input);
+      }
+
+      // What a caller got cannot be changed under the next reader.
+      const got = (await a.responses.get(leaf.response.id))!;
+      expect(() => ((got.input[3] as { content: string }).content = "changed")).toThrow(TypeError);
+      expect((await a.responses.get(leaf.response.id))!.input).toEqual(leaf.input);
+
+      // b rewrites the leaf (another output, another owner) and an ancestor's own turn: a reads what b wrote.
+      const rewritten = { ...leaf, owner: "team-b", response: { ...leaf.response, output: [{ id: "msg_rewritten", type: "message", role: "assistant", status: "completed", content: [] }] } } as StoredResponse;
+      await b.responses.save(rewritten);
+      const afterRewrite = (await a.responses.get(leaf.response.id))!;
+      expect(afterRewrite.owner).toBe("team-b");
+      expect(afterRewrite.response.output).toEqual(rewritten.response.output);
+      expect(afterRewrite.input).toEqual(leaf.input);
+      const ancestor = (await b.responses.get(parentId))!;
+      const changed = { ...ancestor, input: [...ancestor.input.slice(0, -1), { id: "msg_new_turn", type: "message", role: "user", content: "rewritten" }] } as StoredResponse;
+      await b.responses.save(changed);
+      const expected = [...changed.input, ...changed.response.output, ...leaf.input.slice(-1)];
+      expect((await a.responses.get(leaf.response.id))!.input).toEqual(expected);
+
+      // b deletes the leaf: a answers null at once; its parent still reads whole.
+      expect(await b.responses.delete(leaf.response.id)).toBe(true);
+      expect(await a.responses.get(leaf.response.id)).toBeNull();
+      expect((await a.responses.get(parentId))!.input).toEqual(changed.input);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("the history an instance holds expires with the chain, and never a conversation's items (they can be deleted one by one)", async () => {
+    const p = prefix();
+    const a = await createStores(config(redis.url, p, 400));
+    try {
+      const leaf = await saveChain(a, 5);
+      expect((await a.responses.get(leaf.response.id))!.input).toEqual(leaf.input);
+      await sleep(600);
+      expect(await a.responses.get(leaf.response.id)).toBeNull();
+
+      // A chain whose first turn was made in a conversation: its history starts with the conversation's items.
+      const conv = randomId("conv");
+      const items: Item[] = [1, 2].map((n) => ({ id: `msg_c${n}`, type: "message", role: "user", content: `c${n}` }));
+      await a.conversations.create({ conversation: { id: conv, object: "conversation", created_at: 1, metadata: {} }, owner: null, endpoint: null }, items);
+      const id = idInChain(randomId, conv);
+      const own: Item = { id: randomId("msg"), type: "message", role: "user", content: "turn" };
+      const root: StoredResponse = { response: makeResponse(id), input: [...items, own], owner: null, basis: { conversation: conv, at: 2, items: 2 } };
+      await a.conversations.append(conv, [own, ...root.response.output]);
+      await a.responses.save(root);
+      const next = turn((await a.responses.get(id))!, 1);
+      await a.responses.save(next);
+      expect((await a.responses.get(next.response.id))!.input.map((i) => i.id)).toContain("msg_c1");
+      expect(await a.conversations.deleteItem(conv, "msg_c1")).toBeTruthy();
+      expect((await a.responses.get(next.response.id))!.input.map((i) => i.id)).not.toContain("msg_c1");
+    } finally {
+      await a.close();
     }
   });
 
@@ -90,8 +188,9 @@ describe("redis chains", () => {
       const last = await saveChain(stores, 10);
       const fork = turn((await stores.responses.get(last.basis && "response" in last.basis ? last.basis.response : ""))!, 99);
       await stores.responses.save(fork);
+      await stores.responses.save(last); // written again: the chain counts a rewrite, which goes with the last record too
       const hash = (await raw.keys(`${p}chain:*`)).find((k) => !k.endsWith(":leaves"))!;
-      expect(await raw.hlen(hash)).toBeGreaterThan(0);
+      expect(await raw.hget(hash, ":rewrites")).toBe("1");
       // Deleting from the root down: each is a tombstone until its last descendant goes.
       let rec: StoredResponse | null = (await stores.responses.get(last.response.id))!;
       const ids: string[] = [];

@@ -9,6 +9,8 @@
  *   w owner, e endpoint), `X:s` (status, or "deleted" for a tombstone its descendants still
  *   need), `X:r` (the response, output left empty), `X:o` (output), `X:i` (own input), `X:d` (their item ids), `X:k`
  *   (how many records link to X), and `C:refs` per conversation C (records built on it).
+ * - `:rewrites` in the same hash: how often a record already there was written again (a
+ *   replace, a background response's progress); a caller holding history checks it (HISTORY).
  * - `<prefix>chain:{T}:leaves`: a sorted set of the records nothing links to, by expiry.
  * - `<prefix>conv2:{T}:<conversation id>`, `...:items` and `...:items:ids`: the conversation (conversations.ts).
  *
@@ -37,7 +39,7 @@ local function meta(x)
   return nil
 end
 -- Drops record x, then each ancestor that was kept only for it (dead, and nothing else links to it).
-local function drop(x)
+local function dropRecords(x)
   while x do
     local m = meta(x)
     redis.call('HDEL', H, x .. ':m', x .. ':s', x .. ':k', x .. ':r', x .. ':i', x .. ':o', x .. ':d')
@@ -60,6 +62,11 @@ local function drop(x)
     x = p
   end
 end
+-- As dropRecords; a hash left with its rewrite count only goes with the last record.
+local function drop(x)
+  dropRecords(x)
+  if redis.call('HLEN', H) == 1 then redis.call('HDEL', H, ':rewrites') end
+end
 local function live(x)
   local s = redis.call('HGET', H, x .. ':s')
   if not s or s == DELETED then return nil end
@@ -70,34 +77,52 @@ end
 `;
 
 /**
- * A live record and its whole history in one call. ARGV[3]: the id. Returns false when the
- * record is missing, deleted or expired (also when a link is broken: never a truncated
- * history), else [status, meta, response, output, own input, ...history chunks oldest first]
- * (each chunk a JSON array).
+ * A live record and its whole history in one call. ARGV[3]: the id; ARGV[4]: the chain's
+ * `:rewrites` when the caller's history of it was read, then pairs of a record id and its
+ * meta (`X:m`) whose history the caller holds (../history-cache.ts); what it holds counts
+ * only while no record of the chain was rewritten since (records are only added, or deleted,
+ * which the walk sees). Returns false when the record is missing, deleted or expired (also
+ * when a link is broken: never a truncated history), else [status, meta, response, output,
+ * own input, from, rewrites, ...history chunks oldest first] (each chunk a JSON array):
+ * `from` "" when the chunks are the whole history, "\t" when they start with a
+ * conversation's items, else the id of the held record they follow (the walk stopped there:
+ * its meta is unchanged). When the record itself is held, no output, input or chunks.
  */
 export const HISTORY = `${COMMON}
 local id = ARGV[3]
 local s, m = live(id)
 if not s then return false end
+local held = {}
+local rewrites = redis.call('HGET', H, ':rewrites') or '0'
+if ARGV[4] == rewrites then
+  for k = 5, #ARGV - 1, 2 do held[ARGV[k]] = ARGV[k + 1] end
+end
+local mj = redis.call('HGET', H, id .. ':m')
+if held[id] == mj then return { s, mj, redis.call('HGET', H, id .. ':r'), '', '', id, rewrites } end
 local own = redis.call('HMGET', H, id .. ':r', id .. ':o', id .. ':i')
-local chunks, root, x = {}, m, m.p
+local chunks, root, x, from = {}, m, m.p, ''
 while x do
   -- One call per ancestor: its links and its two parts.
   local mio = redis.call('HMGET', H, x .. ':m', x .. ':i', x .. ':o')
   if not mio[1] or not mio[2] or not mio[3] then return false end
+  if held[x] == mio[1] then
+    from, root = x, nil
+    break
+  end
   local pm = cjson.decode(mio[1])
   chunks[#chunks + 1] = mio[3]
   chunks[#chunks + 1] = mio[2]
   root, x = pm, pm.p
 end
-if root.c then
+if root and root.c then
   local raw = redis.call('LRANGE', CONV .. root.c .. ':items', 0, root.a - 1)
   if #raw < root.a then return false end
   local kept = {}
   for _, j in ipairs(raw) do if j ~= '' then kept[#kept + 1] = j end end
   chunks[#chunks + 1] = '[' .. table.concat(kept, ',') .. ']'
+  from = '\t'
 end
-local out = { s, redis.call('HGET', H, id .. ':m'), own[1], own[2], own[3] }
+local out = { s, mj, own[1], own[2], own[3], from, rewrites }
 for k = #chunks, 1, -1 do out[#out + 1] = chunks[k] end
 return out`;
 
@@ -121,12 +146,14 @@ if ARGV[10] == 'open' then
   if FINISHED[s] then return 'finished' end
   local kept = meta(id)
   kept.w, kept.e = m.w, m.e
+  redis.call('HINCRBY', H, ':rewrites', 1)
   redis.call('HSET', H, id .. ':m', cjson.encode(kept), id .. ':s', ARGV[6], id .. ':r', ARGV[7], id .. ':o', ARGV[8], id .. ':i', ARGV[9], id .. ':d', ARGV[11])
   return 'saved'
 end
 if m.p and redis.call('HEXISTS', H, m.p .. ':s') == 0 then return 'nobasis' end
 if m.c and redis.call('EXISTS', KEYS[3]) == 0 then return 'nobasis' end
 local old = meta(id)
+if old then redis.call('HINCRBY', H, ':rewrites', 1) end
 if old and old.p and redis.call('HEXISTS', H, old.p .. ':s') == 1 then redis.call('HINCRBY', H, old.p .. ':k', -1) end
 if old and old.c then redis.call('HINCRBY', H, old.c .. ':refs', -1) end
 if m.p then

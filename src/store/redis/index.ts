@@ -29,7 +29,7 @@ export function createRedisStores(target: RedisTarget, cfg: StorageConfig, logge
   // Writes that wait for a replica run on connections of their own: a WAIT never holds the shared one.
   const durable = cfg.durability === "replica" ? new DurableWriter(target, { timeoutMs: cfg.durability_timeout ?? 1_000, readyTimeoutMs: opts.readyTimeoutMs }) : undefined;
   const common = { prefix: cfg.prefix, readyTimeoutMs: opts.readyTimeoutMs };
-  const responses = new RedisResponseStore(client, { ...common, ttlMs: cfg.ttl, durable });
+  const responses = new RedisResponseStore(client, { ...common, ttlMs: cfg.ttl, durable, historyCacheBytes: cfg.history_cache_bytes });
   const conversations = new RedisConversationStore(client, { ...common, ttlMs: cfg.ttl, durable });
   const cache = new RedisResponseCache(client, { prefix: cfg.prefix, onError: opts.onCacheError });
   const events = new RedisEventLog(client, { ...common, ttlMs: eventsTtl(cfg), durable });

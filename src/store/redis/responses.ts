@@ -2,10 +2,14 @@ import { redisCall, RedisStatus, waitReady, type RedisClient } from "./client.js
 import { storeWrite, throwFailed, type DurableWriter } from "./durable.js";
 import { recordJson } from "../record-json.js";
 import { chainTag, concatItems, joinRecord, recordParts, segmentedIndex, standalone, wholeIndex, type RecordParts, type Segment } from "../chain.js";
+import { heldInput, HistoryCache, type HeldHistory } from "../history-cache.js";
 import { chainKeys, DELETE, HISTORY, INPUT_IDS, INPUT_LOAD, ITEMS_OF, SAVE } from "./chain-scripts.js";
 import type { Item } from "../../wire/types.js";
 import { itemOfRecord, type InputIndex, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type SaveIfOpenResult, type StoreStatus, type StoredResponse } from "../types.js";
-import { FINISHED_STATUSES } from "../../wire/protocol.js";
+import { FINISHED_STATUSES, isFinished } from "../../wire/protocol.js";
+
+/** storage.history_cache_bytes by default: a few dozen long sessions' history. */
+export const DEFAULT_HISTORY_CACHE_BYTES = 64 * 1024 * 1024;
 
 /**
  * saveIfOpen of a record the previous release stored (a background response it queued), in
@@ -64,6 +68,8 @@ export interface RedisStoreOptions {
   readyTimeoutMs?: number;
   /** storage.durability: replica - writes run on the writer's connections, each confirmed by a replica. */
   durable?: DurableWriter;
+  /** storage.history_cache_bytes: the bytes of recent chains' history this instance holds (../history-cache.ts); 0 holds none. */
+  historyCacheBytes?: number;
 }
 
 /** A record's links and owner, as the chain's hash keeps them (`X:m`, see chain-scripts.ts). */
@@ -89,16 +95,20 @@ interface Meta {
  * (`${prefix}resp:${id}`, full input; `${prefix}item:${itemId}`) are still read, deleted and
  * finished; new ones never go there, so that release answers 404 for them rather than a
  * history cut short. Unreachable Redis -> StoreUnavailableError within about a second; the
- * client keeps reconnecting in the background.
+ * client keeps reconnecting in the background. The history of the chains this instance served
+ * last is held in memory (../history-cache.ts): the history script then sends only what the
+ * instance lacks, checked in the same call.
  */
 export class RedisResponseStore implements ResponseStore, StoreStatus {
   private readonly status: RedisStatus;
+  private readonly history: HistoryCache | null;
 
   constructor(
     private readonly client: RedisClient,
     private readonly opts: RedisStoreOptions,
   ) {
     this.status = new RedisStatus(client);
+    this.history = (opts.historyCacheBytes ?? DEFAULT_HISTORY_CACHE_BYTES) > 0 ? new HistoryCache(opts.historyCacheBytes ?? DEFAULT_HISTORY_CACHE_BYTES) : null;
   }
 
   get connected(): boolean {
@@ -159,9 +169,21 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     if (record.endpoint) meta.e = record.endpoint;
     const { keys, argv } = this.chain(id, now);
     const convItems = meta.c ? `${argv[0]}${meta.c}:items` : keys[0]!;
-    const args = [...argv, id, String(this.opts.ttlMs), JSON.stringify(meta), record.response.status, parts.responseJson, parts.outputJson, parts.ownInputJson, mode, parts.idsJson, ...conversationInput(record, parts)];
+    const metaJson = JSON.stringify(meta);
+    // Taken before the write: what the chain's held history was when this record was built on it.
+    const held = mode === "save" && isFinished(record.response.status) && !meta.c ? (this.history?.held(chainTag(id)) ?? null) : null;
+    const args = [...argv, id, String(this.opts.ttlMs), metaJson, record.response.status, parts.responseJson, parts.outputJson, parts.ownInputJson, mode, parts.idsJson, ...conversationInput(record, parts)];
     const result = (await this.write("store.save", keys[0]!, (client) => client.eval(SAVE, 3, keys[0]!, keys[1]!, convItems, ...args) as Promise<string>, (r) => r === "saved")) as string;
-    if (result === "saved") await this.index(mode === "open" ? itemIdsOf(record.response.output) : parts.itemIds, id);
+    if (result === "saved") {
+      if (mode === "save" && isFinished(record.response.status) && !meta.c) {
+        // Held as copies of what was stored (the caller's objects stay the caller's).
+        const added = [...(JSON.parse(parts.ownInputJson) as Item[]), ...(JSON.parse(parts.outputJson) as Item[])];
+        // A new chain has no rewrites; a wrong guess (a root written again) only makes the next read whole.
+        const link = { id, meta: metaJson, inputs: record.input.length - (parts.basis?.items ?? 0), outputs: record.response.output.length };
+        this.history?.hold(chainTag(id), held, meta.p ?? null, added, link, parts.ownInputJson.length + parts.outputJson.length, held?.rewrites ?? "0");
+      }
+      await this.index(mode === "open" ? itemIdsOf(record.response.output) : parts.itemIds, id);
+    }
     return result;
   }
 
@@ -173,10 +195,45 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
 
   async get(id: string): Promise<StoredResponse | null> {
     const { keys, argv } = this.chain(id);
+    const tag = chainTag(id);
+    // What this instance holds of the chain: the script checks it and sends only the rest.
+    const held = this.history?.held(tag) ?? null;
+    const heldArgs = held ? [held.rewrites, ...held.links.flatMap((l) => [l.id, l.meta])] : [];
     // As buffers: the history's parts are joined into one JSON array and decoded once (a string per part costs more than the parse).
-    const found = (await this.call("store.get", () => this.client.callBuffer("EVAL", [HISTORY, 2, ...keys, ...argv, id]))) as Buffer[] | null;
-    if (found) return fromHistory(found);
+    const found = (await this.call("store.get", () => this.client.callBuffer("EVAL", [HISTORY, 2, ...keys, ...argv, id, ...heldArgs]))) as Buffer[] | null;
+    if (found) return this.fromHistory(tag, id, held, found);
     return this.legacyGet(id);
+  }
+
+  /** A record from the HISTORY script's answer, its history completed from what is held; a finished one without a conversation's items is held in turn. */
+  private fromHistory(tag: string, id: string, held: HeldHistory | null, found: Buffer[]): StoredResponse {
+    const [statusBuf, metaBuf, responseJson, outputJson, ownJson, fromBuf, rewrites, ...chunks] = found as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer, Buffer, ...Buffer[]];
+    const metaJson = metaBuf.toString();
+    const meta = JSON.parse(metaJson) as Meta;
+    const from = fromBuf.toString();
+    const basisOf = (items: number) => (meta.p ? { response: meta.p, items } : meta.c ? { conversation: meta.c, at: meta.a ?? 0, items } : null);
+    const fromLink = from === "" || from === "\t" ? null : held!.links.find((l) => l.id === from)!;
+    if (fromLink && from === id) {
+      // The record itself is held: only its response without the output came.
+      const { input, output } = heldInput(held!, fromLink);
+      const response = JSON.parse(responseJson.toString()) as StoredResponse["response"];
+      response.output = output as StoredResponse["response"]["output"];
+      const record: StoredResponse = { response, input, owner: meta.w ?? null };
+      if (meta.e) record.endpoint = meta.e;
+      const basis = basisOf(input.length - fromLink.inputs);
+      if (basis) record.basis = basis;
+      return record;
+    }
+    const below = JSON.parse(joinArrays(chunks).toString()) as Item[];
+    const history = fromLink ? held!.items.slice(0, fromLink.end).concat(below) : below;
+    const ownInput = JSON.parse(ownJson.toString()) as Item[];
+    const record = joinRecord(responseJson.toString(), outputJson.toString(), history, ownInput, { owner: meta.w ?? null, endpoint: meta.e, basis: basisOf(history.length) });
+    if (this.history && from !== "\t" && !meta.c && isFinished(statusBuf.toString())) {
+      const added = fromLink ? [...below, ...record.input.slice(history.length), ...record.response.output] : [...record.input, ...record.response.output];
+      const addedBytes = chunks.reduce((n, c) => n + c.length, 0) + ownJson.length + outputJson.length;
+      this.history.hold(tag, held, fromLink ? from : null, added, { id, meta: metaJson, inputs: ownInput.length, outputs: record.response.output.length }, addedBytes, rewrites.toString());
+    }
+    return record;
   }
 
   async inputIndex(id: string): Promise<InputIndex | null> {
@@ -263,15 +320,6 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
 
   /** The client is shared and closed by whoever created it (createStores). */
   async close(): Promise<void> {}
-}
-
-/** A record from the HISTORY script's answer. */
-function fromHistory(found: Buffer[]): StoredResponse {
-  const [_status, metaJson, responseJson, outputJson, ownJson, ...chunks] = found as [Buffer, Buffer, Buffer, Buffer, Buffer, ...Buffer[]];
-  const meta = JSON.parse(metaJson.toString()) as Meta;
-  const history = JSON.parse(joinArrays(chunks).toString()) as Item[];
-  const basis = meta.p ? { response: meta.p, items: history.length } : meta.c ? { conversation: meta.c, at: meta.a ?? 0, items: history.length } : null;
-  return joinRecord(responseJson.toString(), outputJson.toString(), history, JSON.parse(ownJson.toString()) as Item[], { owner: meta.w ?? null, endpoint: meta.e, basis });
 }
 
 const COMMA = Buffer.from(",");
