@@ -15,6 +15,7 @@ import { FilesApi } from "./files-api.js";
 import { Indexer } from "./ingest/ingest.js";
 import { VectorIndex } from "./retrieval/vector-index.js";
 import { VectorStoresApi } from "./vector-stores.js";
+import { isRouterFileId } from "./views.js";
 
 export interface FilesOptions {
   /** Another embedder than the pool's (the bench's deterministic one). */
@@ -69,7 +70,11 @@ export class Files implements FileLibrary {
 
   async readFile(owner: string, fileId: string): Promise<StoredFileContent> {
     const rec = await this.files.get(owner ?? "", fileId, "file_id");
-    return { id: rec.file.id, filename: rec.file.filename, mime: rec.mime, bytes: await this.files.readBytes(rec) };
+    return { id: rec.file.id, filename: rec.file.filename, purpose: rec.file.purpose, mime: rec.mime, bytes: await this.files.readBytes(rec) };
+  }
+
+  mints(fileId: string): boolean {
+    return isRouterFileId(fileId);
   }
 
   /** After the store's job queue closed (it waits for running jobs). */
