@@ -39,13 +39,16 @@ export interface VectorStoreView extends VectorStoreRecord {
   file_counts: FileCountsRecord;
 }
 
-export function expired(expiresAt: number | null | undefined, now = nowSeconds()): boolean {
+/** The clock the Files room reads (unix seconds): `nowSeconds`, or a test's. */
+export type Clock = () => number;
+
+export function expired(expiresAt: number | null | undefined, now: number): boolean {
   return typeof expiresAt === "number" && expiresAt <= now;
 }
 
-export function vectorStoreView(rec: StoredVectorStore, files: StoredVectorStoreFile[]): VectorStoreView {
+export function vectorStoreView(rec: StoredVectorStore, files: StoredVectorStoreFile[], now: number): VectorStoreView {
   const counts = fileCounts(files.map((f) => f.file));
-  const status = expired(rec.store.expires_at) ? "expired" : counts.in_progress > 0 ? "in_progress" : "completed";
+  const status = expired(rec.store.expires_at, now) ? "expired" : counts.in_progress > 0 ? "in_progress" : "completed";
   const usage = files.reduce((sum, f) => sum + f.file.usage_bytes, 0);
   return { ...rec.store, status, usage_bytes: usage, file_counts: counts };
 }
