@@ -101,8 +101,10 @@ describe.skipIf(why !== null)("the Python openai SDK against the router: Files, 
     expect(flow.code).toBe(0);
   });
 
-  it("files.create and retrieve", () => {
+  it("files.create (also with expires_after) and retrieve", () => {
     expect(step("files.create")).toMatchObject({ id: expect.stringMatching(/^file-/), object: "file", filename: "notes.md", bytes: 22, purpose: "user_data" });
+    const short = step("files.create expires_after"); // the SDK's form encoding of expires_after
+    expect(short.expires_at).toBe(short.created_at + 3600);
   });
 
   it("vector_stores.create, files.upload_and_poll, file_batches.upload_and_poll: all indexed", () => {

@@ -35,6 +35,10 @@ try:
     got = client.files.retrieve(f.id)
     out(id=f.id, object=f.object, filename=got.filename, bytes=got.bytes, purpose=got.purpose)
 
+    step = "files.create expires_after"
+    short = client.files.create(file=("short.txt", b"gone in an hour"), purpose="user_data", expires_after={"anchor": "created_at", "seconds": 3600})
+    out(id=short.id, created_at=short.created_at, expires_at=short.expires_at)
+
     step = "vector_stores.create"
     vs = client.vector_stores.create(name="py-kb")
     out(id=vs.id, object=vs.object, status=vs.status)
