@@ -13,7 +13,7 @@ import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DemoBackend } from "../../src/demo/backend.js";
 import type { Files } from "../../src/files/library.js";
-import { demoBackend, filesConfig, tempStorage } from "../helpers/files.js";
+import { demoBackend, filesConfigWithChat, tempStorage } from "../helpers/files.js";
 import { chatCompletion, startMockUpstream, type MockUpstream } from "../helpers/mock-upstream.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
@@ -38,17 +38,9 @@ describe.each(["memory", "redis"] as const)("expires_after (%s store)", (kind) =
     backend = await demoBackend();
     llm = await startMockUpstream();
     llm.setDefault("/chat/completions", { kind: "json", body: chatCompletion("ok") });
-    const cfg = filesConfig(backend.url, storage.dir);
     if (kind === "redis") redis = await startRedis();
-    router = await startTestRouter(
-      {
-        ...cfg,
-        endpoints: [...(cfg.endpoints as object[]), { name: "llm", url: llm.url, kind: "chat" }],
-        models: { ...(cfg.models as object), local: { endpoints: ["llm"] } },
-        ...(redis ? { storage: { redis_url: redis.url, prefix: `rrexp:${process.pid}:` } } : {}),
-      },
-      { files: { backoffMs: () => 0, clock: () => now, sweepEveryMs: 100 } },
-    );
+    const store = redis ? { storage: { redis_url: redis.url, prefix: `rrexp:${process.pid}:` } } : {};
+    router = await startTestRouter(filesConfigWithChat(backend.url, storage.dir, llm.url, store), { files: { backoffMs: () => 0, clock: () => now, sweepEveryMs: 100 } });
     client = router.client;
     library = router.runtime.files as Files;
   });

@@ -15,7 +15,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DemoBackend } from "../../src/demo/backend.js";
-import { demoBackend, filesConfig, tempStorage } from "../helpers/files.js";
+import { demoBackend, filesConfigWithChat, tempStorage } from "../helpers/files.js";
 import { chatCompletion, chatTextChunks, chatToolCallChunks, startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
 
@@ -80,13 +80,7 @@ describe.skipIf(why !== null)("the Python openai SDK against the router: Files, 
     backend = await demoBackend();
     llm = await startMockUpstream();
     llm.setDefault("/chat/completions", model);
-    const cfg = filesConfig(backend.url, storage.dir);
-    router = await startTestRouter({
-      ...cfg,
-      endpoints: [...(cfg.endpoints as object[]), { name: "llm", url: llm.url, kind: "chat" }],
-      models: { ...(cfg.models as object), local: { endpoints: ["llm"] } },
-      server: { api_keys: [{ name: "team", key: "key-team-python" }] },
-    });
+    router = await startTestRouter(filesConfigWithChat(backend.url, storage.dir, llm.url, { server: { api_keys: [{ name: "team", key: "key-team-python" }] } }));
     flow = await runFlow({ ROUTER_URL: `${router.url}/v1`, ROUTER_KEY: "key-team-python", MODEL: "local" });
   }, 180_000);
   afterAll(async () => {

@@ -14,7 +14,7 @@ import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { DemoBackend } from "../../src/demo/backend.js";
 import { message, messageReply, startAnthropicMock, textBlock } from "../helpers/anthropic-mock.js";
-import { demoBackend, filesConfig, tempStorage } from "../helpers/files.js";
+import { demoBackend, filesConfigWithChat, tempStorage, withModels } from "../helpers/files.js";
 import { chatCompletion, nativeEvents, nativeResponse, startMockUpstream, upstreamError, type MockUpstream, type RecordedRequest } from "../helpers/mock-upstream.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
 
@@ -58,23 +58,14 @@ describe("file ids in the input, by kind", () => {
     oa2.setDefault("/responses", native);
     llm.setDefault("/chat/completions", { kind: "json", body: chatCompletion("seen") });
     claude.setDefault("/messages", (rec) => messageReply(message([textBlock("seen")]), rec));
-    const cfg = filesConfig(backend.url, storage.dir);
-    router = await startTestRouter(
-      {
-        ...cfg,
-        endpoints: [
-          ...(cfg.endpoints as object[]),
-          { name: "oa1", url: oa1.url, kind: "openai", api_key: "sk-up-0123456789" },
-          { name: "oa2", url: oa2.url, kind: "openai", api_key: "sk-up-0123456789" },
-          { name: "llm", url: llm.url, kind: "chat" },
-          { name: "claude", url: claude.url, kind: "anthropic", api_key: "sk-ant-0123456789" },
-        ],
-        models: { ...(cfg.models as object), native: { endpoints: [{ name: "oa1", weight: 2 }, "oa2"] }, local: { endpoints: ["llm"] }, claude: { endpoints: ["claude"] } },
-        routing: { queue_timeout: "500ms", retry: { attempts: 3, max_time: "5s" } },
-        server: { api_keys: [{ name: "team", key: "key-team" }, { name: "other", key: "key-other" }] },
-      },
-      { apiKey: "key-team" },
-    );
+    const endpoints = [
+      { name: "oa1", url: oa1.url, kind: "openai", api_key: "sk-up-0123456789" },
+      { name: "oa2", url: oa2.url, kind: "openai", api_key: "sk-up-0123456789" },
+      { name: "claude", url: claude.url, kind: "anthropic", api_key: "sk-ant-0123456789" },
+    ];
+    const models = { native: { endpoints: [{ name: "oa1", weight: 2 }, "oa2"] }, claude: { endpoints: ["claude"] } };
+    const extra = { routing: { queue_timeout: "500ms", retry: { attempts: 3, max_time: "5s" } }, server: { api_keys: [{ name: "team", key: "key-team" }, { name: "other", key: "key-other" }] } };
+    router = await startTestRouter({ ...withModels(filesConfigWithChat(backend.url, storage.dir, llm.url), endpoints, models), ...extra }, { apiKey: "key-team" });
     team = router.client;
     other = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "key-other", maxRetries: 0 });
     note = await team.files.create({ file: await toFile(Buffer.from(NOTE), "door.txt"), purpose: "user_data" });
