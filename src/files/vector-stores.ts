@@ -291,11 +291,15 @@ export class VectorStoresApi {
     for (const id of await this.records.expiredVectorStores(this.deps.now(), limit)) {
       const rec = await this.records.getVectorStore(id);
       if (!rec || !expired(rec.store.expires_at, this.deps.now())) continue; // deleted, or used since
-      const files = await this.records.listStoreFiles(id);
-      await Promise.all(files.filter((f) => f.file.status === "in_progress").map((f) => this.deps.indexer.cancel(id, f.file.id).catch(() => {})));
-      await this.deps.index.dropStore(id);
+      if (!rec.swept) {
+        const files = await this.records.listStoreFiles(id);
+        await Promise.all(files.filter((f) => f.file.status === "in_progress").map((f) => this.deps.indexer.cancel(id, f.file.id).catch(() => {})));
+        await this.deps.index.dropStore(id);
+        await this.records.putVectorStore({ ...rec, swept: true });
+        this.deps.metrics.filesExpired.inc({ object: "vector_store" });
+      }
+      // (a swept store renamed since was put back on the list: taken off again, not counted twice)
       await this.records.sweptVectorStore(id);
-      this.deps.metrics.filesExpired.inc({ object: "vector_store" });
       n++;
     }
     return n;

@@ -51,6 +51,8 @@ export interface VectorStoreRecord {
 export interface StoredVectorStore {
   store: VectorStoreRecord;
   owner: string;
+  /** Expired, and its chunks dropped by the expiry sweep (which counts each store once). */
+  swept?: boolean;
 }
 
 /** OpenAI's `VectorStoreFile` (node_modules/openai/resources/vector-stores/files.d.ts). */
