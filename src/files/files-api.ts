@@ -5,6 +5,10 @@
  * others (`user_data`, ...); a type file_search cannot read is refused at upload for
  * `assistants`; an empty file is refused. Deleting a file removes it from every vector store
  * that held it (their records and their index) before its bytes go.
+ *
+ * `expires_after` (`anchor: created_at`, 1 hour to 30 days) sets `expires_at`; once it passes the
+ * file is gone: a read finds it expired and removes it as a delete does (404), a listing leaves
+ * it out and removes it, and the expiry sweep (expiry.ts) removes the ones nobody reads.
  */
 import { invalidRequest, notFound } from "../ops/errors.js";
 import type { Metrics } from "../ops/metrics.js";
@@ -12,7 +16,7 @@ import type { FileStore, StoredFile } from "../store/files.js";
 import type { BlobStore } from "./blobs.js";
 import { mimeOf } from "./ingest/parse.js";
 import { readUpload } from "./upload.js";
-import { expired, newId, nowSeconds, page, type ListQuery } from "./views.js";
+import { expired, newId, page, type Clock, type ListQuery } from "./views.js";
 
 const PURPOSES = new Set(["assistants", "batch", "fine-tune", "vision", "user_data", "evals"]);
 
@@ -23,6 +27,7 @@ export interface FilesApiDeps {
   blobs: BlobStore;
   metrics: Metrics;
   maxBytes(): number;
+  now: Clock;
   /** Removes a file from a vector store (record and index): the vector stores' own removal. */
   detach(vectorStoreId: string, fileId: string): Promise<void>;
 }
@@ -44,7 +49,7 @@ export class FilesApi {
         throw invalidRequest(`Invalid file format for file_search: '${file.filename}'. Supported: text, Markdown, code, JSON, HTML and PDF files.`, "file", "unsupported_file");
       }
       mime ??= file.mime || "application/octet-stream";
-      const created = nowSeconds();
+      const created = this.deps.now();
       const expiresAt = readFileExpiry(fields, created);
       const rec: StoredFile = {
         file: { id: newId("file-"), object: "file", bytes: file.bytes, created_at: created, filename: file.filename, purpose, status: "processed", ...(expiresAt === null ? {} : { expires_at: expiresAt }) },
@@ -65,15 +70,36 @@ export class FilesApi {
   async get(owner: string, id: string, param: string | null = null): Promise<StoredFile> {
     const rec = await this.deps.records.getFile(id);
     if (!rec || rec.owner !== owner) throw fileNotFound(id, param);
-    if (expired(rec.file.expires_at)) {
-      await this.remove(rec).catch(() => {});
-      throw fileNotFound(id, param);
-    }
+    if (await this.expire(rec)) throw fileNotFound(id, param);
     return rec;
   }
 
+  /** Removes a file whose `expires_at` passed (as a delete does); whether it had. */
+  async expire(rec: StoredFile): Promise<boolean> {
+    if (!expired(rec.file.expires_at, this.deps.now())) return false;
+    try {
+      await this.remove(rec);
+      this.deps.metrics.filesExpired.inc({ object: "file" });
+    } catch {
+      // Gone for the caller all the same; the record stays among the expired ones for the sweep to finish.
+    }
+    return true;
+  }
+
+  /** The sweep: removes up to `limit` expired files, whoever owns them; how many. */
+  async sweep(limit: number): Promise<number> {
+    let n = 0;
+    for (const id of await this.deps.records.expiredFiles(this.deps.now(), limit)) {
+      const rec = await this.deps.records.getFile(id);
+      if (rec && (await this.expire(rec))) n++;
+    }
+    return n;
+  }
+
   async list(owner: string, q: ListQuery & { purpose?: string }) {
-    const files = (await this.deps.records.listFiles(owner)).filter((r) => !expired(r.file.expires_at) && (!q.purpose || r.file.purpose === q.purpose));
+    const all = await this.deps.records.listFiles(owner);
+    const gone = await Promise.all(all.map((r) => this.expire(r)));
+    const files = all.filter((r, i) => !gone[i] && (!q.purpose || r.file.purpose === q.purpose));
     const out = page(files.map((r) => r.file), q, 10_000, 10_000);
     return { ...out, object: "list" as const };
   }

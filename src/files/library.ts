@@ -15,18 +15,25 @@ import { FilesApi } from "./files-api.js";
 import { Indexer } from "./ingest/ingest.js";
 import { VectorIndex } from "./retrieval/vector-index.js";
 import { VectorStoresApi } from "./vector-stores.js";
+import { ExpirySweep } from "./expiry.js";
+import { isRouterFileId, nowSeconds, type Clock } from "./views.js";
 
 export interface FilesOptions {
   /** Another embedder than the pool's (the bench's deterministic one). */
   embedder?: Embedder;
   /** Milliseconds before the n-th retry of an embedding call (tests: 0). */
   backoffMs?: (attempt: number) => number;
+  /** The clock `expires_after` is read by, unix seconds (tests move it on). */
+  clock?: Clock;
+  /** Milliseconds between expiry sweeps (expiry.ts); default a minute, 0 none. */
+  sweepEveryMs?: number;
 }
 
 export class Files implements FileLibrary {
   readonly files: FilesApi;
   readonly vectorStores: VectorStoresApi;
   readonly indexer: Indexer;
+  readonly expiry: ExpirySweep;
 
   private constructor(
     private readonly rt: Runtime,
@@ -36,6 +43,7 @@ export class Files implements FileLibrary {
     opts: FilesOptions,
   ) {
     const records = rt.stores.files;
+    const now = opts.clock ?? nowSeconds;
     const common = { records, metrics: rt.metrics, log: rt.log, tracing: rt.tracing };
     this.indexer = new Indexer({
       ...common,
@@ -46,8 +54,9 @@ export class Files implements FileLibrary {
       settings: () => ({ batch: rt.config.tools.file_search.embedding_batch, attempts: rt.config.tools.file_search.embedding_attempts }),
       backoffMs: opts.backoffMs,
     });
-    this.files = new FilesApi({ records, blobs, metrics: rt.metrics, maxBytes: () => rt.config.files.max_bytes, detach: (vs, id) => this.vectorStores.detach(vs, id) });
-    this.vectorStores = new VectorStoresApi({ ...common, index, embedder, files: this.files, indexer: this.indexer });
+    this.files = new FilesApi({ records, blobs, metrics: rt.metrics, maxBytes: () => rt.config.files.max_bytes, now, detach: (vs, id) => this.vectorStores.detach(vs, id) });
+    this.vectorStores = new VectorStoresApi({ ...common, index, embedder, files: this.files, indexer: this.indexer, now });
+    this.expiry = new ExpirySweep(this.files, this.vectorStores, rt.log);
   }
 
   /** Opens the storage (creating the directory) and starts taking indexing jobs. */
@@ -56,6 +65,7 @@ export class Files implements FileLibrary {
     const indexUri = isObjectStorage(storage) ? storage.replace(/\/+$/, "") + "/index" : join(storage, "index");
     const files = new Files(rt, new VectorIndex(indexUri), createBlobStore(storage), opts.embedder ?? new PoolEmbedder(rt), opts);
     files.indexer.start(rt.config.tools.file_search.indexing_concurrency);
+    files.expiry.start(opts.sweepEveryMs ?? 60_000);
     return files;
   }
 
@@ -69,11 +79,16 @@ export class Files implements FileLibrary {
 
   async readFile(owner: string, fileId: string): Promise<StoredFileContent> {
     const rec = await this.files.get(owner ?? "", fileId, "file_id");
-    return { id: rec.file.id, filename: rec.file.filename, mime: rec.mime, bytes: await this.files.readBytes(rec) };
+    return { id: rec.file.id, filename: rec.file.filename, purpose: rec.file.purpose, mime: rec.mime, bytes: await this.files.readBytes(rec) };
+  }
+
+  mints(fileId: string): boolean {
+    return isRouterFileId(fileId);
   }
 
   /** After the store's job queue closed (it waits for running jobs). */
   close(): void {
+    this.expiry.stop();
     this.index.close();
   }
 }

@@ -4,6 +4,13 @@
  * `attributes`, detach, `content`), file batches (create, retrieve, cancel, list files) and
  * search. Owned by key like files: another key's store is not found, and only the owner's
  * files can be attached (an unknown one is a 404 before anything is written).
+ *
+ * `expires_after` (`anchor: last_active_at`, 1 to 365 days) sets `expires_at`, moved on by each
+ * use (search, attaching files). Past it the store is `expired`, as OpenAI reports it: still
+ * listed and retrieved, but search, the file_search tool and attaching files answer OpenAI's 400
+ * (`Vector store ... is expired`), and a new `expires_after` does not bring it back (its chunks
+ * are dropped by the expiry sweep, expiry.ts). A file that expired is gone from every store: a
+ * search leaves its chunks out (and removes the file), as do reads of the store's file.
  */
 import { invalidRequest, notFound } from "../ops/errors.js";
 import type { FileStore, StoredFileBatch, StoredVectorStore, StoredVectorStoreFile, VectorStoreFileRecord } from "../store/files.js";
@@ -13,9 +20,11 @@ import type { FilesApi } from "./files-api.js";
 import type { Indexer } from "./ingest/ingest.js";
 import { searchStores, type SearchDeps } from "./retrieval/search.js";
 import type { VectorIndex } from "./retrieval/vector-index.js";
-import { batchView, expired, newId, nowSeconds, page, readAttributes, readMetadata, readStoreExpiry, storeExpiresAt, vectorStoreView, type ListQuery } from "./views.js";
+import { batchView, expired, newId, page, readAttributes, readMetadata, readStoreExpiry, storeExpiresAt, vectorStoreView, type Clock, type ListQuery } from "./views.js";
 
 export const vectorStoreNotFound = (id: string, param: string | null = null) => notFound(`No vector store found with id '${id}'.`, param, null);
+/** OpenAI's answer for an expired store put to use. */
+export const vectorStoreExpired = (id: string, param: string | null = null) => invalidRequest(`Vector store ${id} is expired. Create a new vector store and try again.`, param, null);
 
 type Body = Record<string, unknown>;
 const STATUSES = new Set(["in_progress", "completed", "failed", "cancelled"]);
@@ -25,6 +34,7 @@ export interface VectorStoresDeps extends SearchDeps {
   index: VectorIndex;
   files: FilesApi;
   indexer: Indexer;
+  now: Clock;
 }
 
 export class VectorStoresApi {
@@ -41,8 +51,15 @@ export class VectorStoresApi {
     return rec;
   }
 
+  /** The owner's store, to be put to use: 404 as `get`, 400 when it expired. */
+  private async live(owner: string, id: string, param: string | null = null): Promise<StoredVectorStore> {
+    const rec = await this.get(owner, id, param);
+    if (expired(rec.store.expires_at, this.deps.now())) throw vectorStoreExpired(id, param);
+    return rec;
+  }
+
   private async view(rec: StoredVectorStore) {
-    return vectorStoreView(rec, await this.records.listStoreFiles(rec.store.id));
+    return vectorStoreView(rec, await this.records.listStoreFiles(rec.store.id), this.deps.now());
   }
 
   async create(owner: string, body: Body) {
@@ -52,7 +69,7 @@ export class VectorStoresApi {
     const expiry = readStoreExpiry(body.expires_after);
     const metadata = readMetadata(body.metadata) ?? {};
     for (const [i, id] of fileIds.entries()) await this.deps.files.get(owner, id, `file_ids[${i}]`);
-    const now = nowSeconds();
+    const now = this.deps.now();
     const rec: StoredVectorStore = {
       store: { id: newId("vs_"), object: "vector_store", created_at: now, name: (body.name as string | undefined) ?? "", metadata, last_active_at: now, expires_after: expiry, expires_at: storeExpiresAt(expiry, now) },
       owner,
@@ -80,6 +97,7 @@ export class VectorStoresApi {
     }
     if (body.metadata !== undefined) rec.store.metadata = readMetadata(body.metadata) ?? {};
     if (body.expires_after !== undefined) {
+      if (expired(rec.store.expires_at, this.deps.now())) throw vectorStoreExpired(id, "expires_after");
       rec.store.expires_after = readStoreExpiry(body.expires_after);
       rec.store.expires_at = storeExpiresAt(rec.store.expires_after, rec.store.last_active_at ?? rec.store.created_at);
     }
@@ -101,7 +119,7 @@ export class VectorStoresApi {
   /** Records the file `in_progress` in the store and queues its indexing. */
   private async attach(store: StoredVectorStore, fileId: string, attributes: VectorStoreFileRecord["attributes"], chunking: VectorStoreFileRecord["chunking_strategy"], batchId: string | null): Promise<StoredVectorStoreFile> {
     const rec: StoredVectorStoreFile = {
-      file: { id: fileId, object: "vector_store.file", created_at: nowSeconds(), vector_store_id: store.store.id, status: "in_progress", usage_bytes: 0, last_error: null, attributes: attributes ?? {}, chunking_strategy: chunking },
+      file: { id: fileId, object: "vector_store.file", created_at: this.deps.now(), vector_store_id: store.store.id, status: "in_progress", usage_bytes: 0, last_error: null, attributes: attributes ?? {}, chunking_strategy: chunking },
       owner: store.owner,
       batch_id: batchId,
     };
@@ -117,7 +135,7 @@ export class VectorStoresApi {
   }
 
   async createFile(owner: string, vectorStoreId: string, body: Body) {
-    const store = await this.get(owner, vectorStoreId);
+    const store = await this.live(owner, vectorStoreId);
     if (typeof body.file_id !== "string" || !body.file_id) throw invalidRequest("Missing required parameter: 'file_id'.", "file_id", "missing_required_parameter");
     const attributes = readAttributes(body.attributes);
     const chunking = readChunkingStrategy(body.chunking_strategy);
@@ -136,7 +154,9 @@ export class VectorStoresApi {
   private async storeFile(owner: string, vectorStoreId: string, fileId: string): Promise<StoredVectorStoreFile> {
     await this.get(owner, vectorStoreId);
     const rec = await this.records.getStoreFile(vectorStoreId, fileId);
-    if (!rec) throw notFound(`No file found with id '${fileId}' in vector store '${vectorStoreId}'.`, null, null);
+    // A file that expired is out of every store (expiring it detaches it here too).
+    const file = rec && (await this.records.getFile(fileId));
+    if (!rec || !file || (await this.deps.files.expire(file))) throw notFound(`No file found with id '${fileId}' in vector store '${vectorStoreId}'.`, null, null);
     return rec;
   }
 
@@ -176,7 +196,7 @@ export class VectorStoresApi {
   // --- file batches ------------------------------------------------------------------------
 
   async createBatch(owner: string, vectorStoreId: string, body: Body) {
-    const store = await this.get(owner, vectorStoreId);
+    const store = await this.live(owner, vectorStoreId);
     const attributes = readAttributes(body.attributes);
     const chunking = readChunkingStrategy(body.chunking_strategy);
     if (body.file_ids !== undefined && body.files !== undefined) throw invalidRequest("Give either 'file_ids' or 'files', not both.", "files", "invalid_value");
@@ -187,7 +207,7 @@ export class VectorStoresApi {
     if (entries.length === 0) throw invalidRequest("Missing required parameter: 'file_ids' (or 'files').", "file_ids", "missing_required_parameter");
     for (const [i, e] of entries.entries()) await this.deps.files.get(owner, e.id, body.files !== undefined ? `files[${i}].file_id` : `file_ids[${i}]`);
     const batch: StoredFileBatch = {
-      batch: { id: newId("vsfb_"), object: "vector_store.files_batch", created_at: nowSeconds(), vector_store_id: vectorStoreId, cancelled: false },
+      batch: { id: newId("vsfb_"), object: "vector_store.files_batch", created_at: this.deps.now(), vector_store_id: vectorStoreId, cancelled: false },
       owner,
       file_ids: entries.map((e) => e.id),
     };
@@ -231,14 +251,10 @@ export class VectorStoresApi {
 
   // --- search --------------------------------------------------------------------------------
 
-  /** Every id a store this owner may use (live, the owner's); 404 naming the first that is not. */
+  /** Every id a store this owner may use (the owner's: else 404; not expired: else 400), naming the first that is not. */
   async assertStores(owner: string, ids: string[], param = "vector_store_ids"): Promise<StoredVectorStore[]> {
     const out: StoredVectorStore[] = [];
-    for (const [i, id] of ids.entries()) {
-      const rec = await this.get(owner, id, ids.length === 1 && param !== "vector_store_ids" ? param : `${param}[${i}]`);
-      if (expired(rec.store.expires_at)) throw notFound(`Vector store '${id}' has expired.`, `${param}[${i}]`, "vector_store_expired");
-      out.push(rec);
-    }
+    for (const [i, id] of ids.entries()) out.push(await this.live(owner, id, ids.length === 1 && param !== "vector_store_ids" ? param : `${param}[${i}]`));
     return out;
   }
 
@@ -246,7 +262,47 @@ export class VectorStoresApi {
     const stores = await this.assertStores(q.owner, q.vectorStoreIds);
     const outcome = await searchStores(this.deps, q);
     for (const s of stores) void this.touch(s).catch(() => {});
-    return outcome;
+    return { ...outcome, hits: await this.liveHits(outcome.hits) };
+  }
+
+  /**
+   * The hits whose file is still there: a file that expired since the last sweep is removed now
+   * (from every store) and its chunks left out. One record read per file found, at most
+   * `max_num_results`.
+   */
+  private async liveHits(hits: FileSearchOutcome["hits"]): Promise<FileSearchOutcome["hits"]> {
+    const ids = [...new Set(hits.map((h) => h.file_id))];
+    const gone = new Set<string>();
+    await Promise.all(
+      ids.map(async (id) => {
+        const rec = await this.records.getFile(id);
+        if (!rec || (await this.deps.files.expire(rec))) gone.add(id);
+      }),
+    );
+    return gone.size === 0 ? hits : hits.filter((h) => !gone.has(h.file_id));
+  }
+
+  /**
+   * The sweep: up to `limit` stores whose `expires_at` passed get their indexing stopped and
+   * their chunks dropped (they stay, reported `expired`); how many.
+   */
+  async sweep(limit: number): Promise<number> {
+    let n = 0;
+    for (const id of await this.records.expiredVectorStores(this.deps.now(), limit)) {
+      const rec = await this.records.getVectorStore(id);
+      if (!rec || !expired(rec.store.expires_at, this.deps.now())) continue; // deleted, or used since
+      if (!rec.swept) {
+        const files = await this.records.listStoreFiles(id);
+        await Promise.all(files.filter((f) => f.file.status === "in_progress").map((f) => this.deps.indexer.cancel(id, f.file.id).catch(() => {})));
+        await this.deps.index.dropStore(id);
+        await this.records.putVectorStore({ ...rec, swept: true });
+        this.deps.metrics.filesExpired.inc({ object: "vector_store" });
+      }
+      // (a swept store renamed since was put back on the list: taken off again, not counted twice)
+      await this.records.sweptVectorStore(id);
+      n++;
+    }
+    return n;
   }
 
   /** The route's answer: OpenAI's search results page. */
@@ -271,7 +327,7 @@ export class VectorStoresApi {
 
   /** `last_active_at` (and the expiry anchored on it) moves on use. */
   private async touch(rec: StoredVectorStore): Promise<void> {
-    const now = nowSeconds();
+    const now = this.deps.now();
     if (rec.store.last_active_at === now) return;
     rec.store.last_active_at = now;
     rec.store.expires_at = storeExpiresAt(rec.store.expires_after, now);

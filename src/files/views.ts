@@ -7,9 +7,20 @@ import { randomBytes } from "node:crypto";
 import { invalidRequest } from "../ops/errors.js";
 import type { FileCountsRecord, StoredFileBatch, StoredVectorStore, StoredVectorStoreFile, VectorStoreFileRecord, VectorStoreRecord } from "../store/files.js";
 
-/** OpenAI-looking ids: `file-…`, `vs_…`, `vsfb_…`. */
+/**
+ * OpenAI-looking ids: `file-…`, `vs_…`, `vsfb_…`, then 32 lowercase hex digits. OpenAI's own
+ * file ids are 22 or 24 base62 characters after `file-`, so the form alone tells the router's
+ * ids from OpenAI's (`isRouterFileId`).
+ */
 export function newId(prefix: "file-" | "vs_" | "vsfb_"): string {
   return prefix + randomBytes(16).toString("hex");
+}
+
+const ROUTER_FILE_ID = /^file-[0-9a-f]{32}$/;
+
+/** An id of the form `newId("file-")` makes: one of the router's files, live or not, whoever's. */
+export function isRouterFileId(id: string): boolean {
+  return ROUTER_FILE_ID.test(id);
 }
 
 export function nowSeconds(): number {
@@ -28,13 +39,16 @@ export interface VectorStoreView extends VectorStoreRecord {
   file_counts: FileCountsRecord;
 }
 
-export function expired(expiresAt: number | null | undefined, now = nowSeconds()): boolean {
+/** The clock the Files room reads (unix seconds): `nowSeconds`, or a test's. */
+export type Clock = () => number;
+
+export function expired(expiresAt: number | null | undefined, now: number): boolean {
   return typeof expiresAt === "number" && expiresAt <= now;
 }
 
-export function vectorStoreView(rec: StoredVectorStore, files: StoredVectorStoreFile[]): VectorStoreView {
+export function vectorStoreView(rec: StoredVectorStore, files: StoredVectorStoreFile[], now: number): VectorStoreView {
   const counts = fileCounts(files.map((f) => f.file));
-  const status = expired(rec.store.expires_at) ? "expired" : counts.in_progress > 0 ? "in_progress" : "completed";
+  const status = expired(rec.store.expires_at, now) ? "expired" : counts.in_progress > 0 ? "in_progress" : "completed";
   const usage = files.reduce((sum, f) => sum + f.file.usage_bytes, 0);
   return { ...rec.store, status, usage_bytes: usage, file_counts: counts };
 }

@@ -18,7 +18,7 @@
  * HTTP layer renders it in exactly one place (http/errors.ts).
  */
 import type { ErrorObject } from "openai/resources/shared";
-import { TranslationError } from "../translate/errors.js";
+import { TranslationError, UnknownReference } from "../translate/errors.js";
 
 export type ErrorType =
   | "invalid_request_error"
@@ -97,6 +97,7 @@ export function isKnownError(err: unknown): boolean {
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   // The translation core knows nothing of HTTP: a request it cannot express is the client's 400.
+  if (err instanceof UnknownReference) return notFound(err.message, err.param, err.code);
   if (err instanceof TranslationError) return invalidRequest(err.message, err.param, err.code);
   const convertible = err as { toApiError?: () => ApiError } | null;
   if (convertible && typeof convertible.toApiError === "function") return convertible.toApiError();

@@ -97,6 +97,8 @@ export interface Metrics {
   /** Files uploaded (POST /v1/files) and their bytes, by purpose. */
   readonly filesUploaded: Counter<"purpose">;
   readonly fileBytesUploaded: Counter<"purpose">;
+  /** Files removed and vector stores emptied because their `expires_after` passed (on a read or by the sweep), by object (file | vector_store). */
+  readonly filesExpired: Counter<"object">;
   /** Vector store files indexed, by outcome (completed | failed | cancelled), and the chunks indexed. */
   readonly filesIndexed: Counter<"outcome">;
   readonly chunksIndexed: Counter;
@@ -216,6 +218,7 @@ export function createMetrics(opts: CreateMetricsOptions = {}): Metrics {
     ),
     filesUploaded: counter("files_uploaded_total", "Files uploaded to POST /v1/files, by purpose.", ["purpose"]),
     fileBytesUploaded: counter("file_bytes_uploaded_total", "Bytes of the files uploaded to POST /v1/files, by purpose.", ["purpose"]),
+    filesExpired: counter("files_expired_total", "Files removed, and vector stores whose chunks were dropped, because their expires_after passed (on a read or by the expiry sweep), by object (file|vector_store).", ["object"]),
     filesIndexed: counter("vector_store_files_indexed_total", "Vector store files whose indexing ended, by outcome (completed|failed|cancelled).", ["outcome"]),
     chunksIndexed: counter("vector_store_chunks_indexed_total", "Chunks embedded and written to the vector index.", []),
     indexingFailures: counter("vector_store_indexing_failures_total", "Vector store files that ended failed, by last_error.code (server_error|unsupported_file|invalid_file).", ["code"]),

@@ -51,6 +51,8 @@ export interface VectorStoreRecord {
 export interface StoredVectorStore {
   store: VectorStoreRecord;
   owner: string;
+  /** Expired, and its chunks dropped by the expiry sweep (which counts each store once). */
+  swept?: boolean;
 }
 
 /** OpenAI's `VectorStoreFile` (node_modules/openai/resources/vector-stores/files.d.ts). */
@@ -108,6 +110,20 @@ export interface FileStore {
   deleteStoreFile(vectorStoreId: string, fileId: string): Promise<boolean>;
   /** The vector stores a file is attached to (to remove it from each when it is deleted). */
   storesHolding(fileId: string): Promise<string[]>;
+
+  /**
+   * Ids of files whose `expires_at` is at or before `now` (unix seconds), at most `limit`: what
+   * the expiry sweep removes. A file leaves this list when it is deleted.
+   */
+  expiredFiles(now: number, limit: number): Promise<string[]>;
+  /**
+   * Ids of vector stores whose `expires_at` is at or before `now`, at most `limit`, that the sweep
+   * has not dealt with yet (`sweptVectorStore`). A store leaves this list when it is deleted or
+   * swept, and comes back when it is put again with an `expires_at`.
+   */
+  expiredVectorStores(now: number, limit: number): Promise<string[]>;
+  /** The sweep dealt with this expired store (its chunks are gone): it leaves `expiredVectorStores`. */
+  sweptVectorStore(id: string): Promise<void>;
 
   putBatch(rec: StoredFileBatch): Promise<void>;
   getBatch(id: string): Promise<StoredFileBatch | null>;

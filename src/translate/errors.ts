@@ -18,3 +18,15 @@ export class TranslationError extends Error {
 
 /** Shorthand used where a translation rejects its input. */
 export const untranslatable = (message: string, param: string | null = null, code: string | null = null) => new TranslationError(message, param, code);
+
+/**
+ * The request names something the router would hold but does not: a `file_id` that is not one
+ * of the router's files (unknown, another key's, deleted). Not the client's malformed request
+ * but a missing object: errors.ts `toApiError` turns it into a 404, as OpenAI answers one.
+ */
+export class UnknownReference extends TranslationError {
+  constructor(message: string, param: string | null = null) {
+    super(message, param, null);
+    this.name = "UnknownReference";
+  }
+}

@@ -19,6 +19,8 @@ export interface TestFile {
   owner: string;
   filename: string;
   mime?: string;
+  /** Default `user_data`. */
+  purpose?: string;
   text?: string;
   bytes?: Buffer;
   attributes?: Record<string, string | number | boolean> | null;
@@ -61,7 +63,12 @@ export class InMemoryFileLibrary implements FileLibrary {
     this.reads.push([owner, id]);
     const f = this.files.get(id);
     if (!f || f.owner !== owner) throw new ApiError(404, `No such File object: ${id}`, { type: "invalid_request_error", param: "file_id", code: "not_found" });
-    return { id, filename: f.filename, mime: f.mime ?? "text/plain", bytes: f.bytes ?? Buffer.from(f.text ?? "", "utf8") };
+    return { id, filename: f.filename, purpose: f.purpose ?? "user_data", mime: f.mime ?? "text/plain", bytes: f.bytes ?? Buffer.from(f.text ?? "", "utf8") };
+  }
+
+  /** The ids this double holds (whoever's) are its own; any other is not (an OpenAI file's). */
+  mints(id: string): boolean {
+    return this.files.has(id);
   }
 
   async search(q: FileSearchQuery): Promise<FileSearchOutcome> {

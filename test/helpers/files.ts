@@ -24,6 +24,16 @@ export function filesConfig(backendUrl: string, storage: string, extra: Record<s
   };
 }
 
+/** `cfg` with more endpoints and models: those of a test's own mock upstreams. */
+export function withModels(cfg: Record<string, unknown>, endpoints: object[], models: Record<string, object>): Record<string, unknown> {
+  return { ...cfg, endpoints: [...(cfg.endpoints as object[]), ...endpoints], models: { ...(cfg.models as object), ...models } };
+}
+
+/** The files config plus model `local`, served by the chat mock at `llmUrl`. */
+export function filesConfigWithChat(backendUrl: string, storage: string, llmUrl: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { ...withModels(filesConfig(backendUrl, storage), [{ name: "llm", url: llmUrl, kind: "chat" }], { local: { endpoints: ["llm"] } }), ...extra };
+}
+
 export async function demoBackend(): Promise<DemoBackend> {
   return startDemoBackend(0, { delayMs: 0 });
 }

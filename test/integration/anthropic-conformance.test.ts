@@ -131,8 +131,11 @@ describe("conformance with the openai package (kind: anthropic)", () => {
   });
 
   it("errors: every failure has the error object's required fields and maps to the SDK's classes", async () => {
-    const bad = await router.client.responses.create({ model, input: [{ role: "user", content: [{ type: "input_image", file_id: "file-1", detail: "auto" }] }] }).catch((e: unknown) => e);
+    const bad = await router.client.responses.create({ model, input: [{ role: "user", content: [{ type: "input_file", file_data: "data:application/zip;base64,UEsDBA==" }] }] }).catch((e: unknown) => e);
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
+    const unknownFile = await router.client.responses.create({ model, input: [{ role: "user", content: [{ type: "input_image", file_id: "file-1", detail: "auto" }] }] }).catch((e: unknown) => e);
+    expect(unknownFile).toBeInstanceOf(OpenAI.NotFoundError);
+    expectKeys((unknownFile as InstanceType<typeof OpenAI.NotFoundError>).error, ERROR, "404 error");
     expectKeys((bad as InstanceType<typeof OpenAI.BadRequestError>).error, ERROR, "400 error");
     const overloaded = (await mock.enqueue("/messages", { kind: "json", status: 529, body: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } }), await router.client.responses.create({ model, input: "hi" }).catch((e: unknown) => e));
     expect(overloaded).toBeInstanceOf(OpenAI.InternalServerError);

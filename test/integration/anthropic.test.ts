@@ -337,8 +337,10 @@ describe("kind: anthropic, failures", () => {
   });
 
   it("answers bad input with OpenAI-shaped 400s naming the param, before any upstream call", async () => {
+    // An image by an id that is none of the router's files: not found, as OpenAI answers.
+    const unknownImage = await post({ model: "claude", input: [{ role: "user", content: [{ type: "input_image", file_id: "file-abc" }] }] });
+    expect([unknownImage.status, unknownImage.json.error.param]).toEqual([404, "input[0].content[0].file_id"]);
     const cases: [unknown, string][] = [
-      [[{ role: "user", content: [{ type: "input_image", file_id: "file-abc" }] }], "input[0].content[0].file_id"],
       [[{ role: "user", content: [{ type: "input_file", file_data: "data:application/zip;base64,UEsDBA==" }] }], "input[0].content[0].file_data"],
       [[{ role: "user", content: "x" }, { type: "function_call", call_id: "c1", name: "f", arguments: "not json" }], "input[1].arguments"],
       [[{ role: "developer", content: "only rules" }], "input"],

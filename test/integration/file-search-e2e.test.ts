@@ -7,7 +7,7 @@
 import { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DemoBackend } from "../../src/demo/backend.js";
-import { demoBackend, filesConfig, tempStorage } from "../helpers/files.js";
+import { demoBackend, filesConfigWithChat, tempStorage } from "../helpers/files.js";
 import { chatCompletion, chatTextChunks, chatToolCallChunks, startMockUpstream, type MockUpstream, type RecordedRequest, type Reply } from "../helpers/mock-upstream.js";
 import { startTestRouter, type TestRouter } from "../helpers/router.js";
 
@@ -34,13 +34,7 @@ describe("file_search over the router's own vector stores", () => {
     backend = await demoBackend();
     llm = await startMockUpstream();
     llm.setDefault("/chat/completions", model);
-    const cfg = filesConfig(backend.url, storage.dir);
-    router = await startTestRouter({
-      ...cfg,
-      endpoints: [...(cfg.endpoints as object[]), { name: "llm", url: llm.url, kind: "chat" }],
-      models: { ...(cfg.models as object), local: { endpoints: ["llm"] } },
-      server: { api_keys: [{ name: "team", key: "key-team" }] },
-    }, { apiKey: "key-team" });
+    router = await startTestRouter(filesConfigWithChat(backend.url, storage.dir, llm.url, { server: { api_keys: [{ name: "team", key: "key-team" }] } }), { apiKey: "key-team" });
   });
   afterAll(async () => {
     await router?.close(500);

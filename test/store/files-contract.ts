@@ -79,5 +79,38 @@ export function describeFilesContract(open: () => Promise<Stores>): void {
       expect(await files.listVectorStores(owner)).toEqual([]);
       expect(await files.deleteVectorStore(vs)).toBe(false);
     });
+
+    it("finds the expired files and vector stores, whoever owns them, until deleted or swept", async () => {
+      const { files } = await open();
+      const [soon, later, never] = [uid("file"), uid("file"), uid("file")];
+      const expiring = (id: string, owner: string, expires_at?: number): StoredFile => ({ ...file(id, owner), file: { ...file(id, owner).file, expires_at } });
+      await files.putFile(expiring(soon, uid("a"), 1_000));
+      await files.putFile(expiring(later, uid("b"), 2_000));
+      await files.putFile(expiring(never, uid("c")));
+      const mine = (ids: string[], of: string[]) => ids.filter((id) => of.includes(id)).sort();
+      const all = [soon, later, never];
+      expect(mine(await files.expiredFiles(999, 10_000), all)).toEqual([]);
+      expect(mine(await files.expiredFiles(1_000, 10_000), all)).toEqual([soon]);
+      expect(mine(await files.expiredFiles(5_000, 10_000), all)).toEqual([soon, later].sort());
+      await files.putFile(expiring(later, "b")); // no expiry any more
+      await files.deleteFile(soon);
+      expect(mine(await files.expiredFiles(5_000, 10_000), all)).toEqual([]);
+
+      const [vs1, vs2] = [uid("vs"), uid("vs")];
+      const store = (id: string, expires_at: number | null) => ({ store: { id, object: "vector_store" as const, created_at: 1, name: "", metadata: {}, last_active_at: 1, expires_after: expires_at ? { anchor: "last_active_at" as const, days: 1 } : null, expires_at }, owner: uid("o") });
+      await files.putVectorStore(store(vs1, 1_000));
+      await files.putVectorStore(store(vs2, 3_000));
+      expect(mine(await files.expiredVectorStores(2_000, 10_000), [vs1, vs2])).toEqual([vs1]);
+      await files.sweptVectorStore(vs1);
+      expect(mine(await files.expiredVectorStores(5_000, 10_000), [vs1, vs2])).toEqual([vs2]);
+      expect((await files.getVectorStore(vs1))?.store.expires_at).toBe(1_000); // swept, still there (reported expired)
+      await files.putVectorStore(store(vs2, 9_000)); // used again: the expiry moved
+      expect(mine(await files.expiredVectorStores(5_000, 10_000), [vs1, vs2])).toEqual([]);
+      await files.deleteVectorStore(vs2);
+      expect(mine(await files.expiredVectorStores(10_000, 10_000), [vs1, vs2])).toEqual([]);
+      await files.deleteVectorStore(vs1);
+      await files.deleteFile(later);
+      await files.deleteFile(never);
+    });
   });
 }

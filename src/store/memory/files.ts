@@ -13,9 +13,13 @@ export class MemoryFileStore implements FileStore {
   /** file id -> the vector stores it is attached to. */
   private readonly holders = new Map<string, Set<string>>();
   private readonly batches = new Map<string, string>();
+  /** Expiring files and vector stores: id -> `expires_at`. */
+  private readonly fileExpiry = new Map<string, number>();
+  private readonly storeExpiry = new Map<string, number>();
 
   async putFile(rec: StoredFile): Promise<void> {
     this.files.set(rec.file.id, JSON.stringify(rec));
+    setExpiry(this.fileExpiry, rec.file.id, rec.file.expires_at);
   }
 
   async getFile(id: string): Promise<StoredFile | null> {
@@ -27,11 +31,13 @@ export class MemoryFileStore implements FileStore {
   }
 
   async deleteFile(id: string): Promise<boolean> {
+    this.fileExpiry.delete(id);
     return this.files.delete(id);
   }
 
   async putVectorStore(rec: StoredVectorStore): Promise<void> {
     this.stores.set(rec.store.id, JSON.stringify(rec));
+    setExpiry(this.storeExpiry, rec.store.id, rec.store.expires_at);
   }
 
   async getVectorStore(id: string): Promise<StoredVectorStore | null> {
@@ -45,6 +51,7 @@ export class MemoryFileStore implements FileStore {
   async deleteVectorStore(id: string): Promise<boolean> {
     for (const fileId of this.storeFiles.get(id)?.keys() ?? []) this.holders.get(fileId)?.delete(id);
     this.storeFiles.delete(id);
+    this.storeExpiry.delete(id);
     for (const [batchId, json] of this.batches) if ((JSON.parse(json) as StoredFileBatch).batch.vector_store_id === id) this.batches.delete(batchId);
     return this.stores.delete(id);
   }
@@ -87,6 +94,18 @@ export class MemoryFileStore implements FileStore {
     return [...(this.holders.get(fileId) ?? [])];
   }
 
+  async expiredFiles(now: number, limit: number): Promise<string[]> {
+    return expiredIds(this.fileExpiry, now, limit);
+  }
+
+  async expiredVectorStores(now: number, limit: number): Promise<string[]> {
+    return expiredIds(this.storeExpiry, now, limit);
+  }
+
+  async sweptVectorStore(id: string): Promise<void> {
+    this.storeExpiry.delete(id);
+  }
+
   async putBatch(rec: StoredFileBatch): Promise<void> {
     this.batches.set(rec.batch.id, JSON.stringify(rec));
   }
@@ -102,6 +121,20 @@ export class MemoryFileStore implements FileStore {
     this.batches.set(id, JSON.stringify(rec));
     return true;
   }
+}
+
+function setExpiry(index: Map<string, number>, id: string, expiresAt: number | null | undefined): void {
+  if (typeof expiresAt === "number") index.set(id, expiresAt);
+  else index.delete(id);
+}
+
+function expiredIds(index: Map<string, number>, now: number, limit: number): string[] {
+  const out: string[] = [];
+  for (const [id, at] of index) {
+    if (out.length >= limit) break;
+    if (at <= now) out.push(id);
+  }
+  return out;
 }
 
 function parse<T>(json: string | undefined): T | null {

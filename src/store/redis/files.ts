@@ -29,7 +29,9 @@ return 1`;
  * the `{files}` hash tag, so the scripts and transactions that touch several of them stay on one
  * slot. Hashes hold the records as JSON (`file`, `vs`, `batch`, and `vsf:<store>` for a store's
  * files); sets index them by owner, the stores holding a file and a store's batches. No TTL:
- * the records are the user's data and live until deleted (or expired by `expires_after`).
+ * the records are the user's data and live until deleted (or expired by `expires_after`:
+ * sorted sets `exp-file` and `exp-vs` score the expiring ones by `expires_at`, for the expiry
+ * sweep to find them in O(log n) whoever owns them).
  */
 export class RedisFileStore implements FileStore {
   private readonly base: string;
@@ -55,7 +57,10 @@ export class RedisFileStore implements FileStore {
   }
 
   async putFile(rec: StoredFile): Promise<void> {
-    await this.write("putFile", async (c) => throwFailed(await c.multi().hset(this.key("file"), rec.file.id, JSON.stringify(rec)).sadd(this.key("file-owner", rec.owner), rec.file.id).exec()));
+    await this.write("putFile", async (c) => {
+      const tx = c.multi().hset(this.key("file"), rec.file.id, JSON.stringify(rec)).sadd(this.key("file-owner", rec.owner), rec.file.id);
+      throwFailed(await this.indexExpiry(tx, "exp-file", rec.file.id, rec.file.expires_at).exec());
+    });
   }
 
   async getFile(id: string): Promise<StoredFile | null> {
@@ -69,13 +74,16 @@ export class RedisFileStore implements FileStore {
   async deleteFile(id: string): Promise<boolean> {
     const rec = await this.getFile(id);
     if (!rec) return false;
-    const results = await this.write("deleteFile", (c) => c.multi().hdel(this.key("file"), id).srem(this.key("file-owner", rec.owner), id).exec());
+    const results = await this.write("deleteFile", (c) => c.multi().hdel(this.key("file"), id).srem(this.key("file-owner", rec.owner), id).zrem(this.key("exp-file"), id).exec());
     throwFailed(results);
     return results?.[0]?.[1] === 1;
   }
 
   async putVectorStore(rec: StoredVectorStore): Promise<void> {
-    await this.write("putVectorStore", async (c) => throwFailed(await c.multi().hset(this.key("vs"), rec.store.id, JSON.stringify(rec)).sadd(this.key("vs-owner", rec.owner), rec.store.id).exec()));
+    await this.write("putVectorStore", async (c) => {
+      const tx = c.multi().hset(this.key("vs"), rec.store.id, JSON.stringify(rec)).sadd(this.key("vs-owner", rec.owner), rec.store.id);
+      throwFailed(await this.indexExpiry(tx, "exp-vs", rec.store.id, rec.store.expires_at).exec());
+    });
   }
 
   async getVectorStore(id: string): Promise<StoredVectorStore | null> {
@@ -91,7 +99,7 @@ export class RedisFileStore implements FileStore {
     if (!rec) return false;
     const [fileIds, batchIds] = await this.call("deleteVectorStore", () => Promise.all([this.client.hkeys(this.key("vsf", id)), this.client.smembers(this.key("vs-batches", id))]));
     const results = await this.write("deleteVectorStore", (c) => {
-      const tx = c.multi().hdel(this.key("vs"), id).srem(this.key("vs-owner", rec.owner), id).del(this.key("vsf", id), this.key("vs-batches", id));
+      const tx = c.multi().hdel(this.key("vs"), id).srem(this.key("vs-owner", rec.owner), id).zrem(this.key("exp-vs"), id).del(this.key("vsf", id), this.key("vs-batches", id));
       for (const f of fileIds) tx.srem(this.key("held", f), id);
       if (batchIds.length > 0) tx.hdel(this.key("batch"), ...batchIds);
       return tx.exec();
@@ -127,6 +135,23 @@ export class RedisFileStore implements FileStore {
 
   async storesHolding(fileId: string): Promise<string[]> {
     return this.call("storesHolding", () => this.client.smembers(this.key("held", fileId)));
+  }
+
+  async expiredFiles(now: number, limit: number): Promise<string[]> {
+    return this.call("expiredFiles", () => this.client.zrangebyscore(this.key("exp-file"), "-inf", now, "LIMIT", 0, limit));
+  }
+
+  async expiredVectorStores(now: number, limit: number): Promise<string[]> {
+    return this.call("expiredVectorStores", () => this.client.zrangebyscore(this.key("exp-vs"), "-inf", now, "LIMIT", 0, limit));
+  }
+
+  async sweptVectorStore(id: string): Promise<void> {
+    await this.write("sweptVectorStore", (c) => c.zrem(this.key("exp-vs"), id));
+  }
+
+  /** Adds the expiry's score to a transaction (or takes the id out when it has none). */
+  private indexExpiry<T extends { zadd(key: string, score: number, member: string): T; zrem(key: string, member: string): T }>(tx: T, set: "exp-file" | "exp-vs", id: string, expiresAt: number | null | undefined): T {
+    return typeof expiresAt === "number" ? tx.zadd(this.key(set), expiresAt, id) : tx.zrem(this.key(set), id);
   }
 
   async putBatch(rec: StoredFileBatch): Promise<void> {

@@ -64,10 +64,12 @@ export interface FileSearchOutcome {
   embeddingTokens: number;
 }
 
-/** A stored file's bytes, for an `input_file` given by `file_id`. */
+/** A stored file's bytes, for an `input_file` or `input_image` given by `file_id`. */
 export interface StoredFileContent {
   id: string;
   filename: string;
+  /** The purpose it was uploaded for (`user_data`, `vision`, `assistants`, ...). */
+  purpose: string;
   /** The media type the upload was read as (e.g. `application/pdf`, `text/plain`). */
   mime: string;
   bytes: Buffer;
@@ -80,4 +82,10 @@ export interface FileLibrary {
   assertVectorStores(owner: string, vectorStoreIds: string[]): Promise<void>;
   /** A file's bytes by id; 404 when unknown, expired, deleted or another key's. */
   readFile(owner: string, fileId: string): Promise<StoredFileContent>;
+  /**
+   * Whether an id is in the library's own namespace (one it mints), whoever holds it and whether
+   * it still exists: told by the id's form, so the answer says nothing of a file. An id that is
+   * not (a file uploaded to OpenAI directly) is passed on to a `kind: openai` endpoint untouched.
+   */
+  mints(fileId: string): boolean;
 }

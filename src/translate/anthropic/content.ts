@@ -3,14 +3,15 @@
  * URL: base64), files as `document` blocks (PDF as base64, text files as plain text) or
  * image blocks (an image file). A `file_url` arrives already fetched by the service under
  * `files.fetch` (responses/files/), as for chat backends, and a `file_id` read from the
- * router's Files. A file id the router did not read cannot reach Anthropic, nor can audio
- * (the Messages API has no audio input): a 400 naming them.
+ * router's Files (an `input_image` by `file_id` too, as a base64 image). A file id the router
+ * did not read cannot reach Anthropic: a 404 when the router keeps files (it is not one of
+ * them), else a 400; nor can audio (the Messages API has no audio input): a 400 naming it.
  */
 import { untranslatable } from "../errors.js";
 import { stringField } from "../input-parts.js";
 import type { Item, JsonObject } from "../../wire/types.js";
 import type { DocumentBlockParam, ImageBlockParam, TextBlockParam } from "./types.js";
-import { fileSource, storedFile, type FileOptions } from "../chat/files.js";
+import { fileSource, storedFile, unreadFileId, type FileOptions } from "../chat/files.js";
 
 export type UserBlock = TextBlockParam | ImageBlockParam | DocumentBlockParam;
 
@@ -27,7 +28,7 @@ export function partToBlock(part: Item, at: string, files?: FileOptions): UserBl
       return text ? { type: "text", text } : null;
     }
     case "input_image":
-      return imageBlock(part, at);
+      return imageBlock(part, at, files);
     case "input_file":
       return fileBlock(part, at, files);
     case "input_audio":
@@ -37,10 +38,10 @@ export function partToBlock(part: Item, at: string, files?: FileOptions): UserBl
   }
 }
 
-export function imageBlock(part: Item, at: string): ImageBlockParam {
-  const url = typeof part.image_url === "string" ? part.image_url : ((part.image_url as JsonObject | undefined)?.url as string | undefined);
+export function imageBlock(part: Item, at: string, files?: FileOptions): ImageBlockParam {
+  const url = typeof part.image_url === "string" ? part.image_url : (((part.image_url as JsonObject | undefined)?.url as string | undefined) ?? storedFile(part, files)?.file_data);
   if (typeof url !== "string" || !url) {
-    if (part.file_id != null) throw untranslatable("Images given by 'file_id' are not supported for this model: send an image_url (http(s) or data URL).", `${at}.file_id`);
+    if (part.file_id != null) throw unreadFileId(part, at, "Images given by 'file_id' are not supported for this model: send an image_url (http(s) or data URL).", files);
     throw untranslatable("An input_image needs an 'image_url'.", `${at}.image_url`);
   }
   const data = parseDataUrl(url);
@@ -56,7 +57,7 @@ export function imageBlock(part: Item, at: string): ImageBlockParam {
 
 function fileBlock(part: Item, at: string, files: FileOptions | undefined): UserBlock {
   if (part.file_id != null && !storedFile(part, files)) {
-    throw untranslatable("Files given by 'file_id' are not supported for this model: this router has no Files API. Send the file as file_data (a base64 data URL) or a file_url.", `${at}.file_id`);
+    throw unreadFileId(part, at, "Files given by 'file_id' are not supported for this model: this router has no Files API. Send the file as file_data (a base64 data URL) or a file_url.", files);
   }
   const { file_data: data, filename: title, param } = fileSource(part, at, files);
   const parsed = parseDataUrl(data);

@@ -245,7 +245,7 @@ function toolResult(item: Item, at: string, files: FileOptions | undefined): Too
   const content: Exclude<ToolResultBlockParam["content"], string | undefined> = [];
   output.forEach((part: JsonObject, j) => {
     const p = `${at}.output[${j}]`;
-    if (part?.type === "input_image") content.push(imageBlock(part as Item, p));
+    if (part?.type === "input_image") content.push(imageBlock(part as Item, p, files));
     else {
       const block = partToBlock(part as Item, p, files);
       if (block) content.push(block);

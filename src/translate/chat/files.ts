@@ -7,10 +7,12 @@
  * - with `inlineText` (a per-model option for backends without file support), a text file
  *   (text/*, JSON, XML, YAML, CSV, ... by media type or file name) becomes a text part that
  *   names the file and holds its content;
- * - `file_id`: the contents the service read from the router's Files (`FileOptions.stored`);
- *   a 400 when the router keeps no files (no Files API to look the id up in).
+ * - `file_id`: the contents the service read from the router's Files (`FileOptions.stored`,
+ *   also for an `input_image`); an id it did not read is not one of the router's files (a 404,
+ *   `UnknownReference`: a chat backend has no Files API to resolve it), or a 400 when the router
+ *   keeps no files at all (`stored` not given).
  */
-import { untranslatable } from "../errors.js";
+import { UnknownReference, untranslatable } from "../errors.js";
 import type { Item } from "../../wire/types.js";
 
 export type ContentPart =
@@ -41,9 +43,11 @@ const DATA_URL = /^data:([^;,]*)(;[^,]*)?,/;
 
 export function fileToChat(part: Item, at: string, opts: FileOptions | undefined): ContentPart {
   if (part.file_id != null && !storedFile(part, opts)) {
-    throw untranslatable(
+    throw unreadFileId(
+      part,
+      at,
       `Files given by 'file_id' are not supported: this router has no Files API. Send the file's content as 'file_data' (a data URL such as 'data:application/pdf;base64,...') or a 'file_url'.`,
-      `${at}.file_id`,
+      opts,
     );
   }
   const file = fileSource(part, at, opts);
@@ -75,9 +79,19 @@ export function fileSource(part: Item, at: string, opts: FileOptions | undefined
   throw untranslatable("An input_file needs 'file_data' or 'file_url'.", `${at}.file_data`);
 }
 
-/** The contents the service read for a part's `file_id`, if it read them. */
+/** The contents the service read for a part's `file_id` (an `input_file` without `file_data`, an `input_image` without `image_url`), if it read them. */
 export function storedFile(part: Item, opts: FileOptions | undefined): FetchedFile | undefined {
-  return typeof part.file_id === "string" && !part.file_data ? opts?.stored?.[part.file_id] : undefined;
+  const given = part.type === "input_image" ? part.image_url : part.file_data;
+  return typeof part.file_id === "string" && !given ? opts?.stored?.[part.file_id] : undefined;
+}
+
+/**
+ * The error for a `file_id` the service did not read: with the router's Files (`stored` given),
+ * the id is not one of them (404, as OpenAI answers an unknown file); without, `noFiles` (400).
+ */
+export function unreadFileId(part: Item, at: string, noFiles: string, opts: FileOptions | undefined): Error {
+  if (opts?.stored) return new UnknownReference(`No such File object: ${String(part.file_id)}`, `${at}.file_id`);
+  return untranslatable(noFiles, `${at}.file_id`);
 }
 
 /** The decoded text of a text file, or null for any other file (sent as a file part). */

@@ -3,7 +3,8 @@
  *
  * Rules (docs/protocol.md, "Chat endpoints: the mapping"):
  * - messages keep their role; `developer` becomes `opts.developerRole`;
- * - user/system parts: input_text -> text part, input_image -> image_url part; a lone
+ * - user/system parts: input_text -> text part, input_image -> image_url part (by `file_id`:
+ *   the router's file as a data URL); a lone
  *   text part collapses to a string; assistant history parts are joined into one string;
  * - consecutive function_call items (and an assistant message right before them) form
  *   ONE assistant message with tool_calls;
@@ -13,7 +14,8 @@
  *   assistant message (discarded if a non-assistant message comes first);
  * - input_file -> a `file` part (`file_data`, `filename`; a `file_url` by the contents the
  *   service fetched before translating), or inlined as text when the model's backend has no
- *   file support and the file is text; `file_id` is a 400 (no Files API here);
+ *   file support and the file is text; `file_id`: the router's file read by the service, an id
+ *   it did not read a 404 (files.ts);
  *   input_audio -> an `input_audio` part;
  * - custom_tool_call / custom_tool_call_output replay like function calls and their outputs
  *   (custom-tools.ts: the input as the one `input` argument);
@@ -40,7 +42,7 @@ import { chatNameFor } from "./tool-names.js";
 import { summaryMessageText, supersededByCompaction } from "./compaction.js";
 import { HOSTED_RUN_ITEMS, hostedItemAsCall, refusedApprovals } from "../hosted-calls.js";
 import { customArguments, replayedCustomCall } from "../custom-tools.js";
-import { fileToChat, type ContentPart, type FileOptions } from "./files.js";
+import { fileToChat, storedFile, unreadFileId, type ContentPart, type FileOptions } from "./files.js";
 
 export type { FileOptions } from "./files.js";
 
@@ -246,7 +248,7 @@ function partToChat(part: Item, at: string, files: FileOptions | undefined): Con
     case "text":
       return { type: "text", text: stringField(part, "text", `${at}.text`) };
     case "input_image":
-      return imageToChat(part, at);
+      return imageToChat(part, at, files);
     case "input_file":
       return fileToChat(part, at, files);
     case "input_audio":
@@ -256,12 +258,10 @@ function partToChat(part: Item, at: string, files: FileOptions | undefined): Con
   }
 }
 
-function imageToChat(part: Item, at: string): ContentPart {
-  const url = typeof part.image_url === "string" ? part.image_url : (part.image_url as JsonObject | undefined)?.url;
+function imageToChat(part: Item, at: string, files: FileOptions | undefined): ContentPart {
+  const url = typeof part.image_url === "string" ? part.image_url : ((part.image_url as JsonObject | undefined)?.url ?? storedFile(part, files)?.file_data);
   if (typeof url !== "string" || !url) {
-    if (part.file_id != null) {
-      throw untranslatable("Images given by 'file_id' are not supported for this model: send an image_url (http(s) or data URL).", `${at}.file_id`);
-    }
+    if (part.file_id != null) throw unreadFileId(part, at, "Images given by 'file_id' are not supported for this model: send an image_url (http(s) or data URL).", files);
     throw untranslatable("An input_image needs an 'image_url'.", `${at}.image_url`);
   }
   const image: { url: string; detail?: string } = { url };
@@ -301,7 +301,7 @@ function functionOutputToChat(item: Item, at: string, files: FileOptions | undef
     content = "";
     for (let j = 0; j < output.length; j++) {
       const part = output[j] as Item;
-      if (part?.type === "input_image") images.push(imageToChat(part, `${at}.output[${j}]`));
+      if (part?.type === "input_image") images.push(imageToChat(part, `${at}.output[${j}]`, files));
       else if (part?.type === "input_file") images.push(fileToChat(part, `${at}.output[${j}]`, files));
       else if (typeof part?.text === "string") content += part.text;
     }

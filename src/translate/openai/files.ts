@@ -1,10 +1,13 @@
 /**
- * `input_file` parts given by `file_id` for a `kind: openai` endpoint: the router's file ids mean
- * nothing to OpenAI, so each part the service read (`stored`, by id) is sent as the file itself,
- * `file_data` (a data URL) and `filename`, as a client could have sent it. Pure; the request's
- * own arrays are not changed (they may be the stored input).
+ * `input_file` and `input_image` parts given by `file_id` for a `kind: openai` endpoint: the
+ * router's file ids mean nothing to OpenAI, so each part the service read (`stored`, by id) is
+ * sent as the file itself, as a client could have sent it: a file as `file_data` (a data URL)
+ * and `filename`, an image as `image_url` (a data URL). A part whose id the service did not
+ * read is not the router's (a file uploaded to OpenAI directly): it goes through untouched, for
+ * OpenAI to resolve. Pure; the request's own arrays are not changed (they may be the stored
+ * input).
  */
-import type { FetchedFile } from "../chat/files.js";
+import { storedFile, type FetchedFile } from "../chat/files.js";
 import type { Item } from "../../wire/types.js";
 
 /** Where an item's parts are: a message's `content`, a tool output's `output`. */
@@ -30,10 +33,11 @@ function inlineItem(item: Item, stored: Readonly<Record<string, FetchedFile>>): 
     if (!Array.isArray(parts)) continue;
     let changed = false;
     const next = (parts as Item[]).map((part) => {
-      const file = part?.type === "input_file" && typeof part.file_id === "string" ? stored[part.file_id] : undefined;
+      const file = part?.type === "input_file" || part?.type === "input_image" ? storedFile(part, { stored }) : undefined;
       if (!file) return part;
       changed = true;
       const { file_id: _id, file_url: _url, ...rest } = part;
+      if (part.type === "input_image") return { ...rest, image_url: file.file_data };
       return { ...rest, file_data: file.file_data, filename: typeof part.filename === "string" && part.filename ? part.filename : (file.filename ?? "file") };
     });
     if (!changed) continue;
