@@ -7,8 +7,6 @@ import { chainKeys } from "../../src/store/redis/chain-scripts.js";
 import type { Item } from "../../src/wire/types.js";
 import { randomId } from "../../src/wire/ids.js";
 import { startRedis, type RedisServerHandle } from "../helpers/redis-server.js";
-import { idInChain } from "../../src/store/chain.js";
-import type { Item } from "../../src/wire/types.js";
 import { turn } from "./chain-contract.js";
 import { makeResponse, sleep } from "./support.js";
 
