@@ -1,48 +1,62 @@
 /**
- * The upkeep of a store's table, off the ingestion path: folding new rows into the full-text
- * (and vector) index, and building the approximate vector index once the table is large.
+ * The upkeep of a store's table: folding newly written rows into its indexes, several files at
+ * a time, and building the approximate vector index once the table is large.
  *
- * Why batched: LanceDB's `optimize` (compaction + index update) costs about the same whether
- * one file or fifty arrived since the last one (~0.2 s at 20k rows, more as the table grows),
- * so running it after every file made ingestion crawl (13 chunks/s). Rows not yet folded in are
- * still searched (LanceDB scans them, by vector and by BM25), so a file is findable the moment
- * its write returns; folding only keeps that scan short. So a fold runs when a table's
- * unfolded rows pass `foldAfterRows`, or `foldDelayMs` after the last write (the ingestion
- * queue drained), and never later than `foldMaxWaitMs` after the first unfolded write.
+ * Why a fold before a file is `completed`: LanceDB's full-text (BM25) search sees only the rows
+ * its inverted index holds (a vector search scans the rest, a BM25 search does not: rows added
+ * after the index are invisible to it until `optimize` folds them in). So a file's rows are
+ * folded in before its indexing ends, or an exact identifier in it would not be found.
  *
- * Why a vector index only past `vectorIndexMinRows`: a flat (exact) vector search is fast on a
- * small table and grows with it (354 ms p50 at 100k chunks of 256 dimensions); HNSW over
- * scalar-quantised vectors, with the top candidates re-ranked on the full vectors
- * (`refineFactor` in vector-index.ts), answers in milliseconds with recall close to exact. It
- * is built once, in the background; `optimize` then adds later rows to it.
+ * Why batched: `optimize` (compaction + index update) costs about the same for one file's rows
+ * as for fifty (~0.2 s at 20k rows, more as the table grows), so one fold per file made
+ * ingestion crawl (13 chunks/s). Folds here are group commits: a file whose rows are written
+ * waits for the next fold of its table; one fold runs at a time, and every file that finished
+ * writing while it ran is folded by the one after. With `indexing_concurrency` files in flight,
+ * up to that many share a fold; a lone file pays one fold, as before.
  *
- * One task at a time per table (a fold and an index build on the same fragments would conflict
- * at commit); writes are never held: LanceDB commits appends and deletes alongside them. A task
- * that fails (another instance's commit won the race) is logged and retried at the next write.
+ * Why a vector index only past `vectorIndexMinRows`, and only when the table is idle: a flat
+ * (exact) vector search is fast on a small table and grows with it (354 ms p50 at 100k chunks
+ * of 256 dimensions); HNSW over scalar-quantised vectors, re-ranked on the full vectors
+ * (`refineFactor` in vector-index.ts), answers in milliseconds with recall close to exact. Its
+ * build takes long (tens of seconds at 100k rows) and a fold's compaction committed meanwhile
+ * preempts it (LanceDB refuses the index then), so it starts once the table had no write for
+ * `idleBeforeVectorIndexMs`; a file written during the build waits for its fold until the build
+ * ends. Once built, `optimize` adds later rows to it.
+ *
+ * A fold that fails (another instance's commit won the race) is retried; one that keeps failing
+ * fails its files' indexing (they end `failed`, never `completed` unsearchable).
  */
 import type { Table } from "@lancedb/lancedb";
 
 export interface UpkeepOptions {
-  /** Unfolded rows that start a fold at once. */
-  foldAfterRows: number;
-  /** Quiet time after a table's last write before its fold. */
-  foldDelayMs: number;
-  /** The longest a written row waits for its fold while writes keep coming. */
-  foldMaxWaitMs: number;
+  /** false: every write runs its own fold at once (ingestion before the batching; the bench's "before"). */
+  batchFolds: boolean;
   /** Rows from which a table gets an approximate (HNSW) vector index. */
   vectorIndexMinRows: number;
+  /** Quiet time after a table's last write before its vector index is built. */
+  idleBeforeVectorIndexMs: number;
 }
 
-export const UPKEEP_DEFAULTS: UpkeepOptions = { foldAfterRows: 5_000, foldDelayMs: 1_000, foldMaxWaitMs: 15_000, vectorIndexMinRows: 20_000 };
+export const UPKEEP_DEFAULTS: UpkeepOptions = { batchFolds: true, vectorIndexMinRows: 20_000, idleBeforeVectorIndexMs: 5_000 };
+
+const FOLD_ATTEMPTS = 3;
+
+interface Waiter {
+  resolve(): void;
+  reject(err: unknown): void;
+}
 
 interface TableUpkeep {
   table: Table;
-  /** Rows written since the last fold began. */
-  pending: number;
-  /** When the oldest of them was written (0: none). */
-  since: number;
-  timer: NodeJS.Timeout | null;
+  /** Writers waiting for the next fold. */
+  waiters: Waiter[];
+  /** The fold or the vector index build running now. */
   running: Promise<void> | null;
+  buildTimer: NodeJS.Timeout | null;
+  /** The vector index exists (or was just built): no more builds. */
+  vectorIndexed: boolean;
+  /** Written to since the last look at whether it needs its vector index. */
+  unchecked: boolean;
 }
 
 export class IndexUpkeep {
@@ -54,82 +68,103 @@ export class IndexUpkeep {
     private readonly onError: (table: string, task: string, err: unknown) => void,
   ) {}
 
-  /** `rows` were written to `name` (0: updated or deleted): schedules its fold. */
-  wrote(name: string, table: Table, rows: number): void {
-    if (this.closed) return;
+  /** Resolves once a fold that began after this call has folded `table`'s rows into its indexes. */
+  folded(name: string, table: Table): Promise<void> {
+    if (!this.opts.batchFolds) return foldWithRetries(table);
     let st = this.tables.get(name);
-    if (!st) this.tables.set(name, (st = { table, pending: 0, since: 0, timer: null, running: null }));
+    if (!st) this.tables.set(name, (st = { table, waiters: [], running: null, buildTimer: null, vectorIndexed: false, unchecked: true }));
     st.table = table;
-    st.pending += rows;
-    if (st.since === 0) st.since = Date.now();
-    this.plan(name, st);
+    st.unchecked = true;
+    if (st.buildTimer) clearTimeout(st.buildTimer);
+    st.buildTimer = null;
+    const done = new Promise<void>((resolve, reject) => st.waiters.push({ resolve, reject }));
+    if (!st.running) this.fold(name, st);
+    return done;
   }
 
-  private plan(name: string, st: TableUpkeep): void {
-    if (st.running || this.closed || st.since === 0) return;
-    if (st.timer) clearTimeout(st.timer);
-    const maxWaitLeft = st.since + this.opts.foldMaxWaitMs - Date.now();
-    const wait = st.pending >= this.opts.foldAfterRows ? 0 : Math.max(0, Math.min(this.opts.foldDelayMs, maxWaitLeft));
-    st.timer = setTimeout(() => this.run(name, st), wait);
-    st.timer.unref();
+  private fold(name: string, st: TableUpkeep): void {
+    const waiters = st.waiters.splice(0);
+    st.running = foldWithRetries(st.table).then(
+      () => waiters.forEach((w) => w.resolve()),
+      (err) => {
+        this.onError(name, "fold", err);
+        waiters.forEach((w) => w.reject(err));
+      },
+    );
+    void st.running.finally(() => this.next(name, st));
   }
 
-  private run(name: string, st: TableUpkeep): Promise<void> {
-    if (st.timer) clearTimeout(st.timer);
-    st.timer = null;
-    st.pending = 0;
-    st.since = 0;
-    st.running = this.fold(name, st.table).finally(() => {
-      st.running = null;
-      // Written to while it ran: those rows get their own fold.
-      this.plan(name, st);
-    });
-    return st.running;
+  /** After a task: the writers who came meanwhile get their fold; an idle table may get its vector index. */
+  private next(name: string, st: TableUpkeep): void {
+    st.running = null;
+    if (st.waiters.length > 0) return this.fold(name, st);
+    if (this.closed || st.vectorIndexed || !st.unchecked) return;
+    st.buildTimer = setTimeout(() => {
+      st.buildTimer = null;
+      if (st.running || st.waiters.length > 0 || this.closed) return;
+      st.running = this.ensureVectorIndex(st).catch((err) => this.onError(name, "vector index", err));
+      void st.running.finally(() => this.next(name, st));
+    }, this.opts.idleBeforeVectorIndexMs);
+    st.buildTimer.unref();
   }
 
-  private async fold(name: string, table: Table): Promise<void> {
-    try {
-      await table.optimize();
-    } catch (err) {
-      this.onError(name, "fold", err);
+  private async ensureVectorIndex(st: TableUpkeep): Promise<void> {
+    const { table } = st;
+    st.unchecked = false;
+    if ((await table.listIndices()).some((i) => i.columns.length === 1 && i.columns[0] === "vector")) {
+      st.vectorIndexed = true;
       return;
     }
-    try {
-      await this.ensureVectorIndex(table);
-    } catch (err) {
-      this.onError(name, "vector index", err);
-    }
-  }
-
-  private async ensureVectorIndex(table: Table): Promise<void> {
-    if ((await table.listIndices()).some((i) => i.columns.length === 1 && i.columns[0] === "vector")) return;
     if ((await table.countRows()) < this.opts.vectorIndexMinRows) return;
     const { Index } = await import("@lancedb/lancedb");
-    // HNSW needs no partitions to train (one IVF partition); the quantised vectors are refined
+    // HNSW needs no partitions trained (one IVF partition); the quantised vectors are refined
     // on the full ones at query time.
     await table.createIndex("vector", { config: Index.hnswSq({ distanceType: "cosine", numPartitions: 1 }), replace: false });
+    st.vectorIndexed = true;
   }
 
-  /** Runs every scheduled fold now and resolves when none is left (tests, the bench, shutdown). */
+  /** Runs a vector index build that waits for its quiet time now, and resolves when every table is idle (tests, the bench). */
   async idle(): Promise<void> {
     for (;;) {
-      const busy = [...this.tables.entries()].filter(([, st]) => st.running || st.timer);
+      const busy = [...this.tables.entries()].filter(([, st]) => st.running || st.buildTimer);
       if (busy.length === 0) return;
-      await Promise.all(busy.map(([name, st]) => st.running ?? this.run(name, st)));
+      for (const [name, st] of busy) {
+        if (st.running || !st.buildTimer) continue;
+        clearTimeout(st.buildTimer);
+        st.buildTimer = null;
+        st.running = this.ensureVectorIndex(st).catch((err) => this.onError(name, "vector index", err));
+        void st.running.finally(() => this.next(name, st));
+      }
+      await Promise.all(busy.map(([, st]) => st.running?.catch(() => {})));
     }
   }
 
-  /** Forgets a table (dropped): its scheduled fold does not run. */
+  /** Forgets a table (dropped): no vector index is built for it. */
   forget(name: string): void {
     const st = this.tables.get(name);
-    if (st?.timer) clearTimeout(st.timer);
+    if (st?.buildTimer) clearTimeout(st.buildTimer);
+    if (st) st.vectorIndexed = true;
     this.tables.delete(name);
   }
 
-  /** Stops scheduling; a task already running ends on its own, pending folds wait for the next writer. */
+  /** Stops scheduling builds; folds already asked for still run (their files wait for them). */
   close(): void {
     this.closed = true;
-    for (const st of this.tables.values()) if (st.timer) clearTimeout(st.timer);
-    this.tables.clear();
+    for (const st of this.tables.values()) {
+      if (st.buildTimer) clearTimeout(st.buildTimer);
+      st.buildTimer = null;
+    }
+  }
+}
+
+async function foldWithRetries(table: Table): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await table.optimize();
+      return;
+    } catch (err) {
+      if (attempt >= FOLD_ATTEMPTS) throw err;
+      await new Promise((r) => setTimeout(r, 100 * attempt));
+    }
   }
 }

@@ -2,9 +2,9 @@
  * The search index: LanceDB, embedded, one table per vector store (`vs_...`), one row per chunk
  * (`file_id`, `filename`, `chunk`, `text`, `vector`, and a column per attribute: filters.ts).
  * LanceDB has both searches hybrid retrieval needs: vector (cosine, flat or indexed) and full
- * text (BM25 over an inverted index; rows added after the index was built are searched too,
- * unindexed, until `optimize` folds them in: index-upkeep.ts does that in batches, in the
- * background, and builds the approximate vector index of a large table). Filters are its SQL
+ * text (BM25 over an inverted index, which sees only the rows `optimize` folded in:
+ * index-upkeep.ts folds a written file's rows in before the write returns, several files per
+ * fold, and builds the approximate vector index of a large table). Filters are its SQL
  * where-clause, run inside it.
  *
  * The data lives at `files.storage` + `/index`: a directory, or an `s3://` URI LanceDB writes
@@ -131,8 +131,8 @@ export class VectorIndex {
     await table.delete(`file_id = ${sqlString(fileId)}`);
     await table.add(chunks.map((c, i) => ({ id: `${fileId}:${i}`, file_id: fileId, filename, chunk: i, text: c.text, vector: c.vector, ...attrs })));
     await this.ensureFullTextIndex(vectorStoreId, table);
-    // Searchable now (unindexed rows are scanned); folded into the indexes in a batch later.
-    this.upkeep.wrote(VectorIndex.tableName(vectorStoreId), table, chunks.length);
+    // BM25 sees only indexed rows: the file is done once a fold (shared with other files) took them in.
+    await this.upkeep.folded(VectorIndex.tableName(vectorStoreId), table);
   }
 
   /** The table's BM25 index, made with its first rows (a full-text search needs one). */
@@ -147,12 +147,7 @@ export class VectorIndex {
     this.withFullText.add(name);
   }
 
-  /** Folds a store's new rows into its indexes now, as ingestion did after every file (the bench's "before"). */
-  async foldNow(vectorStoreId: string): Promise<void> {
-    await (await this.table(vectorStoreId))?.optimize();
-  }
-
-  /** Runs every scheduled fold and index build now; resolves when none is left. */
+  /** Runs a vector index build waiting for its quiet time now; resolves when no upkeep is left. */
   idle(): Promise<void> {
     return this.upkeep.idle();
   }
@@ -179,8 +174,8 @@ export class VectorIndex {
     for (const [column, value] of Object.entries(attrs)) valuesSql[column] = typeof value === "string" ? sqlString(value) : String(value);
     if (Object.keys(valuesSql).length > 0) {
       await table.update({ where: `file_id = ${sqlString(fileId)}`, valuesSql });
-      // Updated rows are rewritten, outside the indexes until the next fold.
-      this.upkeep.wrote(VectorIndex.tableName(vectorStoreId), table, 0);
+      // Updated rows are rewritten, so outside the full-text index until a fold takes them in.
+      await this.upkeep.folded(VectorIndex.tableName(vectorStoreId), table);
     }
   }
 
@@ -225,9 +220,9 @@ export class VectorIndex {
   }
 
   /**
-   * Stops the upkeep and closes the connection. A fold or index build already running is not
-   * waited for (an index build can take a minute): LanceDB commits it whole or not at all, and
-   * rows left unfolded are folded after the next write to their store.
+   * Stops the upkeep and closes the connection. An index build already running is not waited
+   * for (it can take a minute): LanceDB commits it whole or not at all, and the next write to
+   * its store starts it again.
    */
   close(): void {
     this.upkeep.close();
