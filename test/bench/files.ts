@@ -16,7 +16,7 @@
  *    exact, then with the HNSW index the upkeep builds past its threshold (its build time, and
  *    its recall@10 against the exact search), and the process's RSS after each.
  *
- * Flags: --sizes 10000,100000 --queries 100 --docs 200 --concurrency 1,2,4.
+ * Flags: --sizes 10000,100000 --queries 100 --docs 200 --concurrency 1,2,4 --parts quality,ingestion,latency.
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,7 +34,9 @@ import { MemoryFileStore } from "../../src/store/memory/files.js";
 import type { RankingOptions } from "../../src/tools/file-search/library.js";
 import { TRACING_OFF } from "../../src/tracing/index.js";
 
-const { values: flags } = parseArgs({ options: { sizes: { type: "string" }, queries: { type: "string" }, docs: { type: "string" }, concurrency: { type: "string" } } });
+const { values: flags } = parseArgs({ options: { sizes: { type: "string" }, queries: { type: "string" }, docs: { type: "string" }, concurrency: { type: "string" }, parts: { type: "string" } } });
+/** Which parts run: quality, ingestion, latency (all by default). */
+const PARTS = new Set((flags.parts ?? "quality,ingestion,latency").split(","));
 /** Files indexed at once in the ingestion runs (the router's `indexing_concurrency`, default 2). */
 const CONCURRENCY = (flags.concurrency ?? "1,2,4").split(",").map(Number);
 const SIZES = (flags.sizes ?? "10000,100000").split(",").map(Number);
@@ -214,16 +216,22 @@ async function main(): Promise<void> {
   const warm = performance.now();
   await chunkText("warm up", AUTO_CHUNKING);
   console.log(`node ${process.version}, ${process.platform}/${process.arch}; RSS at start ${mb()} MB; the tokenizer thread's start (o200k_base, once per process, off the event loop): ${((performance.now() - warm) / 1000).toFixed(1)} s`);
-  console.log("\n### Retrieval quality: recall@5 (the answer's file among the first five files) and recall@1, demo embeddings\n");
-  console.log(`${questions().length} questions over ${readdirSync(new URL("../fixtures/file-search/docs/", import.meta.url)).length} files, chunks of 100 tokens\n`);
-  console.log("| ranking | recall@5 | recall@1 |\n| --- | --- | --- |");
-  for (const line of await quality()) console.log(line);
-  console.log("\n### Ingestion throughput (mock embedder), the same documents twice\n");
-  console.log("| folds | files at once | documents / chunks | throughput | unindexed rows after | RSS |\n| --- | --- | --- | --- | --- | --- |");
-  for (const concurrency of CONCURRENCY) for (const batched of [false, true]) console.log(await ingestion(batched, concurrency));
-  console.log("\n### Search latency (one store, one query, 10 results, BM25 index), p50 / p95\n");
-  console.log("| chunks | vector search | hybrid | vector only | | RSS after |\n| --- | --- | --- | --- | --- | --- |");
-  for (const size of SIZES) for (const line of await latency(size)) console.log(line);
+  if (PARTS.has("quality")) {
+    console.log("\n### Retrieval quality: recall@5 (the answer's file among the first five files) and recall@1, demo embeddings\n");
+    console.log(`${questions().length} questions over ${readdirSync(new URL("../fixtures/file-search/docs/", import.meta.url)).length} files, chunks of 100 tokens\n`);
+    console.log("| ranking | recall@5 | recall@1 |\n| --- | --- | --- |");
+    for (const line of await quality()) console.log(line);
+  }
+  if (PARTS.has("ingestion")) {
+    console.log("\n### Ingestion throughput (mock embedder), the same documents twice\n");
+    console.log("| folds | files at once | documents / chunks | throughput | unindexed rows after | RSS |\n| --- | --- | --- | --- | --- | --- |");
+    for (const concurrency of CONCURRENCY) for (const batched of [false, true]) console.log(await ingestion(batched, concurrency));
+  }
+  if (PARTS.has("latency")) {
+    console.log("\n### Search latency (one store, one query, 10 results, BM25 index), p50 / p95\n");
+    console.log("| chunks | vector search | hybrid | vector only | | RSS after |\n| --- | --- | --- | --- | --- | --- |");
+    for (const size of SIZES) for (const line of await latency(size)) console.log(line);
+  }
   index.close();
   indexedAlways.close();
   rmSync(dir, { recursive: true, force: true });

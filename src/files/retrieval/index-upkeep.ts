@@ -29,7 +29,7 @@
 import type { Table } from "@lancedb/lancedb";
 
 export interface UpkeepOptions {
-  /** false: every write runs its own fold at once (ingestion before the batching; the bench's "before"). */
+  /** false: every write runs its own fold at once, its failure ignored (ingestion before the shared folds: the bench's "before"). */
   batchFolds: boolean;
   /** Rows from which a table gets an approximate (HNSW) vector index. */
   vectorIndexMinRows: number;
@@ -39,7 +39,7 @@ export interface UpkeepOptions {
 
 export const UPKEEP_DEFAULTS: UpkeepOptions = { batchFolds: true, vectorIndexMinRows: 20_000, idleBeforeVectorIndexMs: 5_000 };
 
-const FOLD_ATTEMPTS = 3;
+const FOLD_ATTEMPTS = 5;
 
 interface Waiter {
   resolve(): void;
@@ -70,7 +70,7 @@ export class IndexUpkeep {
 
   /** Resolves once a fold that began after this call has folded `table`'s rows into its indexes. */
   folded(name: string, table: Table): Promise<void> {
-    if (!this.opts.batchFolds) return foldWithRetries(table);
+    if (!this.opts.batchFolds) return table.optimize().then(() => {}, () => {});
     let st = this.tables.get(name);
     if (!st) this.tables.set(name, (st = { table, waiters: [], running: null, buildTimer: null, vectorIndexed: false, unchecked: true }));
     st.table = table;
@@ -164,7 +164,8 @@ async function foldWithRetries(table: Table): Promise<void> {
       return;
     } catch (err) {
       if (attempt >= FOLD_ATTEMPTS) throw err;
-      await new Promise((r) => setTimeout(r, 100 * attempt));
+      // Another instance's fold won the commit: try again on top of it, a little later each time.
+      await new Promise((r) => setTimeout(r, 100 * attempt + Math.random() * 100));
     }
   }
 }
