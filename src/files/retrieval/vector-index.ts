@@ -51,6 +51,7 @@ const FIXED = ["id", "file_id", "filename", "chunk", "text"];
 export class VectorIndex {
   private connection: Promise<Connection> | null = null;
   private readonly tables = new Map<string, Promise<Table | null>>();
+  private readonly creating = new Map<string, Promise<Table>>();
   /** Tables known to have their full-text index (it never goes away but with the table). */
   private readonly withFullText = new Set<string>();
   private readonly upkeep: IndexUpkeep;
@@ -84,7 +85,29 @@ export class VectorIndex {
     return table;
   }
 
-  private async createTable(vectorStoreId: string, dim: number): Promise<Table> {
+  /**
+   * The store's table made for its first rows. Files indexed at once into a new store all find no
+   * table: one creation is shared in-process, and one that loses the race to another instance's
+   * (LanceDB: a preempted commit) opens the table that instance made.
+   */
+  private createTable(vectorStoreId: string, dim: number): Promise<Table> {
+    const name = VectorIndex.tableName(vectorStoreId);
+    let creating = this.creating.get(name);
+    if (!creating) {
+      creating = this.newTable(name, dim)
+        .catch(async (err) => {
+          const db = await this.db();
+          if ((await db.tableNames()).includes(name)) return db.openTable(name);
+          throw err;
+        })
+        .finally(() => this.creating.delete(name));
+      this.creating.set(name, creating);
+      this.tables.set(name, creating);
+    }
+    return creating;
+  }
+
+  private async newTable(name: string, dim: number): Promise<Table> {
     const arrow = await import("apache-arrow");
     const schema = new arrow.Schema([
       new arrow.Field("id", new arrow.Utf8(), false),
@@ -94,10 +117,7 @@ export class VectorIndex {
       new arrow.Field("text", new arrow.Utf8(), false),
       new arrow.Field("vector", new arrow.FixedSizeList(dim, new arrow.Field("item", new arrow.Float32(), true)), false),
     ]);
-    const name = VectorIndex.tableName(vectorStoreId);
-    const created = (await this.db()).createEmptyTable(name, schema, { mode: "create", existOk: true });
-    this.tables.set(name, created);
-    return created;
+    return (await this.db()).createEmptyTable(name, schema, { mode: "create", existOk: true });
   }
 
   /** A table's column names. */
@@ -139,10 +159,13 @@ export class VectorIndex {
   private async ensureFullTextIndex(vectorStoreId: string, table: Table): Promise<void> {
     const name = VectorIndex.tableName(vectorStoreId);
     if (this.withFullText.has(name)) return;
-    if (!(await table.listIndices()).some((i) => i.columns.length === 1 && i.columns[0] === "text")) {
+    const hasIt = async () => (await table.listIndices()).some((i) => i.columns.length === 1 && i.columns[0] === "text");
+    for (let attempt = 1; !(await hasIt()); attempt++) {
       const { Index } = await import("@lancedb/lancedb");
-      // Two writers building it at once: the second one's commit conflicts, and one index is enough.
-      await table.createIndex("text", { config: Index.fts(), replace: false }).catch(() => {});
+      // Two writers building it at once: the second one's commit conflicts, and one index is
+      // enough; one preempted by a fold's commit builds it again.
+      const failed = await table.createIndex("text", { config: Index.fts(), replace: false }).then(() => null, (err: unknown) => err);
+      if (failed && attempt >= 3 && !(await hasIt())) throw failed;
     }
     this.withFullText.add(name);
   }
