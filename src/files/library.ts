@@ -57,7 +57,9 @@ export class Files implements FileLibrary {
   static async open(rt: Runtime, opts: FilesOptions = {}): Promise<Files> {
     const storage = rt.config.files.storage;
     const indexUri = isObjectStorage(storage) ? storage.replace(/\/+$/, "") + "/index" : join(storage, "index");
-    const index = new VectorIndex(indexUri, opts.upkeep, (table, task, err) => rt.log.warn({ table, task, err: (err as Error)?.message ?? String(err) }, "vector index upkeep failed; it runs again after the next write"));
+    const minChunks = rt.config.tools.file_search.vector_index_min_chunks;
+    const upkeep = { vectorIndexMinRows: minChunks === 0 ? Number.POSITIVE_INFINITY : minChunks, ...opts.upkeep };
+    const index = new VectorIndex(indexUri, upkeep, (table, task, err) => rt.log.warn({ table, task, err: (err as Error)?.message ?? String(err) }, "vector index upkeep failed; it runs again after the next write"));
     const files = new Files(rt, index, createBlobStore(storage), opts.embedder ?? new PoolEmbedder(rt), opts);
     files.indexer.start(rt.config.tools.file_search.indexing_concurrency);
     return files;

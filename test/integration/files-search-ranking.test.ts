@@ -25,8 +25,8 @@ describe("vector store search: batched index upkeep, the vector index, hybrid we
     backend = await demoBackend();
     // Four files indexed at once (their folds are shared); a 20-row store gets an HNSW index once idle (the test asks for it).
     router = await startTestRouter(
-      { ...filesConfig(backend.url, storage.dir), tools: { file_search: { embedding_model: "emb", embedding_attempts: 2, indexing_concurrency: 4 } } },
-      { files: { backoffMs: () => 0, upkeep: { vectorIndexMinRows: 20, idleBeforeVectorIndexMs: 600_000 } } },
+      { ...filesConfig(backend.url, storage.dir), tools: { file_search: { embedding_model: "emb", embedding_attempts: 2, indexing_concurrency: 4, vector_index_min_chunks: 20 } } },
+      { files: { backoffMs: () => 0, upkeep: { idleBeforeVectorIndexMs: 600_000 } } },
     );
     files = router.runtime.files as unknown as Files;
   });

@@ -31,7 +31,7 @@ import type { Table } from "@lancedb/lancedb";
 export interface UpkeepOptions {
   /** false: every write runs its own fold at once, its failure ignored (ingestion before the shared folds: the bench's "before"). */
   batchFolds: boolean;
-  /** Rows from which a table gets an approximate (HNSW) vector index. */
+  /** Rows from which a table gets an approximate (HNSW) vector index (`tools.file_search.vector_index_min_chunks`; Infinity: never). */
   vectorIndexMinRows: number;
   /** Quiet time after a table's last write before its vector index is built. */
   idleBeforeVectorIndexMs: number;
