@@ -152,7 +152,13 @@ export class VectorIndex {
     await table.add(chunks.map((c, i) => ({ id: `${fileId}:${i}`, file_id: fileId, filename, chunk: i, text: c.text, vector: c.vector, ...attrs })));
     await this.ensureFullTextIndex(vectorStoreId, table);
     // BM25 sees only indexed rows: the file is done once a fold (shared with other files) took them in.
-    await this.upkeep.folded(VectorIndex.tableName(vectorStoreId), table);
+    try {
+      await this.upkeep.folded(VectorIndex.tableName(vectorStoreId), table);
+    } catch (err) {
+      // The file ends failed: none of its chunks stay to be found half-indexed.
+      await table.delete(`file_id = ${sqlString(fileId)}`).catch(() => {});
+      throw err;
+    }
   }
 
   /** The table's BM25 index, made with its first rows (a full-text search needs one). */
