@@ -261,6 +261,12 @@ const toolsSchema = z
         embedding_batch: z.number().int().min(1).max(2048).default(64).describe("Texts sent in one /v1/embeddings call while indexing."),
         embedding_attempts: z.number().int().min(1).max(10).default(3).describe("Attempts of an embedding call while indexing (a backend that stays down makes the file `failed`)."),
         indexing_concurrency: z.number().int().min(1).max(64).default(2).describe("Files this instance indexes at once (the others wait in the queue, shared by instances in Redis mode). Read at start."),
+        vector_index_min_chunks: z
+          .number()
+          .int()
+          .min(0)
+          .default(20_000)
+          .describe("Chunks from which a vector store gets an approximate (HNSW) vector index, built in the background once the store is idle: searches of large stores in milliseconds instead of a scan, for a build of about a minute of CPU and a few GB of memory at 100k chunks. 0: never (every vector search is exact). Read at start."),
       })
       .strict()
       .prefault({})

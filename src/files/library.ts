@@ -13,6 +13,7 @@ import { createBlobStore, isObjectStorage, type BlobStore } from "./blobs.js";
 import { PoolEmbedder, type Embedder } from "./ingest/embed.js";
 import { FilesApi } from "./files-api.js";
 import { Indexer } from "./ingest/ingest.js";
+import type { UpkeepOptions } from "./retrieval/index-upkeep.js";
 import { VectorIndex } from "./retrieval/vector-index.js";
 import { VectorStoresApi } from "./vector-stores.js";
 import { ExpirySweep } from "./expiry.js";
@@ -27,6 +28,8 @@ export interface FilesOptions {
   clock?: Clock;
   /** Milliseconds between expiry sweeps (expiry.ts); default a minute, 0 none. */
   sweepEveryMs?: number;
+  /** When the index folds new rows in and builds its vector index (tests make them small). */
+  upkeep?: Partial<UpkeepOptions>;
 }
 
 export class Files implements FileLibrary {
@@ -63,7 +66,10 @@ export class Files implements FileLibrary {
   static async open(rt: Runtime, opts: FilesOptions = {}): Promise<Files> {
     const storage = rt.config.files.storage;
     const indexUri = isObjectStorage(storage) ? storage.replace(/\/+$/, "") + "/index" : join(storage, "index");
-    const files = new Files(rt, new VectorIndex(indexUri), createBlobStore(storage), opts.embedder ?? new PoolEmbedder(rt), opts);
+    const minChunks = rt.config.tools.file_search.vector_index_min_chunks;
+    const upkeep = { vectorIndexMinRows: minChunks === 0 ? Number.POSITIVE_INFINITY : minChunks, ...opts.upkeep };
+    const index = new VectorIndex(indexUri, upkeep, (table, task, err) => rt.log.warn({ table, task, err: (err as Error)?.message ?? String(err) }, "vector index upkeep failed; it runs again after the next write"));
+    const files = new Files(rt, index, createBlobStore(storage), opts.embedder ?? new PoolEmbedder(rt), opts);
     files.indexer.start(rt.config.tools.file_search.indexing_concurrency);
     files.expiry.start(opts.sweepEveryMs ?? 60_000);
     return files;

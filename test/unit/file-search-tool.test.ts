@@ -59,6 +59,11 @@ describe("the file_search tool", () => {
     expect(param({ type: "file_search", vector_store_ids: ["vs_1"], filters: { type: "or", filters: [{ type: "eq", key: "", value: 1 }] } })).toBe("tools[1].filters.filters[0].key");
     expect(param({ type: "file_search", vector_store_ids: ["vs_1"], filters: { type: "in", key: "k", value: "a" } })).toBe("tools[1].filters.value");
     expect(param({ type: "file_search", vector_store_ids: ["vs_1"], ranking_options: { score_threshold: -0.1 } })).toBe("tools[1].ranking_options.score_threshold");
+    expect(param({ type: "file_search", vector_store_ids: ["vs_1"], ranking_options: { hybrid_search: { embedding_weight: 0.2, text_weight: 0.8 } } })).toBeNull();
+    expect(param({ type: "file_search", vector_store_ids: ["vs_1"], ranking_options: { hybrid_search: { embedding_weight: 0, text_weight: 0 } } })).toBe("tools[1].ranking_options.hybrid_search");
+    expect(param({ type: "file_search", vector_store_ids: ["vs_1"], ranking_options: { hybrid_search: { embedding_weight: 1 } } })).toBe("tools[1].ranking_options.hybrid_search.text_weight");
+    expect(param({ type: "file_search", vector_store_ids: ["vs_1"], ranking_options: { hybrid_search: { embedding_weight: "1", text_weight: 1 } } })).toBe("tools[1].ranking_options.hybrid_search.embedding_weight");
+    expect(param({ type: "file_search", vector_store_ids: ["vs_1"], ranking_options: { hybrid_search: [1, 2] } })).toBe("tools[1].ranking_options.hybrid_search");
   });
 
   it("becomes the library's query: stores, count (default 10), filters, ranking", () => {
@@ -72,6 +77,8 @@ describe("the file_search tool", () => {
       filters,
       rankingOptions: { score_threshold: 0.5 },
     });
+    const hybrid_search = { embedding_weight: 1, text_weight: 3 };
+    expect(fileSearchQueryFor({ type: "file_search", vector_store_ids: ["vs_1"], ranking_options: { ranker: "auto", hybrid_search } }, "team", "q").rankingOptions).toEqual({ ranker: "auto", hybrid_search });
   });
 
   it("its item is OpenAI's ResponseFileSearchToolCall", () => {

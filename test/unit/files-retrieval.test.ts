@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { attributeColumn, checkFilter, filterSql } from "../../src/files/retrieval/filters.js";
 import { cosineScore, reciprocalRankFusion } from "../../src/files/retrieval/fusion.js";
+import { rewriteQuery } from "../../src/files/retrieval/rewrite.js";
+import { checkSearch } from "../../src/files/retrieval/search.js";
 
 describe("attribute filters as a LanceDB where-clause", () => {
   const year = attributeColumn("year", 1);
@@ -44,9 +46,43 @@ describe("reciprocal-rank fusion", () => {
     for (const r of fused) expect(r.score).toBeGreaterThan(0), expect(r.score).toBeLessThanOrEqual(1);
   });
 
+  it("weighs each list: the heavier list's first wins, scores stay in [0, 1], a lone list's first scores 1", () => {
+    const lists = [["v", "t"], ["t", "v"]];
+    expect(reciprocalRankFusion(lists, (x) => x, [1, 1])[0]!.score).toBeCloseTo(reciprocalRankFusion(lists, (x) => x, [1, 1])[1]!.score, 9);
+    expect(reciprocalRankFusion(lists, (x) => x, [3, 1]).map((r) => r.item)).toEqual(["v", "t"]);
+    expect(reciprocalRankFusion(lists, (x) => x, [1, 3]).map((r) => r.item)).toEqual(["t", "v"]);
+    for (const w of [[0.1, 5], [5, 0.1], [2, 2]]) for (const r of reciprocalRankFusion(lists, (x) => x, w)) expect(r.score).toBeGreaterThan(0), expect(r.score).toBeLessThanOrEqual(1);
+    expect(reciprocalRankFusion([["only", "next"]], (x) => x, [0.25])[0]).toEqual({ item: "only", score: 1 });
+    expect(reciprocalRankFusion([["a"], ["a"]], (x) => x, [2, 7])[0]!.score).toBe(1);
+    expect(reciprocalRankFusion([["a"]], (x) => x, [0])).toEqual([]);
+  });
+
   it("cosine distance maps to a similarity in [0, 1]", () => {
     expect(cosineScore(0)).toBe(1);
     expect(cosineScore(0.25)).toBe(0.75);
     expect(cosineScore(1.5)).toBe(0);
+  });
+});
+
+describe("a search's ranking options and rewrite_query", () => {
+  it("hybrid_search sets the fusion's weights (ranker none: the vector list alone); bad weights are 400s naming the field", () => {
+    expect(checkSearch({ query: "q" }).weights).toEqual({ embedding: 1, text: 1 });
+    expect(checkSearch({ query: "q", rankingOptions: { hybrid_search: { embedding_weight: 0.2, text_weight: 0.8 } } }).weights).toEqual({ embedding: 0.2, text: 0.8 });
+    expect(checkSearch({ query: "q", rankingOptions: { ranker: "none", hybrid_search: { embedding_weight: 0, text_weight: 1 } } })).toMatchObject({ ranker: "vector", weights: { embedding: 1, text: 0 } });
+    expect(() => checkSearch({ query: "q", rankingOptions: { hybrid_search: { embedding_weight: 0, text_weight: 0 } } })).toThrow(expect.objectContaining({ status: 400, param: "ranking_options.hybrid_search" }));
+    expect(() => checkSearch({ query: "q", rankingOptions: { hybrid_search: { embedding_weight: Number.NaN, text_weight: 1 } } })).toThrow(expect.objectContaining({ param: "ranking_options.hybrid_search.embedding_weight" }));
+  });
+
+  it("rewrite_query keeps identifiers, quoted phrases and content words; drops the question's framing", () => {
+    expect(rewriteQuery("What does error E-PAY-0413 mean?")).toBe("error E-PAY-0413 mean");
+    expect(rewriteQuery("How many vacation days do employees get per year?")).toBe("vacation days employees per year");
+    expect(rewriteQuery("How long is parental leave?")).toBe("parental leave");
+    expect(rewriteQuery('Where is "the cost centre" for CC-4410 claims?')).toBe("the cost centre CC-4410 claims");
+    expect(rewriteQuery("What pool size does PgBouncer use?")).toBe("pool size PgBouncer use");
+    expect(rewriteQuery("certctl rotate --merchant")).toBe("certctl rotate merchant");
+    expect(rewriteQuery("ff_checkout_")).toBe("ff_checkout");
+    expect(rewriteQuery("what is it?")).toBe("what is it?");
+    expect(checkSearch({ query: ["How long is parental leave?", "RL-429-QUOTA"], rewriteQuery: true }).queries).toEqual(["parental leave", "RL-429-QUOTA"]);
+    expect(checkSearch({ query: "How long is parental leave?" }).queries).toEqual(["How long is parental leave?"]);
   });
 });

@@ -1,27 +1,38 @@
 /**
  * Retrieval over vector stores: each query is embedded once, then each store is searched by
  * vector (cosine) and by full text (BM25), both inside LanceDB with the request's `filters` as
- * their where-clause, and every list is fused by reciprocal rank (fusion.ts; `ranker: none`:
- * the vector list alone, scored by similarity). Hits below `score_threshold` are left out.
+ * their where-clause, and every list is fused by reciprocal rank (fusion.ts), weighted by
+ * `ranking_options.hybrid_search` (a weight of 0 skips that search; `ranker: none`: the vector
+ * list alone, scored by similarity). Hits below `score_threshold` are left out. With
+ * `rewrite_query`, each query is first rewritten into its search terms (rewrite.ts).
  * When the embedding model is down, a hybrid search answers from full text alone (logged),
  * rather than not at all; a vector-only one is a 503.
  */
 import { ApiError, invalidRequest, isKnownError } from "../../ops/errors.js";
 import type { FileStore } from "../../store/files.js";
 import type { FileSearchHit, FileSearchOutcome, FileSearchQuery, RankingOptions } from "../../tools/file-search/library.js";
+import { readHybridSearch } from "../../tools/file-search/tool.js";
 import { SpanKind, failed, type Tracing } from "../../tracing/index.js";
 import type { Logger } from "../../ops/log.js";
 import type { Metrics } from "../../ops/metrics.js";
 import type { Embedder } from "../ingest/embed.js";
 import { checkFilter, filterSql } from "./filters.js";
 import { cosineScore, reciprocalRankFusion } from "./fusion.js";
+import { rewriteQuery } from "./rewrite.js";
 import type { ChunkRow, VectorIndex } from "./vector-index.js";
 
 export const MAX_RESULTS = 50;
 const RANKERS = new Set(["auto", "default-2024-11-15", "none"]);
 
 /** A search request's fields checked as OpenAI checks them (400 naming the field). */
-export function checkSearch(q: Pick<FileSearchQuery, "query" | "maxNumResults" | "filters" | "rankingOptions">): { queries: string[]; max: number; ranker: "hybrid" | "vector"; threshold: number } {
+export function checkSearch(q: Pick<FileSearchQuery, "query" | "maxNumResults" | "filters" | "rankingOptions" | "rewriteQuery">): {
+  queries: string[];
+  max: number;
+  ranker: "hybrid" | "vector";
+  threshold: number;
+  /** The fusion's weights of the vector and the full-text lists (0: that search is not run). */
+  weights: { embedding: number; text: number };
+} {
   const raw = q.query as unknown;
   const queries = typeof raw === "string" ? [raw] : Array.isArray(raw) && raw.every((s) => typeof s === "string") ? (raw as string[]) : null;
   if (!queries || queries.length === 0 || queries.every((s) => s.trim() === "")) throw invalidRequest("Missing required parameter: 'query' (a string or an array of strings).", "query", "missing_required_parameter");
@@ -33,7 +44,11 @@ export function checkSearch(q: Pick<FileSearchQuery, "query" | "maxNumResults" |
   if (opts.ranker !== undefined && !RANKERS.has(opts.ranker)) throw invalidRequest("Invalid 'ranking_options.ranker': expected 'auto', 'default-2024-11-15' or 'none'.", "ranking_options.ranker", "invalid_value");
   const threshold = opts.score_threshold ?? 0;
   if (typeof threshold !== "number" || !(threshold >= 0 && threshold <= 1)) throw invalidRequest("Invalid 'ranking_options.score_threshold': expected a number from 0 to 1.", "ranking_options.score_threshold", "invalid_value");
-  return { queries: queries.filter((s) => s.trim() !== ""), max, ranker: opts.ranker === "none" ? "vector" : "hybrid", threshold };
+  const hybrid = readHybridSearch(opts.hybrid_search, "ranking_options.hybrid_search");
+  const ranker = opts.ranker === "none" ? "vector" : "hybrid";
+  const weights = ranker === "vector" ? { embedding: 1, text: 0 } : { embedding: hybrid?.embedding_weight ?? 1, text: hybrid?.text_weight ?? 1 };
+  const asked = queries.filter((s) => s.trim() !== "");
+  return { queries: q.rewriteQuery ? asked.map(rewriteQuery) : asked, max, ranker, threshold, weights };
 }
 
 export interface SearchDeps {
@@ -53,15 +68,18 @@ export async function searchStores(deps: SearchDeps, q: FileSearchQuery): Promis
   const span = deps.tracing.startChild("file_search search", SpanKind.INTERNAL, { "router.file_search.stores": q.vectorStoreIds.length, "router.file_search.ranker": checked.ranker });
   const run = async (): Promise<FileSearchOutcome> => {
     const signal = q.signal ?? new AbortController().signal;
+    const { weights } = checked;
     let vectors: number[][] | null = null;
     let embeddingTokens = 0;
     try {
-      const embedded = await deps.embedder.embed(checked.queries, signal);
-      vectors = embedded.vectors;
-      embeddingTokens = embedded.tokens;
-      deps.metrics.embeddingTokens.inc({ use: "query" }, embeddingTokens);
+      if (weights.embedding > 0) {
+        const embedded = await deps.embedder.embed(checked.queries, signal);
+        vectors = embedded.vectors;
+        embeddingTokens = embedded.tokens;
+        deps.metrics.embeddingTokens.inc({ use: "query" }, embeddingTokens);
+      }
     } catch (err) {
-      if (checked.ranker === "vector" || signal.aborted) throw asUnavailable(err);
+      if (weights.text === 0 || signal.aborted) throw asUnavailable(err);
       deps.log.warn({ err: (err as Error)?.message }, "file_search: the embedding model failed; answering from full-text search alone");
     }
     const fetch = Math.max(checked.max * 2, 20);
@@ -69,14 +87,15 @@ export async function searchStores(deps: SearchDeps, q: FileSearchQuery): Promis
     const perStore = await Promise.all(
       q.vectorStoreIds.map(async (vectorStoreId) => {
         const lists: ChunkRow[][] = [];
+        const listWeights: number[] = [];
         for (let i = 0; i < checked.queries.length; i++) {
-          if (vectors) lists.push(await deps.index.search(vectorStoreId, { vector: vectors[i], where, limit: fetch }));
-          if (checked.ranker === "hybrid") lists.push(await deps.index.search(vectorStoreId, { text: checked.queries[i], where, limit: fetch }));
+          if (vectors) lists.push(await deps.index.search(vectorStoreId, { vector: vectors[i], where, limit: fetch })), listWeights.push(weights.embedding);
+          if (weights.text > 0) lists.push(await deps.index.search(vectorStoreId, { text: checked.queries[i], where, limit: fetch })), listWeights.push(weights.text);
         }
         const ranked =
           checked.ranker === "vector"
             ? dedupe(lists.flat().map((row) => ({ item: row, score: cosineScore(row._distance ?? 2) })))
-            : reciprocalRankFusion(lists, (row) => row.id);
+            : reciprocalRankFusion(lists, (row) => row.id, listWeights);
         return ranked.map((r) => ({ ...r, vectorStoreId }));
       }),
     );

@@ -30,6 +30,14 @@ export interface RankingOptions {
   ranker?: string;
   /** Results scoring below this (scores are in [0, 1]) are left out. */
   score_threshold?: number;
+  /** How the reciprocal-rank fusion weighs the vector list against the full-text list. */
+  hybrid_search?: HybridSearchWeights;
+}
+
+/** OpenAI's `ranking_options.hybrid_search`: non-negative weights, not both 0. */
+export interface HybridSearchWeights {
+  embedding_weight: number;
+  text_weight: number;
 }
 
 export interface FileSearchQuery {

@@ -5,7 +5,7 @@
  */
 import type { FileSearchTool } from "openai/resources/responses/responses";
 import { invalidRequest } from "../../ops/errors.js";
-import type { AttributeFilter, FileSearchQuery } from "./library.js";
+import type { AttributeFilter, FileSearchQuery, HybridSearchWeights } from "./library.js";
 
 export type FileSearchToolParam = FileSearchTool;
 
@@ -30,14 +30,33 @@ export function checkFileSearchTool(tool: Record<string, unknown>, param: string
     throw invalidRequest(`Invalid 'max_num_results': expected an integer between 1 and ${MAX_RESULTS}.`, `${param}.max_num_results`, "invalid_value");
   }
   if (tool.filters != null) checkFilter(tool.filters, `${param}.filters`);
-  const ranking = tool.ranking_options as { ranker?: unknown; score_threshold?: unknown } | undefined | null;
+  const ranking = tool.ranking_options as { ranker?: unknown; score_threshold?: unknown; hybrid_search?: unknown } | undefined | null;
   if (ranking != null) {
     if (typeof ranking !== "object") throw invalidRequest("Invalid 'ranking_options': expected an object.", `${param}.ranking_options`, "invalid_type");
     const t = ranking.score_threshold;
     if (t !== undefined && (typeof t !== "number" || t < 0 || t > 1)) throw invalidRequest("Invalid 'score_threshold': expected a number between 0 and 1.", `${param}.ranking_options.score_threshold`, "invalid_value");
     if (ranking.ranker !== undefined && typeof ranking.ranker !== "string") throw invalidRequest("Invalid 'ranker': expected a string.", `${param}.ranking_options.ranker`, "invalid_type");
+    readHybridSearch(ranking.hybrid_search, `${param}.ranking_options.hybrid_search`);
   }
   return tool as unknown as FileSearchToolParam;
+}
+
+/**
+ * `ranking_options.hybrid_search` checked (the tool's and a vector store search's): both weights
+ * present, finite, non-negative and not both 0; absent or null: null (equal weights).
+ */
+export function readHybridSearch(raw: unknown, param: string): HybridSearchWeights | null {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw !== "object" || Array.isArray(raw)) throw invalidRequest(`Invalid '${param}': expected an object with 'embedding_weight' and 'text_weight'.`, param, "invalid_type");
+  const w = raw as Record<string, unknown>;
+  for (const key of ["embedding_weight", "text_weight"] as const) {
+    const v = w[key];
+    if (v === undefined || v === null) throw invalidRequest(`Missing required parameter: '${param}.${key}'.`, `${param}.${key}`, "missing_required_parameter");
+    if (typeof v !== "number" || !Number.isFinite(v) || v < 0) throw invalidRequest(`Invalid '${param}.${key}': expected a number of 0 or more.`, `${param}.${key}`, "invalid_value");
+  }
+  const weights = { embedding_weight: w.embedding_weight as number, text_weight: w.text_weight as number };
+  if (weights.embedding_weight === 0 && weights.text_weight === 0) throw invalidRequest(`Invalid '${param}': 'embedding_weight' and 'text_weight' cannot both be 0.`, param, "invalid_value");
+  return weights;
 }
 
 function checkFilter(f: unknown, param: string): void {
@@ -63,10 +82,11 @@ export function fileSearchQueryFor(tool: FileSearchToolParam, owner: string, que
   const q: FileSearchQuery = { owner, vectorStoreIds: tool.vector_store_ids, query, maxNumResults: tool.max_num_results ?? DEFAULT_MAX_RESULTS };
   if (tool.filters) q.filters = tool.filters as AttributeFilter;
   const r = tool.ranking_options;
-  if (r && (r.ranker !== undefined || r.score_threshold !== undefined)) {
+  if (r && (r.ranker !== undefined || r.score_threshold !== undefined || r.hybrid_search)) {
     q.rankingOptions = {};
     if (r.ranker !== undefined) q.rankingOptions.ranker = r.ranker;
     if (r.score_threshold !== undefined) q.rankingOptions.score_threshold = r.score_threshold;
+    if (r.hybrid_search) q.rankingOptions.hybrid_search = r.hybrid_search;
   }
   if (signal) q.signal = signal;
   return q;
