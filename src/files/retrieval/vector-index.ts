@@ -220,6 +220,9 @@ export class VectorIndex {
     this.upkeep.forget(name);
     const db = await this.db();
     if ((await db.tableNames()).includes(name)) await db.dropTable(name).catch(() => {});
+    // A read that raced the drop may have opened the table again meanwhile: forget that handle too.
+    this.tables.delete(name);
+    this.withFullText.delete(name);
   }
 
   /** Chunks nearest to `vector` (cosine), or best by BM25 for `text`: one of the two per call. */
