@@ -146,21 +146,8 @@ export function requestShell(rt: Runtime): RequestShell {
     if (span) endRequestSpan(span, done.method, stats, status, owner);
     const seconds = (performance.now() - done.started) / 1000;
     if (stats.metered) {
-      // The console's requests page: a preallocated slot, written in place.
-      const r = rt.recent.claim();
-      r.at = Date.now();
-      r.requestId = done.requestId;
-      r.method = done.method;
-      r.route = stats.route;
-      r.model = stats.servedModel ?? stats.model;
-      r.key = key;
-      r.status = status;
-      r.ms = seconds * 1000;
-      r.inputTokens = tokens.input;
-      r.outputTokens = tokens.output;
-      r.responseId = stats.responseId ?? "";
-      r.background = stats.background === true;
-      r.traceId = span ? span.spanContext().traceId : "";
+      // The console's requests page.
+      rt.recent.record(done.requestId, done.method, stats.route, stats.servedModel ?? stats.model, key, status, seconds * 1000, tokens.input, tokens.output, stats.responseId ?? "", stats.background === true, span ? span.spanContext().traceId : "");
     }
     rt.metrics.requests.inc({ route: stats.route, model: stats.model, upstream: stats.endpoint, status: String(status), key });
     if (stats.route === "/v1/responses" && done.method === "POST") rt.metrics.responses.inc({ transport: "http", model: stats.model, status: String(status) });

@@ -35,11 +35,32 @@ export class RecentRequests {
   }
 
   /** The slot to fill for the next request (overwrites the oldest); fill every field. */
-  claim(): RecentRequest {
+  private claim(): RecentRequest {
     const slot = this.slots[this.next]!;
     this.next = (this.next + 1) % this.capacity;
     if (this.count < this.capacity) this.count++;
     return slot;
+  }
+
+  /**
+   * Records one request in the oldest slot, in place (positional, so recording allocates no
+   * object of its own on the request path).
+   */
+  record(requestId: string, method: string, route: string, model: string, key: string, status: number, ms: number, inputTokens: number, outputTokens: number, responseId: string, background: boolean, traceId: string): void {
+    const r = this.claim();
+    r.at = Date.now();
+    r.requestId = requestId;
+    r.method = method;
+    r.route = route;
+    r.model = model;
+    r.key = key;
+    r.status = status;
+    r.ms = ms;
+    r.inputTokens = inputTokens;
+    r.outputTokens = outputTokens;
+    r.responseId = responseId;
+    r.background = background;
+    r.traceId = traceId;
   }
 
   /** Copies of the recorded requests, newest first. */

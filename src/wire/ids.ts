@@ -29,3 +29,8 @@ export function sequentialIds(): IdGenerator {
   let n = 0;
   return (prefix) => `${prefix}_${++n}`;
 }
+
+/** The ids the items carry, in order (an item without a non-empty string id is passed over). */
+export function itemIdsOf(items: readonly { id?: unknown }[]): string[] {
+  return items.flatMap((i) => (typeof i.id === "string" && i.id ? [i.id] : []));
+}

@@ -243,20 +243,7 @@ export class ResponsesSocket {
     if (upstreamMs !== undefined) this.rt.metrics.overhead.observe({ route: "/v1/responses" }, Math.max(0, seconds - upstreamMs / 1000));
     if (msg.generate) {
       // The console's requests page lists a socket's responses beside the HTTP ones (a warm-up generates nothing).
-      const r = this.rt.recent.claim();
-      r.at = Date.now();
-      r.requestId = requestId;
-      r.method = "WS";
-      r.route = "/v1/responses";
-      r.model = model;
-      r.key = keyName;
-      r.status = status;
-      r.ms = seconds * 1000;
-      r.inputTokens = used.input;
-      r.outputTokens = used.output;
-      r.responseId = stats.responseId ?? "";
-      r.background = false;
-      r.traceId = span ? span.spanContext().traceId : "";
+      this.rt.recent.record(requestId, "WS", "/v1/responses", model, keyName, status, seconds * 1000, used.input, used.output, stats.responseId ?? "", false, span ? span.spanContext().traceId : "");
     }
     const chained = typeof msg.body.previous_response_id === "string" || undefined;
     this.rt.log.info({ transport: "websocket", route: "/v1/responses", model: model || undefined, streamId: msg.streamId, warmup: !msg.generate || undefined, chained, status, ms: Math.round(seconds * 1000) }, "websocket response");

@@ -1,5 +1,6 @@
 import type { Runtime } from "../../runtime/runtime.js";
 import type { ResponseObject } from "../../wire/types.js";
+import { itemIdsOf } from "../../wire/ids.js";
 import { inputItemView } from "../items/input-items.js";
 import { uniqueIds, type Plan } from "../create/plan.js";
 import { callStore } from "../create/store-access.js";
@@ -54,7 +55,7 @@ export async function appendTurn(
 
 /** Empties the places of a failed turn's items in its conversation; those never appended are not found. Never throws. */
 async function withdraw(rt: Runtime, conversationId: string, items: readonly { id?: unknown }[]): Promise<void> {
-  const ids = items.flatMap((i) => (typeof i.id === "string" && i.id ? [i.id] : []));
+  const ids = itemIdsOf(items);
   const withdrawn = await Promise.all(ids.map((itemId) => rt.stores.conversations.deleteItem(conversationId, itemId).catch(() => null)));
   if (withdrawn.includes(null)) rt.log.warn({ conversation: conversationId }, "a failed turn's items could not all be taken out of its conversation");
 }

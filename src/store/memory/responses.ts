@@ -2,6 +2,7 @@ import { BoundedLru, itemIndexLimits, type LruLimits } from "./lru.js";
 import { concatItems, joinRecord, recordParts, segmentedIndex, standalone } from "../chain.js";
 import { MemoryChains, type Chain, type ChainRecord } from "./chains.js";
 import type { Item } from "../../wire/types.js";
+import { itemIdsOf } from "../../wire/ids.js";
 import { type InputIndex, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type SaveIfOpenResult, type StoredResponse } from "../types.js";
 import { recordJson } from "../record-json.js";
 import { isFinished } from "../../wire/protocol.js";
@@ -81,10 +82,7 @@ export class MemoryResponseStore implements ResponseStore {
       owner: record.owner,
       endpoint: record.endpoint,
     });
-    this.index(
-      record.response.output.flatMap((i) => (typeof i.id === "string" && i.id ? [i.id] : [])),
-      record.response.id,
-    );
+    this.index(itemIdsOf(record.response.output), record.response.id);
     return "saved";
   }
 

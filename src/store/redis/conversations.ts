@@ -1,4 +1,5 @@
 import type { Item } from "../../wire/types.js";
+import { itemIdsOf } from "../../wire/ids.js";
 import { redisCall, type RedisClient } from "./client.js";
 import { storeWrite, throwFailed, type DurableWriter } from "./durable.js";
 import { chainTag } from "../chain.js";
@@ -104,7 +105,7 @@ export class RedisConversationStore implements ConversationStore {
 
   /** One SET per item id (each key its own slot on a Cluster). */
   private async index(id: string, items: Item[]): Promise<void> {
-    const ids = items.flatMap((i) => (typeof i.id === "string" && i.id ? [i.id] : []));
+    const ids = itemIdsOf(items);
     if (ids.length === 0) return;
     await this.write("index", this.itemPrefix + ids[0]!, (client) => Promise.all(ids.map((itemId) => client.set(this.itemPrefix + itemId, id, "PX", this.opts.ttlMs))));
   }

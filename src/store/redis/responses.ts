@@ -5,6 +5,7 @@ import { chainTag, concatItems, joinRecord, recordParts, segmentedIndex, standal
 import { heldInput, HistoryCache, type HeldHistory } from "../history-cache.js";
 import { chainKeys, DELETE, HISTORY, INPUT_IDS, INPUT_LOAD, ITEMS_OF, SAVE } from "./chain-scripts.js";
 import type { Item } from "../../wire/types.js";
+import { itemIdsOf } from "../../wire/ids.js";
 import { itemOfRecord, type InputIndex, type CachedResponse, type FoundItem, type ResponseCache, type ResponseStore, type SaveIfOpenResult, type StoreStatus, type StoredResponse } from "../types.js";
 import { FINISHED_STATUSES, isFinished } from "../../wire/protocol.js";
 
@@ -171,16 +172,18 @@ export class RedisResponseStore implements ResponseStore, StoreStatus {
     const convItems = meta.c ? `${argv[0]}${meta.c}:items` : keys[0]!;
     const metaJson = JSON.stringify(meta);
     // Taken before the write: what the chain's held history was when this record was built on it.
-    const held = mode === "save" && isFinished(record.response.status) && !meta.c ? (this.history?.held(chainTag(id)) ?? null) : null;
+    // Only a finished record outside a conversation is held (history-cache.ts).
+    const holds = this.history !== null && mode === "save" && isFinished(record.response.status) && !meta.c;
+    const held = holds ? this.history!.held(chainTag(id)) : null;
     const args = [...argv, id, String(this.opts.ttlMs), metaJson, record.response.status, parts.responseJson, parts.outputJson, parts.ownInputJson, mode, parts.idsJson, ...conversationInput(record, parts)];
     const result = (await this.write("store.save", keys[0]!, (client) => client.eval(SAVE, 3, keys[0]!, keys[1]!, convItems, ...args) as Promise<string>, (r) => r === "saved")) as string;
     if (result === "saved") {
-      if (mode === "save" && isFinished(record.response.status) && !meta.c) {
+      if (holds) {
         // Held as copies of what was stored (the caller's objects stay the caller's).
         const added = [...(JSON.parse(parts.ownInputJson) as Item[]), ...(JSON.parse(parts.outputJson) as Item[])];
         // A new chain has no rewrites; a wrong guess (a root written again) only makes the next read whole.
         const link = { id, meta: metaJson, inputs: record.input.length - (parts.basis?.items ?? 0), outputs: record.response.output.length };
-        this.history?.hold(chainTag(id), held, meta.p ?? null, added, link, parts.ownInputJson.length + parts.outputJson.length, held?.rewrites ?? "0");
+        this.history!.hold(chainTag(id), held, meta.p ?? null, added, link, parts.ownInputJson.length + parts.outputJson.length, held?.rewrites ?? "0");
       }
       await this.index(mode === "open" ? itemIdsOf(record.response.output) : parts.itemIds, id);
     }
@@ -349,10 +352,6 @@ function conversationInput(record: StoredResponse, parts: RecordParts): string[]
   const ids = itemIdsOf(own);
   if (ids.length === 0 || ids.length < own.length) return [];
   return [JSON.stringify({ i: [], o: (JSON.parse(parts.idsJson) as { o: string[] }).o }), ...ids];
-}
-
-function itemIdsOf(items: readonly { id?: unknown }[]): string[] {
-  return items.flatMap((i) => (typeof i.id === "string" && i.id ? [i.id] : []));
 }
 
 export type CacheErrorHook = (op: "get" | "set", err: unknown) => void;

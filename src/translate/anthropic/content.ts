@@ -9,9 +9,9 @@
  */
 import { untranslatable } from "../errors.js";
 import { stringField } from "../input-parts.js";
-import type { Item, JsonObject } from "../../wire/types.js";
+import type { Item } from "../../wire/types.js";
 import type { DocumentBlockParam, ImageBlockParam, TextBlockParam } from "./types.js";
-import { fileSource, storedFile, unreadFileId, type FileOptions } from "../chat/files.js";
+import { fileSource, imageSource, storedFile, unreadFileId, type FileOptions } from "../chat/files.js";
 
 export type UserBlock = TextBlockParam | ImageBlockParam | DocumentBlockParam;
 
@@ -39,11 +39,7 @@ export function partToBlock(part: Item, at: string, files?: FileOptions): UserBl
 }
 
 export function imageBlock(part: Item, at: string, files?: FileOptions): ImageBlockParam {
-  const url = typeof part.image_url === "string" ? part.image_url : (((part.image_url as JsonObject | undefined)?.url as string | undefined) ?? storedFile(part, files)?.file_data);
-  if (typeof url !== "string" || !url) {
-    if (part.file_id != null) throw unreadFileId(part, at, "Images given by 'file_id' are not supported for this model: send an image_url (http(s) or data URL).", files);
-    throw untranslatable("An input_image needs an 'image_url'.", `${at}.image_url`);
-  }
+  const url = imageSource(part, at, files);
   const data = parseDataUrl(url);
   if (!data) {
     if (!/^https?:\/\//i.test(url)) throw untranslatable("An image_url must be an http(s) URL or a base64 data URL.", `${at}.image_url`);

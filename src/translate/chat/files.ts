@@ -86,6 +86,18 @@ export function storedFile(part: Item, opts: FileOptions | undefined): FetchedFi
 }
 
 /**
+ * The URL an `input_image` is read from: its `image_url` (a string or `{url}`), or for one given
+ * by `file_id` the router's file the service read, as a data URL. Else a 404/400 (`unreadFileId`)
+ * or a 400 for an image with neither.
+ */
+export function imageSource(part: Item, at: string, opts: FileOptions | undefined): string {
+  const url = typeof part.image_url === "string" ? part.image_url : ((part.image_url as { url?: unknown } | undefined)?.url ?? storedFile(part, opts)?.file_data);
+  if (typeof url === "string" && url) return url;
+  if (part.file_id != null) throw unreadFileId(part, at, "Images given by 'file_id' are not supported for this model: send an image_url (http(s) or data URL).", opts);
+  throw untranslatable("An input_image needs an 'image_url'.", `${at}.image_url`);
+}
+
+/**
  * The error for a `file_id` the service did not read: with the router's Files (`stored` given),
  * the id is not one of them (404, as OpenAI answers an unknown file); without, `noFiles` (400).
  */

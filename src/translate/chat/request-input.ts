@@ -42,7 +42,7 @@ import { chatNameFor } from "./tool-names.js";
 import { summaryMessageText, supersededByCompaction } from "./compaction.js";
 import { HOSTED_RUN_ITEMS, hostedItemAsCall, refusedApprovals } from "../hosted-calls.js";
 import { customArguments, replayedCustomCall } from "../custom-tools.js";
-import { fileToChat, storedFile, unreadFileId, type ContentPart, type FileOptions } from "./files.js";
+import { fileToChat, imageSource, type ContentPart, type FileOptions } from "./files.js";
 
 export type { FileOptions } from "./files.js";
 
@@ -259,12 +259,7 @@ function partToChat(part: Item, at: string, files: FileOptions | undefined): Con
 }
 
 function imageToChat(part: Item, at: string, files: FileOptions | undefined): ContentPart {
-  const url = typeof part.image_url === "string" ? part.image_url : ((part.image_url as JsonObject | undefined)?.url ?? storedFile(part, files)?.file_data);
-  if (typeof url !== "string" || !url) {
-    if (part.file_id != null) throw unreadFileId(part, at, "Images given by 'file_id' are not supported for this model: send an image_url (http(s) or data URL).", files);
-    throw untranslatable("An input_image needs an 'image_url'.", `${at}.image_url`);
-  }
-  const image: { url: string; detail?: string } = { url };
+  const image: { url: string; detail?: string } = { url: imageSource(part, at, files) };
   if (typeof part.detail === "string") image.detail = part.detail;
   return { type: "image_url", image_url: image };
 }
